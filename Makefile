@@ -1,0 +1,114 @@
+# ccsweep - build, test, run, benchmark, install.
+#   make            build ./ccsweep (and the tools)
+#   make check      unit tests (cmocka) + integration tests (mpirun, sqlite3, slurm)
+#   make run        the default sweep into results/ccsweep.db
+#   make bench      engine benchmarks (figures, no pass/fail)
+#   make install    PREFIX=/usr/local DESTDIR=
+#   make deps       install the Debian packages (as root), or print the command
+# Options: SANITIZE=1 (ASan+UBSan), WERROR=1, DEBUG=1, NP=<ranks for make run>
+
+MPICC   ?= mpicc
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BINDIR   = $(PREFIX)/bin
+DATADIR  = $(PREFIX)/share/ccsweep
+DOCDIR   = $(PREFIX)/share/doc/ccsweep
+NP      ?= $(shell nproc 2>/dev/null || echo 2)
+
+BUILD   := build
+PKGS    := gsl yaml-0.1 sqlite3 jansson
+CPPFLAGS += -Iinclude -D_POSIX_C_SOURCE=200809L -DCCS_DATADIR='"$(DATADIR)"' \
+            $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -Wall -Wextra -Wpedantic -MMD -MP
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lgsl -lgslcblas -lyaml -lsqlite3 -ljansson) -lm
+ifeq ($(WERROR),1)
+CFLAGS  += -Werror
+endif
+ifeq ($(DEBUG),1)
+CFLAGS  += -O0
+endif
+ifeq ($(SANITIZE),1)
+CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+GIT_REV := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+CPPFLAGS += -DCCS_GIT_REV='"$(GIT_REV)"'
+
+LIB_SRC  := $(filter-out src/main.c,$(wildcard src/*.c))
+LIB_OBJ  := $(LIB_SRC:src/%.c=$(BUILD)/%.o)
+LIB      := $(BUILD)/libccsweep.a
+TEST_SRC := $(wildcard tests/test_*.c)
+TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+TOOL_SRC := $(wildcard tools/*.c)
+TOOL_BIN := $(TOOL_SRC:tools/%.c=$(BUILD)/tools/%)
+
+.PHONY: all check unit integration run bench install uninstall clean deps format validate study
+all: ccsweep $(TOOL_BIN)
+
+$(BUILD)/%.o: src/%.c | $(BUILD)
+	$(MPICC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD):
+	@mkdir -p $(BUILD)/tests $(BUILD)/tools
+
+$(LIB): $(LIB_OBJ)
+	$(AR) rcs $@ $^
+
+ccsweep: $(BUILD)/main.o $(LIB)
+	$(MPICC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/%.c $(LIB) | $(BUILD)
+	$(MPICC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) -lcmocka
+
+$(BUILD)/tools/%: tools/%.c $(LIB) | $(BUILD)
+	$(MPICC) $(CPPFLAGS) $(shell pkg-config --cflags openblas 2>/dev/null) $(CFLAGS) $(LDFLAGS) \
+	    -o $@ $< $(LIB) $(LDLIBS) $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
+
+# Debian 12 packages the build, the tests and the reports need.
+DEB_PKGS := build-essential pkg-config libopenmpi-dev openmpi-bin libgsl-dev libsqlite3-dev \
+            sqlite3 libyaml-dev libjansson-dev libcmocka-dev libopenblas-dev gnuplot-nox
+deps:
+	@sh tools/deps.sh $(DEB_PKGS)
+
+check: deps
+	@$(MAKE) --no-print-directory all $(TEST_BIN)
+	@sh tests/run.sh $(TEST_BIN)
+
+unit: all $(TEST_BIN)
+	@sh tests/run.sh --unit-only $(TEST_BIN)
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	@sh tools/run-default.sh $(NP)
+
+bench: all
+	@sh tools/bench.sh
+
+validate: deps
+	@$(MAKE) --no-print-directory all
+	@sh tools/validate.sh
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/catalog $(DESTDIR)$(DATADIR)/sweeps \
+	    $(DESTDIR)$(DATADIR)/calibration $(DESTDIR)$(DOCDIR)
+	install -m 755 ccsweep $(DESTDIR)$(BINDIR)/ccsweep
+	install -m 644 sweeps/catalog/*.yaml $(DESTDIR)$(DATADIR)/catalog/
+	install -m 644 sweeps/*.yaml $(DESTDIR)$(DATADIR)/sweeps/ 2>/dev/null || true
+	-install -m 644 sweeps/calibration/*.csv $(DESTDIR)$(DATADIR)/calibration/ 2>/dev/null
+	install -m 644 README.md $(DESTDIR)$(DOCDIR)/
+	-install -m 644 sweeps/README.md $(DESTDIR)$(DOCDIR)/sweeps.md 2>/dev/null
+	-install -m 644 results/README.md $(DESTDIR)$(DOCDIR)/results.md 2>/dev/null
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/ccsweep
+	rm -rf $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR)
+
+format:
+	clang-format -i src/*.c include/ccsweep/*.h tests/*.c tools/*.c
+
+clean:
+	rm -rf $(BUILD) ccsweep tests/tmp
+
+-include $(wildcard $(BUILD)/*.d $(BUILD)/tests/*.d $(BUILD)/tools/*.d)

@@ -1,0 +1,33 @@
+/* analytic.h - closed-form work of an iteration: model and hardware FLOPs,
+ * communication bytes per device, and the per-layer compute/communication
+ * ratio of tensor parallelism. Pure. */
+#ifndef CCSWEEP_ANALYTIC_H
+#define CCSWEEP_ANALYTIC_H
+
+#include "ccsweep/regions.h"
+
+typedef struct ccs_analytic {
+    double layer_fwd_flops; /* one layer, one micro-batch, whole layer (all TP ranks) */
+    double model_flops;     /* per iteration, all devices: forward + backward, no recompute */
+    double hw_flops;        /* per iteration, all devices, with recompute */
+    double tp_bytes;        /* sent per device per iteration by TP collectives */
+    double dp_bytes;        /* same, data-parallel collectives */
+    double pp_bytes;        /* same, pipeline p2p */
+    double ccr;             /* layer forward FLOPs per device / TP bytes sent per device
+                               in that forward (FLOP/byte); 0 when tp == 1 */
+} ccs_analytic;
+
+/* Forward FLOPs of one layer for b sequences (Narayanan et al. 2021, eq. 3
+ * generalised: QKV 2bsh(h+2h g/a), scores and context 4bs^2h, out-projection
+ * 2bsh^2, MLP 2bshf per matrix). */
+double analytic_layer_fwd_flops(const ccs_model *m, double b, double s);
+
+/* Model FLOPs per iteration: 3 x forward (layers + logits) x gbs, as Megatron
+ * and PaLM (Chowdhery et al. 2022, appendix B) count them for MFU. */
+double analytic_model_flops(const ccs_model *m, const ccs_plan *p);
+
+/* Fill *out from the model, plan and its operator list. */
+void analytic_compute(const ccs_model *m, const ccs_plan *p, const ccs_oplist *ops,
+                      ccs_analytic *out);
+
+#endif

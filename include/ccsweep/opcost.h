@@ -1,0 +1,51 @@
+/* opcost.h - the time of one operator on one hardware generation: from a
+ * measured operator model when one is attached, otherwise from a synthetic
+ * operator curve built from the catalog (roofline with wave quantization,
+ * achieved efficiencies and fixed latencies). Pure; no allocation. */
+#ifndef CCSWEEP_OPCOST_H
+#define CCSWEEP_OPCOST_H
+
+#include "ccsweep/regions.h"
+
+struct ccs_opmodel; /* opmodel.h: curves fitted to a calibration profile */
+
+typedef struct ccs_optime {
+    double t;      /* s, best estimate */
+    double lo, hi; /* s, uncertainty band (== t for synthetic curves) */
+    double extrap; /* work / largest measured work when extrapolated beyond the
+                      profile (> 1), 0 when inside it or synthetic */
+} ccs_optime;
+
+typedef struct ccs_cost {
+    const ccs_hw *hw;              /* hardware at the scenario's generation; borrowed */
+    const struct ccs_opmodel *om;  /* measured curves for the base hardware, or NULL */
+    int generation;                /* generations beyond the measured base (scales om) */
+    double f_flops, f_mem, f_intra, f_inter, f_lat; /* factor^generation per resource */
+    double net_bw_factor;          /* plan's bandwidth what-if */
+    int innet_reduce;              /* plan's in-network reduction what-if */
+    double sync_derate;            /* 1 - hw->variability for multi-device plans, else 1 */
+} ccs_cost;
+
+/* Prepare a cost context. hw (borrowed, must outlive c) is the evolved
+ * hardware; ev/gen give the factors applied to om's curves (ev may be NULL when
+ * om is NULL or gen == 0); p supplies the plan's what-if switches. */
+void cost_init(ccs_cost *c, const ccs_hw *hw, const struct ccs_opmodel *om,
+               const ccs_evolution *ev, int gen, const ccs_plan *p);
+
+/* Time of one occurrence of op (multiply by op->count yourself). */
+void cost_op(const ccs_cost *c, const ccs_op *op, ccs_optime *out);
+
+/* Synthetic curve alone (used by cost_op when no measured model applies, and to
+ * build synthetic calibration profiles). */
+double cost_synthetic(const ccs_cost *c, const ccs_op *op);
+
+/* Fraction of a GEMM's launched tile slots doing useful work (tile and wave
+ * quantization, NVIDIA "Matrix Multiplication Background" guide), in (0, 1]. */
+double cost_wave_efficiency(const ccs_hw *hw, double m, double n, double batch);
+
+/* Bytes each rank sends for a collective of buffer size `bytes` over `group`
+ * ranks with a ring algorithm (2(n-1)/n for all-reduce, (n-1)/n for
+ * all-gather/reduce-scatter, 1 for p2p), and the number of latency steps. */
+double cost_coll_volume(int kind, double bytes, int group, int innet, double *steps);
+
+#endif

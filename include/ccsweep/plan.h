@@ -1,0 +1,77 @@
+/* plan.h - how one training iteration is parallelised, and whether a plan is
+ * valid for a model. A plan is a flat value; plan_check never allocates. */
+#ifndef CCSWEEP_PLAN_H
+#define CCSWEEP_PLAN_H
+
+#include "ccsweep/model.h"
+#include "ccsweep/hw.h"
+
+enum { CCS_RECOMPUTE_NONE = 0, CCS_RECOMPUTE_SELECTIVE = 1, CCS_RECOMPUTE_FULL = 2 };
+
+typedef struct ccs_plan {
+    int32_t devices; /* tp * pp * dp */
+    int32_t tp;      /* tensor-parallel degree */
+    int32_t pp;      /* pipeline stages */
+    int32_t dp;      /* data-parallel replicas */
+    int32_t vpp;     /* virtual stages per device (interleaved 1F1B); 1 = plain 1F1B */
+    int32_t mbs;     /* micro-batch size, sequences */
+    int32_t gbs;     /* global batch size, sequences */
+    int32_t seq;     /* sequence length, tokens */
+    int8_t dtype;    /* ccs_dtype of weights/activations/GEMMs */
+    int8_t sp;       /* 1: Megatron sequence parallelism (needs tp > 1 to matter) */
+    int8_t zero;     /* ZeRO stage 0..3 over the data-parallel group */
+    int8_t recompute;    /* CCS_RECOMPUTE_* */
+    int8_t dp_overlap;   /* 1: bucketed DP gradient reduction overlaps backward */
+    int8_t tp_overlap;   /* 1: fine-grained TP collective / GEMM overlap */
+    int8_t innet_reduce; /* 1: in-network reduction (switch computes the sum) */
+    int8_t flash_attn;   /* 1: fused attention kernel, no s^2 tensors in memory */
+    double comm_compress; /* bytes factor on TP/DP collectives (1 = none) */
+    double net_bw_factor; /* factor on every link bandwidth (1 = as catalogued) */
+} ccs_plan;
+
+/* Why a plan is not projected. Stored as integers in results; see plan_reason_name. */
+typedef enum ccs_reason {
+    CCS_R_OK = 0,
+    CCS_R_NONPOSITIVE,  /* a size field is zero or negative */
+    CCS_R_DEVICES,      /* tp * pp * dp != devices */
+    CCS_R_TP_HEADS,     /* tp does not divide heads */
+    CCS_R_TP_KV,        /* tp and kv_heads: neither divides the other */
+    CCS_R_TP_FFN,       /* tp does not divide ffn */
+    CCS_R_TP_HIDDEN,    /* tp does not divide hidden */
+    CCS_R_PP_LAYERS,    /* pp does not divide layers */
+    CCS_R_VPP,          /* vpp needs pp > 1 and vpp dividing layers/pp */
+    CCS_R_VPP_MICRO,    /* interleaving needs micro-batches divisible by pp */
+    CCS_R_BATCH,        /* gbs not divisible by mbs * dp */
+    CCS_R_SEQ_SP,       /* sequence parallelism needs tp dividing seq */
+    CCS_R_DTYPE,        /* hardware has no matrix units for the dtype */
+    CCS_R_ZERO,         /* zero stage outside 0..3 */
+    CCS_R_RECOMPUTE,    /* recompute mode unknown */
+    CCS_R_OOM,          /* valid, but does not fit device memory */
+    CCS_R_N
+} ccs_reason;
+
+/* Defaults: dp derived, vpp 1, bf16, no sp, zero 0, no recompute, dp_overlap on,
+ * no mitigations. Sizes left 0 for the caller. */
+void plan_defaults(ccs_plan *p);
+
+/* If p->dp == 0 and p->devices > 0, set dp = devices / (tp * pp) when exact;
+ * if p->devices == 0, set devices = tp*pp*dp. Returns CCS_R_OK or CCS_R_DEVICES. */
+int plan_derive(ccs_plan *p);
+
+/* Structural validity of plan p for model m on hardware hw (hw may be NULL to
+ * skip the dtype check). Memory fit is not checked here (see memory.h).
+ * Returns CCS_R_OK or the first failing reason. */
+int plan_check(const ccs_model *m, const ccs_hw *hw, const ccs_plan *p);
+
+/* Micro-batches per iteration per pipeline: gbs / (mbs * dp). */
+int32_t plan_micro_batches(const ccs_plan *p);
+
+/* Short identifier ("tp_heads") and sentence ("tp does not divide heads") of a reason. */
+const char *plan_reason_name(int reason);
+const char *plan_reason_text(int reason);
+
+/* "none" | "selective" | "full"; parse returns -1 for unknown text. */
+const char *recompute_name(int mode);
+int recompute_parse(const char *s);
+
+#endif

@@ -1,0 +1,62 @@
+/* timeline.h - compose operator times into one training iteration and report
+ * it split into computation and (serialized, hidden, exposed) communication.
+ * timeline_project is the whole per-scenario projection: plan check, operator
+ * list, memory, analytic figures, timeline. Pure; allocates nothing. */
+#ifndef CCSWEEP_TIMELINE_H
+#define CCSWEEP_TIMELINE_H
+
+#include "ccsweep/analytic.h"
+#include "ccsweep/memory.h"
+#include "ccsweep/opcost.h"
+
+enum { CCS_ST_OK = 0, CCS_ST_INVALID = 1, CCS_ST_OOM = 2 };
+
+/* One projected scenario. Flat and pointer-free: it crosses MPI as bytes. */
+typedef struct ccs_result {
+    int32_t status; /* CCS_ST_* */
+    int32_t reason; /* ccs_reason (CCS_R_OK when ok) */
+    int32_t fits;   /* 1 when mem_total <= device memory */
+    int32_t micro_batches;
+    double t_iter;            /* s per iteration */
+    double t_iter_lo, t_iter_hi; /* s, uncertainty band */
+    double extrap;            /* largest work / measured range ratio beyond the profile; 0 inside */
+    double t_compute;         /* s, compute on the critical path (incl. optimizer) */
+    double t_comm;            /* s, all communication, hidden or not */
+    double t_comm_exposed;    /* s, communication on the critical path */
+    double t_tp_comm;         /* s, tensor-parallel collectives */
+    double t_tp_comm_exposed; /* s */
+    double t_dp_comm;         /* s, data-parallel collectives */
+    double t_dp_comm_exposed; /* s */
+    double t_pp_comm;         /* s, pipeline p2p (serialized) */
+    double t_bubble;          /* s, pipeline fill/drain */
+    double t_optimizer;       /* s */
+    double comm_fraction;     /* t_comm_exposed / t_iter */
+    double hidden_fraction;   /* 1 - exposed/total of overlappable comm; 0 when none */
+    double mem_weights, mem_grads, mem_optimizer, mem_activations; /* bytes per device */
+    double mem_total;         /* bytes per device */
+    double params;            /* model parameters */
+    double model_flops;       /* per iteration, all devices */
+    double hw_flops;          /* per iteration, all devices, incl. recompute */
+    double mfu;               /* model_flops / (t_iter * devices * peak) */
+    double tokens_per_s;
+    double tp_bytes, dp_bytes, pp_bytes; /* sent per device per iteration */
+    double ccr;               /* analytic per-layer FLOPs/TP byte, 0 when tp == 1 */
+} ccs_result;
+
+/* Per-region breakdown for one micro-batch (layer regions: one layer). */
+typedef struct ccs_region_time {
+    double time;  /* s, one occurrence of the region */
+    double flops; /* FLOPs of one occurrence */
+    double bytes; /* bytes moved (compute) or buffer bytes (comm) of one occurrence */
+    double count; /* occurrences per iteration on the critical path */
+} ccs_region_time;
+
+/* Project model m with plan p (dp/devices already derived) on the cost context c
+ * (whose hw is the scenario's hardware generation). Fills *out; regions, when
+ * not NULL, receives CCS_RG_N entries. Always returns a result: invalid plans
+ * get status CCS_ST_INVALID and a reason, plans that do not fit CCS_ST_OOM
+ * (timeline still computed). */
+void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, ccs_result *out,
+                      ccs_region_time *regions);
+
+#endif

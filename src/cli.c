@@ -1,0 +1,552 @@
+/* cli.c - the 'project' and 'list' subcommands and helpers shared by all
+ * subcommands (option parsing, catalog loading, JSON output). */
+#include "ccsweep/cli.h"
+#include "ccsweep/opmodel.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_int(const char *cmd, const char *opt, const char *text, long min, long max, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (!*text || *end || errno || v < min || v > max) {
+        fprintf(stderr, "ccsweep %s: %s: expected an integer in [%ld, %ld], got '%s'\n", cmd, opt,
+                min, max, text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+ccs_catalog *cli_catalog(const char *cmd, const char *dir)
+{
+    char buf[4096];
+    if (!dir)
+        dir = catalog_default_dir(buf, sizeof buf);
+    ccs_catalog *c = catalog_new();
+    ccs_err err;
+    if (!c) {
+        fprintf(stderr, "ccsweep %s: out of memory\n", cmd);
+        return NULL;
+    }
+    if (catalog_load_dir(c, dir, &err) != CCS_OK) {
+        fprintf(stderr, "ccsweep %s: %s\n", cmd, err.msg);
+        catalog_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+static int jset(json_t *o, const char *k, json_t *v)
+{
+    return v ? json_object_set_new(o, k, v) : -1;
+}
+
+int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *evolution,
+                   const ccs_plan *p, const ccs_result *r, const ccs_region_time *regions)
+{
+    json_t *o = json_object();
+    json_t *plan = json_object();
+    if (!o || !plan) {
+        json_decref(o);
+        json_decref(plan);
+        return -1;
+    }
+    int rc = 0;
+    rc |= jset(o, "model", json_string(m->name));
+    rc |= jset(o, "hardware", json_string(hw->name));
+    rc |= jset(o, "generation", json_integer(hw->generation));
+    rc |= jset(o, "evolution", evolution ? json_string(evolution) : json_null());
+    rc |= jset(plan, "devices", json_integer(p->devices));
+    rc |= jset(plan, "tp", json_integer(p->tp));
+    rc |= jset(plan, "pp", json_integer(p->pp));
+    rc |= jset(plan, "dp", json_integer(p->dp));
+    rc |= jset(plan, "vpp", json_integer(p->vpp));
+    rc |= jset(plan, "mbs", json_integer(p->mbs));
+    rc |= jset(plan, "gbs", json_integer(p->gbs));
+    rc |= jset(plan, "seq", json_integer(p->seq));
+    rc |= jset(plan, "dtype", json_string(dtype_name(p->dtype)));
+    rc |= jset(plan, "sp", json_boolean(p->sp));
+    rc |= jset(plan, "zero", json_integer(p->zero));
+    rc |= jset(plan, "recompute", json_string(recompute_name(p->recompute)));
+    rc |= jset(plan, "flash_attn", json_boolean(p->flash_attn));
+    rc |= jset(plan, "dp_overlap", json_boolean(p->dp_overlap));
+    rc |= jset(plan, "tp_overlap", json_boolean(p->tp_overlap));
+    rc |= jset(plan, "innet_reduce", json_boolean(p->innet_reduce));
+    rc |= jset(plan, "comm_compress", json_real(p->comm_compress));
+    rc |= jset(plan, "net_bw_factor", json_real(p->net_bw_factor));
+    rc |= jset(plan, "micro_batches", json_integer(r->micro_batches));
+    rc |= json_object_set_new(o, "plan", plan);
+
+    static const char *const st[] = {"ok", "invalid", "oom"};
+    rc |= jset(o, "status", json_string(st[r->status]));
+    rc |= jset(o, "reason", r->reason ? json_string(plan_reason_text(r->reason)) : json_null());
+    int timed = r->status != CCS_ST_INVALID;
+    const struct {
+        const char *k;
+        double v;
+    } nums[] = {
+        {"t_iter_s", r->t_iter},
+        {"t_iter_lo_s", r->t_iter_lo},
+        {"t_iter_hi_s", r->t_iter_hi},
+        {"t_compute_s", r->t_compute},
+        {"t_comm_s", r->t_comm},
+        {"t_comm_exposed_s", r->t_comm_exposed},
+        {"t_tp_comm_s", r->t_tp_comm},
+        {"t_tp_comm_exposed_s", r->t_tp_comm_exposed},
+        {"t_dp_comm_s", r->t_dp_comm},
+        {"t_dp_comm_exposed_s", r->t_dp_comm_exposed},
+        {"t_pp_comm_s", r->t_pp_comm},
+        {"t_bubble_s", r->t_bubble},
+        {"t_optimizer_s", r->t_optimizer},
+        {"comm_fraction", r->comm_fraction},
+        {"hidden_fraction", r->hidden_fraction},
+        {"mem_per_device_bytes", r->mem_total},
+        {"mem_weights_bytes", r->mem_weights},
+        {"mem_grads_bytes", r->mem_grads},
+        {"mem_optimizer_bytes", r->mem_optimizer},
+        {"mem_activations_bytes", r->mem_activations},
+        {"mem_capacity_bytes", hw->mem_cap},
+        {"model_flops", r->model_flops},
+        {"hw_flops", r->hw_flops},
+        {"mfu", r->mfu},
+        {"tokens_per_s", r->tokens_per_s},
+        {"tp_bytes_per_device", r->tp_bytes},
+        {"dp_bytes_per_device", r->dp_bytes},
+        {"pp_bytes_per_device", r->pp_bytes},
+    };
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+        rc |= jset(o, nums[i].k, timed ? json_real(nums[i].v) : json_null());
+    rc |= jset(o, "params", json_real(r->params));
+    rc |= jset(o, "fits", timed ? json_boolean(r->fits) : json_null());
+    rc |= jset(o, "compute_comm_ratio", timed && r->ccr > 0 ? json_real(r->ccr) : json_null());
+    rc |= jset(o, "extrapolation", r->extrap > 0 ? json_real(r->extrap) : json_null());
+
+    json_t *arr = json_array();
+    for (int i = 0; arr && regions && timed && i < CCS_RG_N; i++) {
+        if (regions[i].time <= 0)
+            continue;
+        json_t *e = json_object();
+        rc |= jset(e, "name", json_string(region_name(i)));
+        rc |= jset(e, "kind", json_string(region_is_comm(i) ? "comm" : "compute"));
+        rc |= jset(e, "time_s", json_real(regions[i].time));
+        rc |= jset(e, "count", json_real(regions[i].count));
+        rc |= jset(e, "flops", json_real(regions[i].flops));
+        rc |= jset(e, "bytes", json_real(regions[i].bytes));
+        rc |= json_array_append_new(arr, e);
+    }
+    rc |= jset(o, "regions", arr);
+    if (rc == 0)
+        rc = json_dumpf(o, f, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    fputc('\n', f);
+    json_decref(o);
+    return rc ? -1 : 0;
+}
+
+/* ---- project ------------------------------------------------------------------ */
+
+static void project_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: ccsweep project (--model NAME | --layers L --hidden H --heads A [--kv-heads G]\n"
+            "                        [--ffn F] [--vocab V] [--gated])\n"
+            "                       --hw NAME [--gen G] [--evolution RULE] [--devices N]\n"
+            "                       [--tp T] [--pp P] [--dp D] [--vpp V] [--seq S] [--gbs B]\n"
+            "                       [--mbs b] [--sp] [--recompute none|selective|full]\n"
+            "                       [--zero 0..3] [--dtype bf16|fp16|fp8|fp32] [--flash-attn]\n"
+            "                       [--tp-overlap] [--no-dp-overlap] [--innet-reduce]\n"
+            "                       [--comm-compress X] [--net-bw-factor X]\n"
+            "                       [--calib FILE] [--catalog DIR] [--json]\n\n"
+            "Projects one training iteration: analytic FLOPs, bytes and memory, and a\n"
+            "timeline split into compute, tensor/data/pipeline communication (serialized,\n"
+            "hidden, exposed) and pipeline bubble.\n\n"
+            "  --model NAME       catalog model (see 'ccsweep list models'), or an ad-hoc one\n"
+            "                     from --layers/--hidden/--heads (GPT-style: biases, tied head)\n"
+            "  --hw NAME          catalog hardware (see 'ccsweep list hardware')\n"
+            "  --gen G            hardware generation, base scaled by the evolution rule^G (0)\n"
+            "  --evolution RULE   scaling rule for --gen (memory-wall)\n"
+            "  --devices N        total devices; dp = N/(tp*pp) unless --dp is given\n"
+            "  --tp/--pp/--dp     tensor, pipeline, data parallel degrees (1)\n"
+            "  --vpp V            interleaved 1F1B virtual stages per device (1)\n"
+            "  --seq S            sequence length (the model's, else 2048)\n"
+            "  --gbs B            global batch in sequences (the model's published one, else mbs*dp)\n"
+            "  --mbs b            micro-batch size (1)\n"
+            "  --sp               Megatron sequence parallelism\n"
+            "  --recompute MODE   activation recomputation (none)\n"
+            "  --zero Z           ZeRO stage over the data-parallel group (0)\n"
+            "  --dtype T          arithmetic type (bf16)\n"
+            "  --flash-attn       fused attention kernel (no s^2 tensors)\n"
+            "  --tp-overlap       overlap TP collectives with their GEMMs (max instead of sum)\n"
+            "  --no-dp-overlap    DP gradient reduction after the backward pass, not under it\n"
+            "  --innet-reduce     in-network reduction: all-reduce traffic halved\n"
+            "  --comm-compress X  bytes factor on TP/DP collectives, e.g. 0.5 (1)\n"
+            "  --net-bw-factor X  factor on every link bandwidth (1)\n"
+            "  --calib FILE       measured calibration profile instead of the synthetic curves\n"
+            "  --catalog DIR      catalog directory (default: $CCSWEEP_CATALOG or the built-in one)\n"
+            "  --json             one JSON object with every output, SI units\n");
+}
+
+static double gib(double b)
+{
+    return b / 1073741824.0;
+}
+
+static void pct_line(const char *label, double t, double total)
+{
+    printf("  %-20s %12.4f s  %5.1f%%\n", label, t, total > 0 ? 100 * t / total : 0);
+}
+
+static void print_human(const ccs_model *m, const ccs_hw *hw, const char *evo, const ccs_plan *p,
+                        const ccs_result *r, const ccs_region_time *rg)
+{
+    printf("%s on %s (generation %d%s%s), %d devices = tp %d x pp %d x dp %d\n", m->name,
+           hw->name, hw->generation, hw->generation ? ", " : "", hw->generation ? evo : "",
+           p->devices, p->tp, p->pp, p->dp);
+    printf("  %-20s seq %d, gbs %d, mbs %d (%d micro-batches), vpp %d, %s%s, recompute %s, "
+           "zero %d%s\n",
+           "plan", p->seq, p->gbs, p->mbs, r->micro_batches, p->vpp, dtype_name(p->dtype),
+           p->sp ? ", sp" : "", recompute_name(p->recompute), p->zero,
+           p->flash_attn ? ", flash-attn" : "");
+    printf("  %-20s %.4g (%.1f B)\n", "parameters", r->params, r->params / 1e9);
+    if (r->status == CCS_ST_INVALID) {
+        printf("  %-20s invalid: %s\n", "status", plan_reason_text(r->reason));
+        return;
+    }
+    printf("  %-20s %s (%.2f GiB of %.2f GiB per device)\n", "status",
+           r->status == CCS_ST_OK ? "ok, fits" : "does not fit device memory", gib(r->mem_total),
+           gib(hw->mem_cap));
+    printf("  %-20s %12.4f s  (band %.4f .. %.4f s)\n", "iteration", r->t_iter, r->t_iter_lo,
+           r->t_iter_hi);
+    pct_line("compute", r->t_compute, r->t_iter);
+    pct_line("  optimizer", r->t_optimizer, r->t_iter);
+    pct_line("comm exposed", r->t_comm_exposed, r->t_iter);
+    pct_line("  tp", r->t_tp_comm_exposed, r->t_iter);
+    pct_line("  dp exposed", r->t_dp_comm_exposed, r->t_iter);
+    pct_line("  pp p2p", r->t_pp_comm, r->t_iter);
+    pct_line("pipeline bubble", r->t_bubble, r->t_iter);
+    printf("  %-20s %12.4f s  (dp %.4f s, %.0f%% of overlappable comm hidden)\n", "comm total",
+           r->t_comm, r->t_dp_comm, 100 * r->hidden_fraction);
+    printf("  %-20s weights %.2f + grads %.2f + optimizer %.2f + activations %.2f GiB\n",
+           "memory/device", gib(r->mem_weights), gib(r->mem_grads), gib(r->mem_optimizer),
+           gib(r->mem_activations));
+    printf("  %-20s %.4g FLOP/iter, MFU %.1f%%, %.4g tokens/s\n", "throughput", r->model_flops,
+           100 * r->mfu, r->tokens_per_s);
+    printf("  %-20s tp %.4g, dp %.4g, pp %.4g bytes/device/iter\n", "traffic", r->tp_bytes,
+           r->dp_bytes, r->pp_bytes);
+    if (r->ccr > 0)
+        printf("  %-20s %.1f FLOP per TP byte (per layer)\n", "compute/comm", r->ccr);
+    if (r->extrap > 0)
+        printf("  %-20s an operator is %.1fx beyond the measured range\n", "extrapolation",
+               r->extrap);
+    printf("\n  %-22s %8s %12s %12s %14s\n", "region", "kind", "time (s)", "count", "total (s)");
+    for (int i = 0; i < CCS_RG_N; i++) {
+        if (rg[i].time <= 0)
+            continue;
+        printf("  %-22s %8s %12.4g %12.0f %14.4g\n", region_name(i),
+               region_is_comm(i) ? "comm" : "compute", rg[i].time, rg[i].count,
+               rg[i].time * rg[i].count);
+    }
+}
+
+enum {
+    O_MODEL = 256, O_LAYERS, O_HIDDEN, O_HEADS, O_KV, O_FFN, O_VOCAB, O_GATED, O_HW, O_GEN,
+    O_EVO, O_DEVICES, O_TP, O_PP, O_DP, O_VPP, O_SEQ, O_GBS, O_MBS, O_SP, O_RECOMP, O_ZERO,
+    O_DTYPE, O_FLASH, O_TPOV, O_NODPOV, O_INNET, O_COMPRESS, O_NETBW, O_CALIB, O_CATALOG,
+    O_JSON, O_HELP
+};
+
+static int pos_double(const char *opt, const char *text, double *out)
+{
+    char *end;
+    double v = strtod(text, &end);
+    if (!*text || *end || !(v > 0) || !isfinite(v)) {
+        fprintf(stderr, "ccsweep project: %s: expected a positive number, got '%s'\n", opt, text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_project(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"model", required_argument, 0, O_MODEL},   {"layers", required_argument, 0, O_LAYERS},
+        {"hidden", required_argument, 0, O_HIDDEN}, {"heads", required_argument, 0, O_HEADS},
+        {"kv-heads", required_argument, 0, O_KV},   {"ffn", required_argument, 0, O_FFN},
+        {"vocab", required_argument, 0, O_VOCAB},   {"gated", no_argument, 0, O_GATED},
+        {"hw", required_argument, 0, O_HW},         {"gen", required_argument, 0, O_GEN},
+        {"evolution", required_argument, 0, O_EVO}, {"devices", required_argument, 0, O_DEVICES},
+        {"tp", required_argument, 0, O_TP},         {"pp", required_argument, 0, O_PP},
+        {"dp", required_argument, 0, O_DP},         {"vpp", required_argument, 0, O_VPP},
+        {"seq", required_argument, 0, O_SEQ},       {"gbs", required_argument, 0, O_GBS},
+        {"mbs", required_argument, 0, O_MBS},       {"sp", no_argument, 0, O_SP},
+        {"recompute", required_argument, 0, O_RECOMP}, {"zero", required_argument, 0, O_ZERO},
+        {"dtype", required_argument, 0, O_DTYPE},   {"flash-attn", no_argument, 0, O_FLASH},
+        {"tp-overlap", no_argument, 0, O_TPOV},     {"no-dp-overlap", no_argument, 0, O_NODPOV},
+        {"innet-reduce", no_argument, 0, O_INNET},
+        {"comm-compress", required_argument, 0, O_COMPRESS},
+        {"net-bw-factor", required_argument, 0, O_NETBW},
+        {"calib", required_argument, 0, O_CALIB},   {"catalog", required_argument, 0, O_CATALOG},
+        {"json", no_argument, 0, O_JSON},           {"help", no_argument, 0, O_HELP},
+        {0, 0, 0, 0}};
+    const char *model_name = NULL, *hw_name = NULL, *evo_name = "memory-wall", *calib = NULL,
+               *catdir = NULL;
+    ccs_model adhoc;
+    memset(&adhoc, 0, sizeof adhoc);
+    adhoc.bias = adhoc.tied = 1;
+    adhoc.vocab = 51200;
+    ccs_plan p;
+    plan_defaults(&p);
+    p.mbs = 0; /* 0 = not given */
+    long gen = 0, v;
+    int json = 0, have_dp = 0, adhoc_given = 0;
+    const long IMAX = 2147483647L;
+
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        const char *o = argv[optind - 1];
+        int bad = 0;
+        switch (c) {
+        case O_MODEL: model_name = optarg; break;
+        case O_HW: hw_name = optarg; break;
+        case O_EVO: evo_name = optarg; break;
+        case O_CALIB: calib = optarg; break;
+        case O_CATALOG: catdir = optarg; break;
+        case O_JSON: json = 1; break;
+        case O_GATED: adhoc.gated = 1; adhoc_given = 1; break;
+        case O_SP: p.sp = 1; break;
+        case O_FLASH: p.flash_attn = 1; break;
+        case O_TPOV: p.tp_overlap = 1; break;
+        case O_NODPOV: p.dp_overlap = 0; break;
+        case O_INNET: p.innet_reduce = 1; break;
+        case O_COMPRESS: bad = pos_double("--comm-compress", optarg, &p.comm_compress); break;
+        case O_NETBW: bad = pos_double("--net-bw-factor", optarg, &p.net_bw_factor); break;
+        case O_GEN: bad = cli_int("project", "--gen", optarg, 0, 64, &gen); break;
+        case O_RECOMP:
+            p.recompute = (int8_t)recompute_parse(optarg);
+            if (p.recompute < 0) {
+                fprintf(stderr, "ccsweep project: --recompute: expected none, selective or full, "
+                                "got '%s'\n", optarg);
+                bad = 1;
+            }
+            break;
+        case O_DTYPE: {
+            int d = dtype_parse(optarg);
+            if (d < 0 || d == CCS_TF32) {
+                fprintf(stderr, "ccsweep project: --dtype: expected bf16, fp16, fp8 or fp32, got "
+                                "'%s'\n", optarg);
+                bad = 1;
+            }
+            p.dtype = (int8_t)d;
+            break;
+        }
+        case O_ZERO:
+            bad = cli_int("project", "--zero", optarg, 0, 3, &v);
+            p.zero = (int8_t)v;
+            break;
+        case O_LAYERS: case O_HIDDEN: case O_HEADS: case O_KV: case O_FFN: case O_VOCAB:
+        case O_DEVICES: case O_TP: case O_PP: case O_DP: case O_VPP: case O_SEQ: case O_GBS:
+        case O_MBS: {
+            if (cli_int("project", o, optarg, 1, IMAX, &v)) {
+                bad = 1;
+                break;
+            }
+            int32_t *dst[] = {
+                [O_LAYERS - O_LAYERS] = &adhoc.layers, [O_HIDDEN - O_LAYERS] = &adhoc.hidden,
+                [O_HEADS - O_LAYERS] = &adhoc.heads,   [O_KV - O_LAYERS] = &adhoc.kv_heads,
+                [O_FFN - O_LAYERS] = &adhoc.ffn,       [O_VOCAB - O_LAYERS] = &adhoc.vocab};
+            if (c <= O_VOCAB) {
+                *dst[c - O_LAYERS] = (int32_t)v;
+                adhoc_given = 1;
+            } else if (c == O_DEVICES) p.devices = (int32_t)v;
+            else if (c == O_TP) p.tp = (int32_t)v;
+            else if (c == O_PP) p.pp = (int32_t)v;
+            else if (c == O_DP) { p.dp = (int32_t)v; have_dp = 1; }
+            else if (c == O_VPP) p.vpp = (int32_t)v;
+            else if (c == O_SEQ) p.seq = (int32_t)v;
+            else if (c == O_GBS) p.gbs = (int32_t)v;
+            else p.mbs = (int32_t)v;
+            break;
+        }
+        case O_HELP: project_usage(stdout); return 0;
+        default:
+            fprintf(stderr, "ccsweep project: unknown or incomplete option '%s'\n", o);
+            project_usage(stderr);
+            return 1;
+        }
+        if (bad)
+            return 1;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "ccsweep project: unexpected argument '%s'\n", argv[optind]);
+        return 1;
+    }
+    if (!hw_name) {
+        fprintf(stderr, "ccsweep project: --hw NAME is required (see 'ccsweep list hardware')\n");
+        return 1;
+    }
+    if (!model_name && !adhoc_given) {
+        fprintf(stderr, "ccsweep project: give --model NAME or --layers, --hidden and --heads\n");
+        return 1;
+    }
+    if (model_name && adhoc_given) {
+        fprintf(stderr, "ccsweep project: --model cannot be combined with --layers/--hidden/"
+                        "--heads/--kv-heads/--ffn/--vocab/--gated\n");
+        return 1;
+    }
+
+    ccs_catalog *cat = cli_catalog("project", catdir);
+    if (!cat)
+        return 1;
+    int rc = 1;
+    ccs_opmodel *om = NULL;
+    ccs_model m;
+    const ccs_hw *base = catalog_hw(cat, hw_name);
+    const ccs_evolution *ev = catalog_evolution(cat, evo_name);
+    if (model_name) {
+        const ccs_model *cm = catalog_model(cat, model_name);
+        if (!cm) {
+            fprintf(stderr, "ccsweep project: --model: unknown model '%s' (see 'ccsweep list "
+                            "models')\n", model_name);
+            goto out;
+        }
+        m = *cm;
+    } else {
+        ccs_err err;
+        m = adhoc;
+        ccs_strlcpy(m.name, "adhoc", sizeof m.name);
+        model_fill_defaults(&m);
+        if (!m.layers || !m.hidden || !m.heads) {
+            fprintf(stderr, "ccsweep project: an ad-hoc model needs --layers, --hidden and --heads\n");
+            goto out;
+        }
+        if (model_validate(&m, &err) != CCS_OK) {
+            fprintf(stderr, "ccsweep project: %s\n", err.msg);
+            goto out;
+        }
+    }
+    if (!base) {
+        fprintf(stderr, "ccsweep project: --hw: unknown hardware '%s' (see 'ccsweep list "
+                        "hardware')\n", hw_name);
+        goto out;
+    }
+    if (!ev && gen > 0) {
+        fprintf(stderr, "ccsweep project: --evolution: unknown rule '%s' (see 'ccsweep list "
+                        "evolutions')\n", evo_name);
+        goto out;
+    }
+    if (calib) {
+        ccs_err err;
+        om = opmodel_load(calib, &err);
+        if (!om) {
+            fprintf(stderr, "ccsweep project: --calib: %s\n", err.msg);
+            goto out;
+        }
+    }
+    if (p.seq == 0)
+        p.seq = m.seq ? m.seq : 2048;
+    if (p.mbs == 0)
+        p.mbs = 1;
+    if (!have_dp)
+        p.dp = 0;
+    if (p.devices == 0 && !have_dp)
+        p.dp = 1;
+    if (plan_derive(&p) != CCS_R_OK) {
+        fprintf(stderr, "ccsweep project: --devices %d is not a multiple of tp*pp = %d\n",
+                p.devices, p.tp * p.pp);
+        goto out;
+    }
+    if (p.gbs == 0)
+        p.gbs = m.gbs ? m.gbs : p.mbs * p.dp;
+
+    ccs_hw hw;
+    hw_evolve(base, ev, (int)gen, &hw);
+    ccs_cost cost;
+    cost_init(&cost, &hw, om, ev, (int)gen, &p);
+    ccs_result r;
+    ccs_region_time rg[CCS_RG_N];
+    timeline_project(&m, &p, &cost, &r, rg);
+    if (json) {
+        if (cli_print_json(stdout, &m, &hw, gen ? evo_name : NULL, &p, &r, rg)) {
+            fprintf(stderr, "ccsweep project: out of memory writing JSON\n");
+            rc = 2;
+            goto out;
+        }
+    } else {
+        print_human(&m, &hw, evo_name, &p, &r, rg);
+    }
+    rc = 0;
+out:
+    opmodel_free(om);
+    catalog_free(cat);
+    return rc;
+}
+
+/* ---- list ------------------------------------------------------------------------ */
+
+int cli_list(int argc, char **argv)
+{
+    const char *catdir = NULL, *what = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: ccsweep list models|hardware|evolutions [--catalog DIR]\n\n"
+                   "Lists the catalog entries with their key figures.\n");
+            return 0;
+        } else if (!strcmp(argv[i], "--catalog") && i + 1 < argc) {
+            catdir = argv[++i];
+        } else if (!what && argv[i][0] != '-') {
+            what = argv[i];
+        } else {
+            fprintf(stderr, "ccsweep list: unexpected argument '%s'\n", argv[i]);
+            return 1;
+        }
+    }
+    if (!what || (strcmp(what, "models") && strcmp(what, "hardware") && strcmp(what, "evolutions"))) {
+        fprintf(stderr, "usage: ccsweep list models|hardware|evolutions [--catalog DIR]\n");
+        return 1;
+    }
+    ccs_catalog *cat = cli_catalog("list", catdir);
+    if (!cat)
+        return 1;
+    if (!strcmp(what, "models")) {
+        printf("%-14s %7s %7s %6s %4s %7s %7s %5s %5s %9s\n", "name", "layers", "hidden", "heads",
+               "kv", "ffn", "vocab", "gated", "seq", "params");
+        for (size_t i = 0; i < catalog_n_models(cat); i++) {
+            const ccs_model *m = catalog_model_at(cat, i);
+            printf("%-14s %7d %7d %6d %4d %7d %7d %5s %5d %8.2fB\n", m->name, m->layers,
+                   m->hidden, m->heads, m->kv_heads, m->ffn, m->vocab, m->gated ? "yes" : "no",
+                   m->seq, model_params(m) / 1e9);
+        }
+    } else if (!strcmp(what, "hardware")) {
+        printf("%-10s %9s %9s %9s %7s %8s %5s %9s %9s\n", "name", "bf16 TF/s", "fp8 TF/s",
+               "fp32 TF/s", "HBM GiB", "HBM GB/s", "/node", "intra GB/s", "inter GB/s");
+        for (size_t i = 0; i < catalog_n_hw(cat); i++) {
+            const ccs_hw *h = catalog_hw_at(cat, i);
+            printf("%-10s %9.1f %9.1f %9.1f %7.0f %8.0f %5d %10.0f %9.1f\n", h->name,
+                   h->peak_flops[CCS_BF16] / 1e12, h->peak_flops[CCS_FP8] / 1e12,
+                   h->peak_flops[CCS_FP32] / 1e12, gib(h->mem_cap), h->mem_bw / 1e9,
+                   h->devices_per_node, h->intra_bw / 1e9, h->inter_bw / 1e9);
+        }
+    } else {
+        printf("%-16s %6s %7s %7s %8s %9s %9s %8s\n", "name", "years", "flops", "mem_bw",
+               "mem_cap", "intra_bw", "inter_bw", "latency");
+        for (size_t i = 0; i < catalog_n_evolutions(cat); i++) {
+            const ccs_evolution *e = catalog_evolution_at(cat, i);
+            printf("%-16s %6.1f %7.2f %7.2f %8.2f %9.2f %9.2f %8.2f\n", e->name, e->years,
+                   e->flops, e->mem_bw, e->mem_cap, e->intra_bw, e->inter_bw, e->latency);
+        }
+    }
+    catalog_free(cat);
+    return 0;
+}

@@ -1,0 +1,107 @@
+/* hw.c - hardware validation and generation scaling (DESIGN section 2/6:
+ * hardware at generation g is the base scaled by the evolution factors^g). */
+#include "ccsweep/hw.h"
+
+#include <math.h>
+
+int hw_validate(const ccs_hw *hw, ccs_err *err)
+{
+    const struct {
+        const char *field;
+        double v;
+    } pos[] = {
+        {"mem_gib", hw->mem_cap},           {"mem_gbps", hw->mem_bw},
+        {"intra_gbps", hw->intra_bw},       {"inter_gbps", hw->inter_bw},
+        {"devices_per_node", hw->devices_per_node},
+        {"compute_units", hw->compute_units},
+        {"gemm_tile", hw->tile_m * (double)hw->tile_n},
+    };
+    for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++) {
+        if (!(pos[i].v > 0)) {
+            ccs_err_set(err, "hardware '%s': field '%s' must be positive", hw->name, pos[i].field);
+            return CCS_EINPUT;
+        }
+    }
+    const struct {
+        const char *field;
+        double v;
+    } frac[] = {{"gemm_efficiency", hw->gemm_eff}, {"clock_ratio", hw->clock_ratio},
+                {"mem_efficiency", hw->mem_eff},   {"intra_efficiency", hw->intra_eff},
+                {"inter_efficiency", hw->inter_eff}};
+    for (size_t i = 0; i < sizeof frac / sizeof frac[0]; i++) {
+        if (!(frac[i].v > 0 && frac[i].v <= 1)) {
+            ccs_err_set(err, "hardware '%s': field '%s' must be in (0, 1] (got %g)", hw->name,
+                        frac[i].field, frac[i].v);
+            return CCS_EINPUT;
+        }
+    }
+    if (!(hw->variability >= 0 && hw->variability < 1)) {
+        ccs_err_set(err, "hardware '%s': field 'variability' must be in [0, 1)", hw->name);
+        return CCS_EINPUT;
+    }
+    if (hw->intra_lat < 0 || hw->inter_lat < 0 || hw->kernel_lat < 0) {
+        ccs_err_set(err, "hardware '%s': latencies must not be negative", hw->name);
+        return CCS_EINPUT;
+    }
+    int any = 0;
+    for (int d = 0; d < CCS_DTYPE_N; d++) {
+        if (hw->peak_flops[d] < 0) {
+            ccs_err_set(err, "hardware '%s': peak_tflops.%s must not be negative", hw->name,
+                        dtype_name(d));
+            return CCS_EINPUT;
+        }
+        any |= hw->peak_flops[d] > 0;
+    }
+    if (!any) {
+        ccs_err_set(err, "hardware '%s': field 'peak_tflops' needs at least one dtype", hw->name);
+        return CCS_EINPUT;
+    }
+    return CCS_OK;
+}
+
+int evolution_validate(const ccs_evolution *ev, ccs_err *err)
+{
+    const struct {
+        const char *field;
+        double v;
+    } pos[] = {{"flops", ev->flops},       {"mem_bw", ev->mem_bw},
+               {"mem_cap", ev->mem_cap},   {"intra_bw", ev->intra_bw},
+               {"inter_bw", ev->inter_bw}, {"latency", ev->latency},
+               {"years", ev->years}};
+    for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++) {
+        if (!(pos[i].v > 0)) {
+            ccs_err_set(err, "evolution '%s': field '%s' must be positive", ev->name,
+                        pos[i].field);
+            return CCS_EINPUT;
+        }
+    }
+    return CCS_OK;
+}
+
+void hw_evolve(const ccs_hw *base, const ccs_evolution *ev, int gen, ccs_hw *out)
+{
+    if (out != base)
+        *out = *base;
+    if (gen == 0 || !ev)
+        return;
+    double g = gen;
+    double fc = pow(ev->flops, g);
+    for (int d = 0; d < CCS_DTYPE_N; d++)
+        out->peak_flops[d] *= fc;
+    out->mem_bw *= pow(ev->mem_bw, g);
+    out->mem_cap *= pow(ev->mem_cap, g);
+    out->intra_bw *= pow(ev->intra_bw, g);
+    out->inter_bw *= pow(ev->inter_bw, g);
+    double fl = pow(ev->latency, g);
+    out->intra_lat /= fl;
+    out->inter_lat /= fl;
+    out->kernel_lat /= fl;
+    out->generation += gen;
+}
+
+double hw_gemm_flops(const ccs_hw *hw, int dtype)
+{
+    if (dtype < 0 || dtype >= CCS_DTYPE_N)
+        return 0.0;
+    return hw->peak_flops[dtype] * hw->gemm_eff * hw->clock_ratio;
+}

@@ -1,0 +1,46 @@
+/* main.c - ccsweep entry point: dispatches to a subcommand. */
+#include "ccsweep/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *help;
+} commands[] = {
+    {"project", cli_project, "project one model x hardware x plan scenario"},
+    {"list", cli_list, "list catalog models, hardware or evolution rules"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: ccsweep COMMAND [OPTIONS]\n\n"
+               "Projects computation vs. communication of Transformer training on\n"
+               "today's and future hardware, for one scenario or millions.\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\n'ccsweep COMMAND --help' describes a command. 'ccsweep --version' prints the version.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 1;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+        printf("ccsweep %s (%s)\n", CCS_VERSION, CCS_GIT_REV);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "ccsweep: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return 1;
+}

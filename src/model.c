@@ -1,0 +1,77 @@
+/* model.c - parameter counting for GPT/Llama-style decoder Transformers.
+ * Counts follow the layer structure of Megatron-LM (Shoeybi et al. 2019;
+ * Narayanan et al. 2021, eq. 2 gives 12*L*h^2 for the non-gated, non-GQA case). */
+#include "ccsweep/model.h"
+
+void model_fill_defaults(ccs_model *m)
+{
+    if (m->kv_heads == 0)
+        m->kv_heads = m->heads;
+    if (m->ffn == 0)
+        m->ffn = 4 * m->hidden;
+}
+
+int model_validate(const ccs_model *m, ccs_err *err)
+{
+    const struct {
+        const char *field;
+        int32_t v;
+    } pos[] = {{"layers", m->layers}, {"hidden", m->hidden}, {"heads", m->heads},
+               {"kv_heads", m->kv_heads}, {"ffn", m->ffn}, {"vocab", m->vocab}};
+    for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++) {
+        if (pos[i].v <= 0) {
+            ccs_err_set(err, "model '%s': field '%s' must be a positive integer (got %d)",
+                        m->name, pos[i].field, (int)pos[i].v);
+            return CCS_EINPUT;
+        }
+    }
+    if (m->max_pos < 0 || m->seq < 0 || m->gbs < 0) {
+        ccs_err_set(err, "model '%s': max_pos, seq and gbs must not be negative", m->name);
+        return CCS_EINPUT;
+    }
+    if (m->hidden % m->heads != 0) {
+        ccs_err_set(err, "model '%s': field 'heads' (%d) must divide hidden (%d)", m->name,
+                    (int)m->heads, (int)m->hidden);
+        return CCS_EINPUT;
+    }
+    if (m->heads % m->kv_heads != 0) {
+        ccs_err_set(err, "model '%s': field 'kv_heads' (%d) must divide heads (%d)", m->name,
+                    (int)m->kv_heads, (int)m->heads);
+        return CCS_EINPUT;
+    }
+    return CCS_OK;
+}
+
+double model_kv_dim(const ccs_model *m)
+{
+    return (double)m->hidden * m->kv_heads / m->heads;
+}
+
+double model_layer_params(const ccs_model *m)
+{
+    double h = m->hidden, f = m->ffn, kv = model_kv_dim(m);
+    double b = m->bias ? 1.0 : 0.0;
+    /* Q, K, V projections and the output projection. */
+    double attn = h * (h + 2.0 * kv) + b * (h + 2.0 * kv) + h * h + b * h;
+    /* Gated FFN: gate and up (h x f each) plus down (f x h); otherwise up and down. */
+    double mlp = m->gated ? 3.0 * h * f + b * (2.0 * f + h) : 2.0 * h * f + b * (f + h);
+    /* Two norms: LayerNorm has gain and bias, RMSNorm a gain only. */
+    double norms = 2.0 * h * (m->bias ? 2.0 : 1.0);
+    return attn + mlp + norms;
+}
+
+double model_embedding_params(const ccs_model *m)
+{
+    return (double)m->vocab * m->hidden + (double)m->max_pos * m->hidden;
+}
+
+double model_head_params(const ccs_model *m)
+{
+    double final_norm = (double)m->hidden * (m->bias ? 2.0 : 1.0);
+    return (m->tied ? 0.0 : (double)m->vocab * m->hidden) + final_norm;
+}
+
+double model_params(const ccs_model *m)
+{
+    return m->layers * model_layer_params(m) + model_embedding_params(m) + model_head_params(m);
+}

@@ -1,0 +1,122 @@
+/* opcost.c - synthetic operator curves and dispatch to measured ones.
+ *
+ * Compute ops: t = max(flops / (peak * eff * clock * wave), bytes / (bw * mem_eff))
+ * + kernel latency, i.e. a roofline whose efficiency ramps with size through
+ * tile/wave quantization and the fixed launch cost.
+ * Collectives: alpha-beta ring model, t = steps * latency + volume / busbw,
+ * with bus bandwidth as nccl-tests defines it (doc/PERFORMANCE.md there). */
+#include "ccsweep/opcost.h"
+#include "ccsweep/opmodel.h"
+
+#include <math.h>
+
+/* FlashAttention-2 (Dao 2023, arXiv 2307.08691, section 4) reaches up to 73%
+ * of A100 peak in forward and 63% in backward, against 86% for the best GEMM
+ * (shared/validation): about 0.8 of GEMM efficiency. */
+#define CCS_ATTN_REL_EFF 0.8
+
+double cost_wave_efficiency(const ccs_hw *hw, double m, double n, double batch)
+{
+    double tm = hw->tile_m, tn = hw->tile_n, cu = hw->compute_units;
+    double tiles = ceil(m / tm) * ceil(n / tn) * batch;
+    double waves = ceil(tiles / cu);
+    double eff = (m * n * batch) / (waves * cu * tm * tn);
+    return eff > 1.0 ? 1.0 : eff;
+}
+
+double cost_coll_volume(int kind, double bytes, int group, int innet, double *steps)
+{
+    double n = group < 2 ? 2 : group;
+    switch (kind) {
+    case CCS_OP_ALLREDUCE:
+        if (innet) { /* the switch reduces: each rank sends and receives the buffer once */
+            *steps = 2;
+            return (n - 1) / n * bytes;
+        }
+        *steps = 2 * (n - 1);
+        return 2 * (n - 1) / n * bytes;
+    case CCS_OP_ALLGATHER:
+    case CCS_OP_REDUCESCATTER:
+        *steps = n - 1;
+        return (n - 1) / n * bytes;
+    default:
+        *steps = 1;
+        return bytes;
+    }
+}
+
+double cost_synthetic(const ccs_cost *c, const ccs_op *op)
+{
+    const ccs_hw *hw = c->hw;
+    double net_bw_factor = c->net_bw_factor;
+    int innet = c->innet_reduce;
+    if (opkind_is_collective(op->kind)) {
+        double steps, vol = cost_coll_volume(op->kind, op->bytes, op->group, innet, &steps);
+        double intra = hw->intra_bw * hw->intra_eff * net_bw_factor;
+        double bw, lat;
+        if (op->kind == CCS_OP_P2P) {
+            int inter = op->per_node < 2;
+            bw = inter ? hw->inter_bw * hw->inter_eff * net_bw_factor : intra;
+            lat = inter ? hw->inter_lat : hw->intra_lat;
+        } else if (op->per_node >= op->group) {
+            bw = intra;
+            lat = hw->intra_lat;
+        } else {
+            /* A ring crossing nodes: each node's members share their own NICs,
+             * so the inter-node share is per_node NICs for per_node ranks. */
+            double inter = op->per_node * hw->inter_bw * hw->inter_eff * net_bw_factor;
+            bw = inter < intra ? inter : intra;
+            lat = hw->inter_lat;
+        }
+        return steps * lat + vol / bw;
+    }
+    double mem_bw = hw->mem_bw * hw->mem_eff;
+    double t_mem = op->bytes / mem_bw;
+    double t_flops = 0;
+    double peak = hw->peak_flops[op->dtype];
+    if (peak <= 0)
+        peak = hw->peak_flops[CCS_FP32];
+    switch (op->kind) {
+    case CCS_OP_GEMM:
+    case CCS_OP_BMM:
+        t_flops = op->flops / (peak * hw->gemm_eff * hw->clock_ratio * c->sync_derate *
+                               cost_wave_efficiency(hw, op->m, op->n, op->batch));
+        break;
+    case CCS_OP_ATTENTION:
+        t_flops = op->flops /
+                  (peak * hw->gemm_eff * hw->clock_ratio * c->sync_derate * CCS_ATTN_REL_EFF);
+        break;
+    default:
+        /* element-wise work runs on the vector units: bandwidth-bound here */
+        break;
+    }
+    return (t_flops > t_mem ? t_flops : t_mem) + hw->kernel_lat;
+}
+
+void cost_init(ccs_cost *c, const ccs_hw *hw, const struct ccs_opmodel *om,
+               const ccs_evolution *ev, int gen, const ccs_plan *p)
+{
+    c->hw = hw;
+    c->om = om;
+    c->generation = gen;
+    c->f_flops = c->f_mem = c->f_intra = c->f_inter = c->f_lat = 1.0;
+    if (ev && gen > 0) {
+        c->f_flops = pow(ev->flops, gen);
+        c->f_mem = pow(ev->mem_bw, gen);
+        c->f_intra = pow(ev->intra_bw, gen);
+        c->f_inter = pow(ev->inter_bw, gen);
+        c->f_lat = pow(ev->latency, gen);
+    }
+    c->net_bw_factor = p ? p->net_bw_factor : 1.0;
+    c->innet_reduce = p ? p->innet_reduce : 0;
+    c->sync_derate = (p && p->devices > 1) ? 1.0 - hw->variability : 1.0;
+}
+
+void cost_op(const ccs_cost *c, const ccs_op *op, ccs_optime *out)
+{
+    if (c->om && opmodel_eval(c->om, c, op, out) == 0)
+        return;
+    out->t = cost_synthetic(c, op);
+    out->lo = out->hi = out->t;
+    out->extrap = 0;
+}

@@ -1,0 +1,126 @@
+/* plan.c - plan defaults and validity rules (Megatron-LM constraints:
+ * Narayanan et al. 2021 for pipeline/interleaving, Korthikanti et al. 2022
+ * for sequence parallelism). */
+#include "ccsweep/plan.h"
+
+#include <string.h>
+
+void plan_defaults(ccs_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    p->tp = p->pp = 1;
+    p->vpp = 1;
+    p->mbs = 1;
+    p->dtype = CCS_BF16;
+    p->recompute = CCS_RECOMPUTE_NONE;
+    p->dp_overlap = 1;
+    p->comm_compress = 1.0;
+    p->net_bw_factor = 1.0;
+}
+
+int plan_derive(ccs_plan *p)
+{
+    if (p->tp <= 0 || p->pp <= 0)
+        return CCS_R_NONPOSITIVE;
+    int64_t tpp = (int64_t)p->tp * p->pp;
+    if (p->dp == 0 && p->devices > 0) {
+        if (p->devices % tpp != 0)
+            return CCS_R_DEVICES;
+        p->dp = (int32_t)(p->devices / tpp);
+    } else if (p->devices == 0 && p->dp > 0) {
+        int64_t d = tpp * p->dp;
+        if (d > INT32_MAX)
+            return CCS_R_DEVICES;
+        p->devices = (int32_t)d;
+    }
+    return CCS_R_OK;
+}
+
+int32_t plan_micro_batches(const ccs_plan *p)
+{
+    int64_t per = (int64_t)p->mbs * p->dp;
+    return per > 0 ? (int32_t)(p->gbs / per) : 0;
+}
+
+int plan_check(const ccs_model *m, const ccs_hw *hw, const ccs_plan *p)
+{
+    if (p->tp <= 0 || p->pp <= 0 || p->dp <= 0 || p->vpp <= 0 || p->mbs <= 0 || p->gbs <= 0 ||
+        p->seq <= 0 || p->devices <= 0 || !(p->comm_compress > 0) || !(p->net_bw_factor > 0))
+        return CCS_R_NONPOSITIVE;
+    if ((int64_t)p->tp * p->pp * p->dp != p->devices)
+        return CCS_R_DEVICES;
+    if (m->heads % p->tp != 0)
+        return CCS_R_TP_HEADS;
+    if (m->kv_heads % p->tp != 0 && p->tp % m->kv_heads != 0)
+        return CCS_R_TP_KV;
+    if (m->ffn % p->tp != 0)
+        return CCS_R_TP_FFN;
+    if (m->hidden % p->tp != 0)
+        return CCS_R_TP_HIDDEN;
+    if (m->layers % p->pp != 0)
+        return CCS_R_PP_LAYERS;
+    if (p->vpp > 1 && (p->pp == 1 || (m->layers / p->pp) % p->vpp != 0))
+        return CCS_R_VPP;
+    if (p->gbs % ((int64_t)p->mbs * p->dp) != 0)
+        return CCS_R_BATCH;
+    if (p->vpp > 1 && plan_micro_batches(p) % p->pp != 0)
+        return CCS_R_VPP_MICRO;
+    if (p->sp && p->seq % p->tp != 0)
+        return CCS_R_SEQ_SP;
+    if (p->dtype < 0 || p->dtype >= CCS_DTYPE_N || (hw && !(hw->peak_flops[p->dtype] > 0)))
+        return CCS_R_DTYPE;
+    if (p->zero < 0 || p->zero > 3)
+        return CCS_R_ZERO;
+    if (p->recompute < CCS_RECOMPUTE_NONE || p->recompute > CCS_RECOMPUTE_FULL)
+        return CCS_R_RECOMPUTE;
+    return CCS_R_OK;
+}
+
+static const char *const reason_names[CCS_R_N] = {
+    "ok",       "nonpositive", "devices", "tp_heads", "tp_kv",      "tp_ffn",
+    "tp_hidden", "pp_layers",  "vpp",     "vpp_micro", "batch",     "seq_sp",
+    "dtype",    "zero",        "recompute", "oom"};
+
+static const char *const reason_texts[CCS_R_N] = {
+    "ok",
+    "a size or factor is zero or negative",
+    "tp * pp * dp does not equal devices",
+    "tp does not divide the attention heads",
+    "tp and kv_heads do not divide one another",
+    "tp does not divide the FFN width",
+    "tp does not divide hidden",
+    "pp does not divide the layers",
+    "vpp needs pp > 1 and must divide layers/pp",
+    "interleaving needs the micro-batch count divisible by pp",
+    "gbs is not divisible by mbs * dp",
+    "sequence parallelism needs tp to divide seq",
+    "the hardware has no matrix units for this dtype",
+    "zero stage must be 0..3",
+    "unknown recompute mode",
+    "does not fit device memory",
+};
+
+const char *plan_reason_name(int reason)
+{
+    return (reason >= 0 && reason < CCS_R_N) ? reason_names[reason] : "?";
+}
+
+const char *plan_reason_text(int reason)
+{
+    return (reason >= 0 && reason < CCS_R_N) ? reason_texts[reason] : "?";
+}
+
+static const char *const rc_names[] = {"none", "selective", "full"};
+
+const char *recompute_name(int mode)
+{
+    return (mode >= 0 && mode <= 2) ? rc_names[mode] : "?";
+}
+
+int recompute_parse(const char *s)
+{
+    for (int i = 0; i <= 2; i++)
+        if (s && strcmp(s, rc_names[i]) == 0)
+            return i;
+    return -1;
+}

@@ -1,0 +1,403 @@
+/* regions.c - operator lists of a Megatron-style training iteration.
+ *
+ * Layer structure and collectives follow Megatron-LM tensor parallelism
+ * (Shoeybi et al. 2019, arXiv 1909.08053: an all-reduce after the attention
+ * and MLP blocks in forward, and at their inputs in backward) and sequence
+ * parallelism (Korthikanti et al. 2022, arXiv 2205.05198, section 4.2.2: each
+ * all-reduce becomes a reduce-scatter + all-gather pair, and norms/dropouts
+ * work on s/t tokens). Memory traffic of element-wise kernels counts the
+ * tensors each kernel reads and writes once (fused kernels as in Megatron:
+ * scale-mask-softmax, bias-GeLU, bias-dropout-add). */
+#include "ccsweep/regions.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct builder {
+    ccs_oplist *l;
+    int dtype;
+} builder;
+
+static ccs_op *push(builder *b, int kind, int region, double count)
+{
+    ccs_oplist *l = b->l;
+    if (l->n >= CCS_MAX_OPS)
+        return NULL; /* unreachable: the list is sized for the worst case */
+    ccs_op *op = &l->ops[l->n++];
+    memset(op, 0, sizeof *op);
+    op->kind = (uint8_t)kind;
+    op->region = (uint8_t)region;
+    op->dtype = (uint8_t)b->dtype;
+    op->batch = 1;
+    op->count = count;
+    return op;
+}
+
+static void gemm(builder *b, int region, double m, double n, double k, double batch, double e)
+{
+    ccs_op *op = push(b, batch > 1 ? CCS_OP_BMM : CCS_OP_GEMM, region, 1);
+    if (!op)
+        return;
+    op->m = m;
+    op->n = n;
+    op->k = k;
+    op->batch = batch;
+    op->flops = 2.0 * m * n * k * batch;
+    op->bytes = (m * k + k * n + m * n) * e * batch;
+}
+
+/* Forward GEMM y[m x n] = x[m x k] w[k x n] and, in backward, its input
+ * gradient dx[m x k] = dy w^T and weight gradient dw[k x n] = x^T dy. */
+static void gemm_bwd(builder *b, int region, double m, double n, double k, double e)
+{
+    gemm(b, region, m, k, n, 1, e);
+    gemm(b, region, k, n, m, 1, e);
+}
+
+static void mem(builder *b, int kind, int region, double bytes, double flops)
+{
+    ccs_op *op = push(b, kind, region, 1);
+    if (!op)
+        return;
+    op->bytes = bytes;
+    op->flops = flops;
+}
+
+static void coll(builder *b, int kind, int comm, int region, double bytes, int group,
+                 int per_node, double count)
+{
+    if (group < 2 && kind != CCS_OP_P2P)
+        return;
+    ccs_op *op = push(b, kind, region, count);
+    if (!op)
+        return;
+    op->comm = (uint8_t)comm;
+    op->bytes = bytes;
+    op->group = group;
+    op->per_node = per_node;
+}
+
+double regions_padded_vocab(const ccs_model *m, int tp)
+{
+    double q = 128.0 * tp;
+    return ceil(m->vocab / q) * q;
+}
+
+/* Members of a group with the given rank stride that share a node. */
+static int members_per_node(int group, int64_t stride, int dpn)
+{
+    if (stride >= dpn)
+        return 1;
+    int64_t k = dpn / stride;
+    return (int)(k < group ? k : group);
+}
+
+typedef struct dims {
+    double b, s, sq, h, f, t, e, ea, d, at, gt, qkv, f1, V, tok;
+    int dropout, sp, tp, tp_node;
+} dims;
+
+/* One attention block forward into regions (rc = compute, rt = TP comm).
+ * core_only: emit only the attention core (selective recompute). */
+static void attn_fwd(builder *B, const dims *x, const ccs_plan *p, int rc, int rt, int core_only)
+{
+    double act = x->b * x->sq * x->h * x->e; /* norm/dropout tensor, s/t tokens with sp */
+    double full = x->b * x->s * x->h * x->e; /* TP collective buffer */
+    double sc = x->b * x->at * x->s * x->s;  /* attention score elements */
+    if (!core_only) {
+        mem(B, CCS_OP_LAYERNORM, rc, 2 * act, 8 * act / x->e);
+        if (x->sp)
+            coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
+        gemm(B, rc, x->tok, x->qkv, x->h, 1, x->e);
+    }
+    if (p->flash_attn) {
+        ccs_op *op = push(B, CCS_OP_ATTENTION, rc, 1);
+        if (op) {
+            op->m = x->s;
+            op->n = x->s;
+            op->k = x->d;
+            op->batch = x->b * x->at;
+            op->flops = 4.0 * x->b * x->s * x->s * x->d * x->at;
+            op->bytes = x->tok * (x->qkv + x->at * x->d) * x->e;
+        }
+    } else {
+        gemm(B, rc, x->s, x->s, x->d, x->b * x->at, x->e);
+        mem(B, CCS_OP_SOFTMAX, rc, 2 * sc * x->e, 5 * sc);
+        if (x->dropout)
+            mem(B, CCS_OP_ELEMENTWISE, rc, sc * (2 * x->e + 1), sc);
+        gemm(B, rc, x->s, x->d, x->s, x->b * x->at, x->e);
+    }
+    if (core_only)
+        return;
+    gemm(B, rc, x->tok, x->h, x->at * x->d, 1, x->e);
+    coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, rt, full, x->tp,
+         x->tp_node, 1);
+    /* bias-dropout-add of the residual: read output and residual, write, mask */
+    mem(B, CCS_OP_ELEMENTWISE, rc, act * (3 + (x->dropout ? 1 / x->e : 0)), act / x->e);
+}
+
+static void mlp_fwd(builder *B, const dims *x, int rc, int rt)
+{
+    double act = x->b * x->sq * x->h * x->e;
+    double full = x->b * x->s * x->h * x->e;
+    double inner = x->tok * x->f / x->t * x->e;
+    mem(B, CCS_OP_LAYERNORM, rc, 2 * act, 8 * act / x->e);
+    if (x->sp)
+        coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
+    gemm(B, rc, x->tok, x->f1, x->h, 1, x->e);
+    /* bias-GeLU reads and writes the inner tensor; SwiGLU reads two, writes one */
+    mem(B, CCS_OP_ELEMENTWISE, rc, inner * (x->f1 > x->f / x->t ? 3 : 2), 8 * inner / x->e);
+    gemm(B, rc, x->tok, x->h, x->f / x->t, 1, x->e);
+    coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, rt, full, x->tp,
+         x->tp_node, 1);
+    mem(B, CCS_OP_ELEMENTWISE, rc, act * (3 + (x->dropout ? 1 / x->e : 0)), act / x->e);
+}
+
+static void mlp_bwd(builder *B, const dims *x, int rc, int rt)
+{
+    double act = x->b * x->sq * x->h * x->e;
+    double full = x->b * x->s * x->h * x->e;
+    double inner = x->tok * x->f / x->t * x->e;
+    mem(B, CCS_OP_ELEMENTWISE, rc, act * (2 + (x->dropout ? 1 / x->e : 0)), act / x->e);
+    if (x->sp) /* backward of the reduce-scatter */
+        coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
+    gemm_bwd(B, rc, x->tok, x->h, x->f / x->t, x->e);
+    /* GeLU backward reads x and dy, writes dx; SwiGLU reads gate, up, dy, writes two */
+    mem(B, CCS_OP_ELEMENTWISE, rc, inner * (x->f1 > x->f / x->t ? 5 : 3), 12 * inner / x->e);
+    /* Sequence parallelism keeps only the s/t shard of FC1's input, so the
+     * weight gradient needs it all-gathered again (Megatron-LM's
+     * LinearWithGradAccumulationAndAsyncCommunication backward). */
+    if (x->sp)
+        coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
+    gemm_bwd(B, rc, x->tok, x->f1, x->h, x->e);
+    /* backward of the identity/all-gather at the block input */
+    coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, rt, full, x->tp,
+         x->tp_node, 1);
+    /* norm backward reads x, dy and the residual gradient, writes dx */
+    mem(B, CCS_OP_LAYERNORM, rc, 4 * act, 10 * act / x->e);
+}
+
+static void attn_bwd(builder *B, const dims *x, const ccs_plan *p, int rc, int rt)
+{
+    double act = x->b * x->sq * x->h * x->e;
+    double full = x->b * x->s * x->h * x->e;
+    double sc = x->b * x->at * x->s * x->s;
+    mem(B, CCS_OP_ELEMENTWISE, rc, act * (2 + (x->dropout ? 1 / x->e : 0)), act / x->e);
+    if (x->sp)
+        coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
+    gemm_bwd(B, rc, x->tok, x->h, x->at * x->d, x->e);
+    if (p->flash_attn) {
+        /* FlashAttention-2 backward: five s x s x d matmuls (S recomputed) vs two forward */
+        ccs_op *op = push(B, CCS_OP_ATTENTION, rc, 1);
+        if (op) {
+            op->m = x->s;
+            op->n = x->s;
+            op->k = x->d;
+            op->batch = x->b * x->at;
+            op->flops = 10.0 * x->b * x->s * x->s * x->d * x->at;
+            op->bytes = x->tok * (2 * x->qkv + 2 * x->at * x->d) * x->e;
+        }
+    } else {
+        /* context: dP = dO V^T and dV = P^T dO */
+        gemm(B, rc, x->s, x->s, x->d, x->b * x->at, x->e);
+        gemm(B, rc, x->s, x->d, x->s, x->b * x->at, x->e);
+        if (x->dropout)
+            mem(B, CCS_OP_ELEMENTWISE, rc, sc * (2 * x->e + 1), sc);
+        /* softmax backward reads y and dy, writes dx */
+        mem(B, CCS_OP_SOFTMAX, rc, 3 * sc * x->e, 4 * sc);
+        /* scores: dQ = dS K and dK = dS^T Q */
+        gemm(B, rc, x->s, x->d, x->s, x->b * x->at, x->e);
+        gemm(B, rc, x->s, x->d, x->s, x->b * x->at, x->e);
+    }
+    if (x->sp) /* re-gather the QKV input for its weight gradient, as for FC1 */
+        coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
+    gemm_bwd(B, rc, x->tok, x->qkv, x->h, x->e);
+    coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, rt, full, x->tp,
+         x->tp_node, 1);
+    mem(B, CCS_OP_LAYERNORM, rc, 4 * act, 10 * act / x->e);
+}
+
+void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, ccs_oplist *out)
+{
+    memset(out, 0, sizeof *out);
+    builder B = {out, p->dtype};
+    dims x;
+    x.tp = p->tp;
+    x.t = p->tp;
+    x.b = p->mbs;
+    x.s = p->seq;
+    x.sp = p->sp && p->tp > 1;
+    x.sq = x.sp ? x.s / x.t : x.s;
+    x.h = m->hidden;
+    x.f = m->ffn;
+    /* fp8 GEMMs still keep activations in 16-bit outside the matmuls */
+    x.e = dtype_bytes(p->dtype) < 2 ? 2 : dtype_bytes(p->dtype);
+    x.d = (double)m->hidden / m->heads;
+    x.at = (double)m->heads / p->tp;
+    /* with tp > kv_heads, each device keeps one (replicated) kv head */
+    x.gt = m->kv_heads >= p->tp ? (double)m->kv_heads / p->tp : 1.0;
+    x.qkv = (x.at + 2 * x.gt) * x.d;
+    x.f1 = (m->gated ? 2.0 : 1.0) * x.f / x.t;
+    x.V = regions_padded_vocab(m, p->tp);
+    x.tok = x.b * x.s;
+    x.dropout = m->bias; /* GPT-style blocks train with dropout, Llama-style without */
+    x.tp_node = members_per_node(p->tp, 1, devices_per_node);
+
+    attn_fwd(&B, &x, p, CCS_RG_FWD_ATTN, CCS_RG_FWD_ATTN_TP, 0);
+    mlp_fwd(&B, &x, CCS_RG_FWD_MLP, CCS_RG_FWD_MLP_TP);
+    if (p->recompute == CCS_RECOMPUTE_FULL) {
+        attn_fwd(&B, &x, p, CCS_RG_RECOMP_ATTN, CCS_RG_RECOMP_ATTN_TP, 0);
+        mlp_fwd(&B, &x, CCS_RG_RECOMP_MLP, CCS_RG_RECOMP_MLP_TP);
+    } else if (p->recompute == CCS_RECOMPUTE_SELECTIVE && !p->flash_attn) {
+        attn_fwd(&B, &x, p, CCS_RG_RECOMP_ATTN, CCS_RG_RECOMP_ATTN_TP, 1);
+    }
+    mlp_bwd(&B, &x, CCS_RG_BWD_MLP, CCS_RG_BWD_MLP_TP);
+    attn_bwd(&B, &x, p, CCS_RG_BWD_ATTN, CCS_RG_BWD_ATTN_TP);
+
+    /* Embedding (first stage): a vocabulary-parallel lookup, then the partial
+     * sums are all-reduced (reduce-scattered with sp); backward scatters the
+     * gradient into the fp32 table shard. */
+    double full = x.tok * x.h * x.e;
+    double act = x.b * x.sq * x.h * x.e;
+    mem(&B, CCS_OP_ELEMENTWISE, CCS_RG_EMBED_FWD, 2 * full + (m->max_pos ? 2 * full : 0),
+        x.tok * x.h);
+    coll(&B, x.sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, CCS_RG_EMBED_TP, full,
+         x.tp, x.tp_node, 1);
+    mem(&B, CCS_OP_ELEMENTWISE, CCS_RG_EMBED_BWD, 2 * full + x.V / x.t * x.h * 4, x.tok * x.h);
+
+    /* Output head (last stage): final norm, logits GEMM against the vocabulary
+     * shard, vocabulary-parallel cross-entropy in fp32 with two small
+     * all-reduces (max and sum), and its backward. */
+    double logits = x.tok * x.V / x.t * 4.0;
+    mem(&B, CCS_OP_LAYERNORM, CCS_RG_HEAD_FWD, 2 * act, 8 * act / x.e);
+    if (x.sp)
+        coll(&B, CCS_OP_ALLGATHER, CCS_COMM_TP, CCS_RG_HEAD_TP, full, x.tp, x.tp_node, 1);
+    gemm(&B, CCS_RG_HEAD_FWD, x.tok, x.V / x.t, x.h, 1, x.e);
+    mem(&B, CCS_OP_ELEMENTWISE, CCS_RG_HEAD_FWD, 3 * logits, 4 * logits / 4.0);
+    coll(&B, CCS_OP_ALLREDUCE, CCS_COMM_TP, CCS_RG_HEAD_TP, x.tok * 4.0, x.tp, x.tp_node, 2);
+    mem(&B, CCS_OP_ELEMENTWISE, CCS_RG_HEAD_BWD, 2 * logits, logits / 4.0);
+    gemm_bwd(&B, CCS_RG_HEAD_BWD, x.tok, x.V / x.t, x.h, x.e);
+    coll(&B, x.sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, CCS_RG_HEAD_TP, full,
+         x.tp, x.tp_node, 1);
+    mem(&B, CCS_OP_LAYERNORM, CCS_RG_HEAD_BWD, 4 * act, 10 * act / x.e);
+
+    /* Parameters per device of the first and last stage. */
+    int ls = m->layers / p->pp;
+    double lay = ls * model_layer_params(m) / x.t;
+    double emb = (x.V + m->max_pos) * x.h / x.t;
+    double head = (x.V * x.h) / x.t + x.h; /* a tied head keeps a copy on the last stage */
+    out->layers_per_stage = ls;
+    out->micro_batches = plan_micro_batches(p);
+    if (p->pp == 1) {
+        out->params_stage_first = lay + emb + (m->tied ? x.h : head);
+        out->params_stage_last = out->params_stage_first;
+    } else {
+        out->params_stage_first = lay + emb;
+        out->params_stage_last = lay + head;
+    }
+
+    /* Optimizer step over the local parameters (mixed-precision Adam with fp32
+     * main gradients, as Megatron-LM): grad-norm and inf check read the fp32
+     * grads (8 B/param), Adam reads param, grad, m, v and writes param, m, v
+     * (28), the 16-bit copy reads fp32 and writes 16-bit (6), the grad buffer
+     * is zeroed (4): 46 bytes per parameter; 36 when training in fp32. */
+    double pmax = out->params_stage_first > out->params_stage_last ? out->params_stage_first
+                                                                   : out->params_stage_last;
+    double shard = p->zero >= 1 ? p->dp : 1;
+    double per_param = dtype_bytes(p->dtype) >= 4 ? 36.0 : 46.0;
+    mem(&B, CCS_OP_ELEMENTWISE, CCS_RG_OPTIMIZER, pmax * per_param / shard, 12 * pmax / shard);
+
+    /* Data parallelism: gradients reduced in fp32 (Megatron main grads). The DP
+     * group strides over tp ranks. ZeRO-1/2 reduce-scatter the gradients and
+     * all-gather the updated 16-bit parameters; ZeRO-3 also all-gathers the
+     * parameters in every micro-batch's forward and backward. */
+    if (p->dp > 1) {
+        int dp_node = members_per_node(p->dp, p->tp, devices_per_node);
+        double gbytes = pmax * 4.0 * p->comm_compress;
+        double wbytes = pmax * x.e * p->comm_compress;
+        if (p->zero == 0) {
+            coll(&B, CCS_OP_ALLREDUCE, CCS_COMM_DP, CCS_RG_DP_COMM, gbytes, p->dp, dp_node, 1);
+        } else {
+            coll(&B, CCS_OP_REDUCESCATTER, CCS_COMM_DP, CCS_RG_DP_COMM, gbytes, p->dp, dp_node, 1);
+            coll(&B, CCS_OP_ALLGATHER, CCS_COMM_DP, CCS_RG_DP_COMM, wbytes, p->dp, dp_node, 1);
+        }
+        if (p->zero == 3)
+            coll(&B, CCS_OP_ALLGATHER, CCS_COMM_DP, CCS_RG_ZERO_GATHER, wbytes, p->dp, dp_node, 2);
+    }
+
+    /* Pipeline: one activation (or gradient) per stage boundary per micro-batch.
+     * Each TP rank sends its 1/t share (sequence-parallel activations are already
+     * split; otherwise Megatron's scatter/gather optimisation, Narayanan et al.
+     * 2021 section 4.1). Stages are tp*dp ranks apart. */
+    if (p->pp > 1) {
+        int64_t stride = (int64_t)p->tp * p->dp;
+        int intra = stride * p->pp <= devices_per_node;
+        coll(&B, CCS_OP_P2P, CCS_COMM_PP, CCS_RG_PP_COMM, full / x.t, 2, intra ? 2 : 1, 1);
+    }
+}
+
+static const struct {
+    const char *name;
+    int scope;
+    int comm;
+} region_info[CCS_RG_N] = {
+    [CCS_RG_FWD_ATTN] = {"fwd.attn", CCS_SCOPE_LAYER, 0},
+    [CCS_RG_FWD_ATTN_TP] = {"fwd.attn.tp", CCS_SCOPE_LAYER, 1},
+    [CCS_RG_FWD_MLP] = {"fwd.mlp", CCS_SCOPE_LAYER, 0},
+    [CCS_RG_FWD_MLP_TP] = {"fwd.mlp.tp", CCS_SCOPE_LAYER, 1},
+    [CCS_RG_RECOMP_ATTN] = {"recompute.attn", CCS_SCOPE_LAYER, 0},
+    [CCS_RG_RECOMP_ATTN_TP] = {"recompute.attn.tp", CCS_SCOPE_LAYER, 1},
+    [CCS_RG_RECOMP_MLP] = {"recompute.mlp", CCS_SCOPE_LAYER, 0},
+    [CCS_RG_RECOMP_MLP_TP] = {"recompute.mlp.tp", CCS_SCOPE_LAYER, 1},
+    [CCS_RG_BWD_MLP] = {"bwd.mlp", CCS_SCOPE_LAYER, 0},
+    [CCS_RG_BWD_MLP_TP] = {"bwd.mlp.tp", CCS_SCOPE_LAYER, 1},
+    [CCS_RG_BWD_ATTN] = {"bwd.attn", CCS_SCOPE_LAYER, 0},
+    [CCS_RG_BWD_ATTN_TP] = {"bwd.attn.tp", CCS_SCOPE_LAYER, 1},
+    [CCS_RG_EMBED_FWD] = {"embed.fwd", CCS_SCOPE_FIRST, 0},
+    [CCS_RG_EMBED_BWD] = {"embed.bwd", CCS_SCOPE_FIRST, 0},
+    [CCS_RG_EMBED_TP] = {"embed.tp", CCS_SCOPE_FIRST, 1},
+    [CCS_RG_HEAD_FWD] = {"head.fwd", CCS_SCOPE_LAST, 0},
+    [CCS_RG_HEAD_BWD] = {"head.bwd", CCS_SCOPE_LAST, 0},
+    [CCS_RG_HEAD_TP] = {"head.tp", CCS_SCOPE_LAST, 1},
+    [CCS_RG_OPTIMIZER] = {"optimizer", CCS_SCOPE_ITER, 0},
+    [CCS_RG_DP_COMM] = {"dp.grad", CCS_SCOPE_ITER, 1},
+    [CCS_RG_ZERO_GATHER] = {"dp.zero3_gather", CCS_SCOPE_MICRO, 1},
+    [CCS_RG_PP_COMM] = {"pp.p2p", CCS_SCOPE_ITER, 1},
+};
+
+const char *region_name(int region)
+{
+    return (region >= 0 && region < CCS_RG_N) ? region_info[region].name : "?";
+}
+
+int region_scope(int region)
+{
+    return (region >= 0 && region < CCS_RG_N) ? region_info[region].scope : -1;
+}
+
+int region_is_comm(int region)
+{
+    return (region >= 0 && region < CCS_RG_N) ? region_info[region].comm : 0;
+}
+
+static const char *const opkind_names[CCS_OP_N] = {
+    "gemm",      "bmm",       "elementwise",   "layernorm", "softmax",
+    "attention", "allreduce", "allgather", "reducescatter", "p2p"};
+
+const char *opkind_name(int kind)
+{
+    return (kind >= 0 && kind < CCS_OP_N) ? opkind_names[kind] : "?";
+}
+
+int opkind_parse(const char *s)
+{
+    for (int i = 0; i < CCS_OP_N; i++)
+        if (s && strcmp(s, opkind_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+int opkind_is_collective(int kind)
+{
+    return kind >= CCS_OP_ALLREDUCE && kind <= CCS_OP_P2P;
+}
