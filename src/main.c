@@ -9,8 +9,11 @@ static const struct {
     int (*fn)(int, char **);
     const char *help;
 } commands[] = {
+    {"run", cli_run, "sweep a spec's scenario grid with MPI into a SQLite database"},
     {"project", cli_project, "project one model x hardware x plan scenario"},
     {"list", cli_list, "list catalog models, hardware or evolution rules"},
+    {"validate", cli_validate, "compare operator-model projections with measured iterations"},
+    {"report", cli_report, "write a report with plots from a sweep database"},
 };
 
 static void usage(FILE *f)

@@ -11,6 +11,9 @@
 
 int cli_project(int argc, char **argv);
 int cli_list(int argc, char **argv);
+int cli_run(int argc, char **argv);      /* cli_run.c: the MPI sweep */
+int cli_validate(int argc, char **argv); /* cli_validate.c: projection vs measurement */
+int cli_report(int argc, char **argv);   /* cli_report.c: report and plots from a database */
 
 /* Shared helpers for subcommands. */
 
