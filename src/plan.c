@@ -55,8 +55,6 @@ int plan_check(const ccs_model *m, const ccs_hw *hw, const ccs_plan *p)
         return CCS_R_TP_KV;
     if (m->ffn % p->tp != 0)
         return CCS_R_TP_FFN;
-    if (m->hidden % p->tp != 0)
-        return CCS_R_TP_HIDDEN;
     if (m->layers % p->pp != 0)
         return CCS_R_PP_LAYERS;
     if (p->vpp > 1 && (p->pp == 1 || (m->layers / p->pp) % p->vpp != 0))
@@ -77,8 +75,8 @@ int plan_check(const ccs_model *m, const ccs_hw *hw, const ccs_plan *p)
 }
 
 static const char *const reason_names[CCS_R_N] = {
-    "ok",       "nonpositive", "devices", "tp_heads", "tp_kv",      "tp_ffn",
-    "tp_hidden", "pp_layers",  "vpp",     "vpp_micro", "batch",     "seq_sp",
+    "ok",        "nonpositive", "devices", "tp_heads", "tp_kv",  "tp_ffn",
+    "pp_layers", "vpp",         "vpp_micro", "batch", "seq_sp",
     "dtype",    "zero",        "recompute", "oom"};
 
 static const char *const reason_texts[CCS_R_N] = {
@@ -88,7 +86,6 @@ static const char *const reason_texts[CCS_R_N] = {
     "tp does not divide the attention heads",
     "tp and kv_heads do not divide one another",
     "tp does not divide the FFN width",
-    "tp does not divide hidden",
     "pp does not divide the layers",
     "vpp needs pp > 1 and must divide layers/pp",
     "interleaving needs the micro-batch count divisible by pp",

@@ -37,7 +37,6 @@ typedef enum ccs_reason {
     CCS_R_TP_HEADS,     /* tp does not divide heads */
     CCS_R_TP_KV,        /* tp and kv_heads: neither divides the other */
     CCS_R_TP_FFN,       /* tp does not divide ffn */
-    CCS_R_TP_HIDDEN,    /* tp does not divide hidden */
     CCS_R_PP_LAYERS,    /* pp does not divide layers */
     CCS_R_VPP,          /* vpp needs pp > 1 and vpp dividing layers/pp */
     CCS_R_VPP_MICRO,    /* interleaving needs micro-batches divisible by pp */

@@ -1,0 +1,186 @@
+/* test_memory.c - per-device memory against Korthikanti et al. 2022
+ * (arXiv 2205.05198): their activation equations evaluated by hand here, and
+ * their measured per-GPU memory (tests/data/korthikanti2022_memory.csv). */
+#include "testutil.h"
+
+#include "ccsweep/memory.h"
+#include "ccsweep/regions.h"
+
+static ccs_catalog *cat;
+
+static int setup(void **state)
+{
+    (void)state;
+    cat = test_catalog();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    catalog_free(cat);
+    return 0;
+}
+
+/* A GPT-3-style model as in Korthikanti et al. (vocab 51200, learned positions). */
+static ccs_model gpt(int layers, int hidden, int heads)
+{
+    ccs_model m = {.layers = layers, .hidden = hidden, .heads = heads, .vocab = 51200,
+                   .max_pos = 2048, .bias = 1, .tied = 1};
+    strcpy(m.name, "gpt");
+    model_fill_defaults(&m);
+    return m;
+}
+
+static ccs_plan plan(int tp, int pp, int gbs, int mbs, int vpp, int sp, int rc)
+{
+    ccs_plan p;
+    plan_defaults(&p);
+    p.tp = tp;
+    p.pp = pp;
+    p.dp = 1;
+    p.gbs = gbs;
+    p.mbs = mbs;
+    p.vpp = vpp;
+    p.seq = 2048;
+    p.sp = (int8_t)sp;
+    p.recompute = (int8_t)rc;
+    plan_derive(&p);
+    return p;
+}
+
+/* Korthikanti eqs. 2-6, per layer, bytes, 16-bit activations:
+ *   no parallelism:     sbh (34 + 5as/h)
+ *   tensor parallel:    sbh (10 + 24/t + 5as/(ht))
+ *   tp + sp:            sbh/t (34 + 5as/h)
+ *   tp + sp, selective: sbh/t * 34
+ *   full recompute:     2sbh (input of each layer), /t with sp */
+static void test_activation_equations(void **state)
+{
+    (void)state;
+    ccs_model m = gpt(96, 12288, 96);
+    double s = 2048, b = 1, h = 12288, a = 96, t = 8;
+    double sbh = s * b * h;
+    ccs_plan p = plan(1, 1, 1, 1, 1, 0, CCS_RECOMPUTE_NONE);
+    assert_rel(memory_act_per_layer(&m, &p), sbh * (34 + 5 * a * s / h), 1e-12);
+    p = plan(8, 1, 1, 1, 1, 0, CCS_RECOMPUTE_NONE);
+    assert_rel(memory_act_per_layer(&m, &p), sbh * (10 + 24 / t + 5 * a * s / (h * t)), 1e-12);
+    p = plan(8, 1, 1, 1, 1, 1, CCS_RECOMPUTE_NONE);
+    assert_rel(memory_act_per_layer(&m, &p), sbh / t * (34 + 5 * a * s / h), 1e-12);
+    p = plan(8, 1, 1, 1, 1, 1, CCS_RECOMPUTE_SELECTIVE);
+    assert_rel(memory_act_per_layer(&m, &p), sbh / t * 34, 1e-12);
+    p = plan(8, 1, 1, 1, 1, 0, CCS_RECOMPUTE_SELECTIVE);
+    assert_rel(memory_act_per_layer(&m, &p), sbh * (10 + 24 / t), 1e-12);
+    p = plan(8, 1, 1, 1, 1, 0, CCS_RECOMPUTE_FULL);
+    assert_rel(memory_act_per_layer(&m, &p), 2 * sbh, 1e-12);
+    p = plan(8, 1, 1, 1, 1, 1, CCS_RECOMPUTE_FULL);
+    assert_rel(memory_act_per_layer(&m, &p), 2 * sbh / t, 1e-12);
+}
+
+/* Pipeline: the first stage holds p micro-batches of L/p layers (L layers'
+ * worth); interleaving multiplies by 1 + (p-1)/(p*vpp) (Korthikanti eq. 7/8). */
+static void test_in_flight(void **state)
+{
+    (void)state;
+    ccs_model m = gpt(96, 12288, 96);
+    ccs_plan p = plan(8, 8, 64, 1, 3, 1, CCS_RECOMPUTE_SELECTIVE);
+    ccs_oplist ops;
+    regions_build(&m, &p, 8, &ops);
+    ccs_memory mem;
+    memory_footprint(&m, &p, ops.params_stage_first, ops.params_stage_last, &mem);
+    double layer = 2048.0 * 12288 / 8 * 34;
+    double expect = layer * 96 * (1 + 7.0 / 24) + 2048.0 * 12288 / 8 * 8; /* + embedding masks */
+    assert_rel(mem.activations, expect, 1e-9);
+    /* fewer micro-batches than stages: only m are in flight */
+    p = plan(8, 8, 4, 1, 1, 1, CCS_RECOMPUTE_SELECTIVE);
+    memory_footprint(&m, &p, ops.params_stage_first, ops.params_stage_last, &mem);
+    assert_rel(mem.activations, layer * 12 * 4 + 2048.0 * 12288 / 8 * 4, 1e-9);
+}
+
+/* Model states: 2 (bf16 weights) + 4 (fp32 grads) + 12 (Adam) bytes/param;
+ * ZeRO-1 shards the 12, ZeRO-2 also the 4, ZeRO-3 also the 2 over dp. */
+static void test_zero_sharding(void **state)
+{
+    (void)state;
+    ccs_model m = gpt(24, 2048, 16);
+    ccs_memory mem;
+    for (int z = 0; z <= 3; z++) {
+        ccs_plan p = plan(1, 1, 8, 1, 1, 0, CCS_RECOMPUTE_NONE);
+        p.dp = 8;
+        p.devices = 8;
+        p.zero = (int8_t)z;
+        ccs_oplist ops;
+        regions_build(&m, &p, 8, &ops);
+        memory_footprint(&m, &p, ops.params_stage_first, ops.params_stage_last, &mem);
+        double P = ops.params_stage_first;
+        assert_rel(mem.weights, P * 2 / (z >= 3 ? 8 : 1), 1e-12);
+        assert_rel(mem.grads, P * 4 / (z >= 2 ? 8 : 1), 1e-12);
+        assert_rel(mem.optimizer, P * 12 / (z >= 1 ? 8 : 1), 1e-12);
+    }
+}
+
+/* Measured per-GPU memory (Korthikanti et al. Figure 1, first pipeline stage):
+ * model states and activations each within 10%. */
+static void test_measured_memory(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        int layers, hidden, heads, pp, gbs, vpp;
+    } runs[] = {{"22B", 48, 6144, 64, 1, 4, 1},
+                {"175B", 96, 12288, 96, 8, 64, 3},
+                {"530B", 105, 20480, 128, 35, 280, 3},
+                {"1T", 128, 25600, 160, 64, 512, 1}};
+    FILE *f = fopen("tests/data/korthikanti2022_memory.csv", "r");
+    assert_non_null(f);
+    char line[512];
+    int rows = 0;
+    printf("  %-5s %-11s %9s %9s %7s\n", "model", "quantity", "proj GiB", "meas GiB", "error");
+    while (fgets(line, sizeof line, f)) {
+        char name[32];
+        double wo, an, asel;
+        if (line[0] == '#' || sscanf(line, "%31[^,],%lf,%lf,%lf", name, &wo, &an, &asel) != 4)
+            continue;
+        for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+            if (strcmp(runs[i].name, name))
+                continue;
+            ccs_model m = gpt(runs[i].layers, runs[i].hidden, runs[i].heads);
+            int mbs = runs[i].pp == 1 ? 4 : 1;
+            ccs_plan none = plan(8, runs[i].pp, runs[i].gbs, mbs, runs[i].vpp, 0,
+                                 CCS_RECOMPUTE_NONE);
+            ccs_plan sel = plan(8, runs[i].pp, runs[i].gbs, mbs, runs[i].vpp, 1,
+                                CCS_RECOMPUTE_SELECTIVE);
+            ccs_oplist ops;
+            ccs_memory mn, ms;
+            regions_build(&m, &none, 8, &ops);
+            memory_footprint(&m, &none, ops.params_stage_first, ops.params_stage_first, &mn);
+            memory_footprint(&m, &sel, ops.params_stage_first, ops.params_stage_first, &ms);
+            double g = 1073741824.0;
+            const struct {
+                const char *q;
+                double proj, meas;
+            } cmp[] = {{"weights_opt", (mn.weights + mn.grads + mn.optimizer) / g, wo},
+                       {"act_none", mn.activations / g, an},
+                       {"act_sp_sel", ms.activations / g, asel}};
+            for (int k = 0; k < 3; k++) {
+                printf("  %-5s %-11s %9.2f %9.2f %+6.1f%%\n", name, cmp[k].q, cmp[k].proj,
+                       cmp[k].meas, 100 * (cmp[k].proj - cmp[k].meas) / cmp[k].meas);
+                assert_rel(cmp[k].proj, cmp[k].meas, 0.10);
+            }
+            rows++;
+        }
+    }
+    fclose(f);
+    assert_int_equal(rows, 4);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_activation_equations),
+        cmocka_unit_test(test_in_flight),
+        cmocka_unit_test(test_zero_sharding),
+        cmocka_unit_test(test_measured_memory),
+    };
+    return cmocka_run_group_tests_name("memory", tests, setup, teardown);
+}

@@ -1,0 +1,109 @@
+/* test_model.c - parameter counts, checked against hand calculations written
+ * out here from each architecture's published shape. */
+#include "testutil.h"
+
+#include "ccsweep/model.h"
+
+static ccs_catalog *cat;
+
+static int setup(void **state)
+{
+    (void)state;
+    cat = test_catalog();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    catalog_free(cat);
+    return 0;
+}
+
+/* GPT-3 175B (Brown et al. 2020, Table 2.1: 96 layers, d_model 12288, 96 heads,
+ * vocab 50257, context 2048, learned positions, tied head). Per layer:
+ * QKV 3h^2 + 3h, out h^2 + h, MLP 8h^2 + 5h, two LayerNorms 4h = 12h^2 + 13h. */
+static void test_gpt3_params(void **state)
+{
+    (void)state;
+    const ccs_model *m = catalog_model(cat, "gpt3-175b");
+    assert_non_null(m);
+    double h = 12288, L = 96, V = 50257, P = 2048;
+    double layer = 12 * h * h + 13 * h;
+    double total = L * layer + V * h + P * h + 2 * h; /* + final LayerNorm */
+    assert_rel(model_layer_params(m), layer, 1e-12);
+    assert_rel(model_params(m), total, 1e-12);
+    assert_rel(total, 174604259328.0, 1e-12); /* the sum above, evaluated */
+    assert_rel(model_params(m), 175e9, 0.005); /* the paper's "175B" */
+}
+
+/* Llama 2 70B (Touvron et al. 2023): 80 layers, h 8192, 64 heads, 8 KV heads
+ * (GQA, kv dim 1024), SwiGLU FFN 28672, vocab 32000, RMSNorm, no biases,
+ * untied head. Per layer: Q and O 2h^2, K and V 2*h*1024, MLP 3*h*f, norms 2h. */
+static void test_llama2_70b_params(void **state)
+{
+    (void)state;
+    const ccs_model *m = catalog_model(cat, "llama2-70b");
+    assert_non_null(m);
+    double h = 8192, L = 80, f = 28672, V = 32000, kv = 1024;
+    double layer = 2 * h * h + 2 * h * kv + 3 * h * f + 2 * h;
+    assert_rel(layer, 855654400.0, 1e-12);
+    double total = L * layer + 2 * V * h + h;
+    assert_rel(model_params(m), total, 1e-12);
+    assert_rel(total, 68976648192.0, 1e-12); /* Hugging Face reports 68.98B */
+}
+
+/* Llama 3 8B (Meta 2024 model card): 32 layers, h 4096, 32 heads, 8 KV heads,
+ * FFN 14336, vocab 128256, untied: 8,030,261,248 parameters. */
+static void test_llama3_8b_params(void **state)
+{
+    (void)state;
+    const ccs_model *m = catalog_model(cat, "llama3-8b");
+    assert_non_null(m);
+    double h = 4096, L = 32, f = 14336, V = 128256, kv = 1024;
+    double total = L * (2 * h * h + 2 * h * kv + 3 * h * f + 2 * h) + 2 * V * h + h;
+    assert_rel(model_params(m), total, 1e-12);
+    assert_rel(total, 8030261248.0, 1e-12);
+}
+
+/* Megatron 1T (Narayanan et al. 2021, Table 1: 128 layers, h 25600, 160 heads,
+ * vocab 51200): the paper's 12 L h^2 (1 + 13/(12h) + (V + s)/(12 L h)) = 1008B. */
+static void test_megatron_1t_params(void **state)
+{
+    (void)state;
+    const ccs_model *m = catalog_model(cat, "megatron-1t");
+    assert_non_null(m);
+    double h = 25600, L = 128, V = 51200, s = 2048;
+    double eq2 = 12 * L * h * h * (1 + 13 / (12 * h) + (V + s) / (12 * L * h));
+    assert_rel(model_params(m), eq2, 1e-6);
+    assert_rel(model_params(m), 1008e9, 0.001);
+}
+
+static void test_validate(void **state)
+{
+    (void)state;
+    ccs_model m = {.name = "x", .layers = 2, .hidden = 100, .heads = 3, .vocab = 10};
+    model_fill_defaults(&m);
+    ccs_err err;
+    assert_int_equal(model_validate(&m, &err), CCS_EINPUT); /* 3 does not divide 100 */
+    assert_non_null(strstr(err.msg, "heads"));
+    m.heads = 4;
+    m.kv_heads = 3;
+    assert_int_equal(model_validate(&m, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "kv_heads"));
+    m.kv_heads = 2;
+    assert_int_equal(model_validate(&m, &err), CCS_OK);
+    m.layers = 0;
+    assert_int_equal(model_validate(&m, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "layers"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gpt3_params),       cmocka_unit_test(test_llama2_70b_params),
+        cmocka_unit_test(test_llama3_8b_params),  cmocka_unit_test(test_megatron_1t_params),
+        cmocka_unit_test(test_validate),
+    };
+    return cmocka_run_group_tests_name("model", tests, setup, teardown);
+}

@@ -1,0 +1,203 @@
+/* test_timeline.c - whole-iteration projections: the eight measured iteration
+ * times of Korthikanti et al. 2022 (tests/data/korthikanti2022.csv) on the
+ * catalog's a100-80g with one set of constants, and the timeline's invariants. */
+#include "testutil.h"
+
+static ccs_catalog *cat;
+
+static int setup(void **state)
+{
+    (void)state;
+    cat = test_catalog();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    catalog_free(cat);
+    return 0;
+}
+
+/* Korthikanti et al. Table 5: GPT models, vocab 51200, seq 2048, TP 8, no DP;
+ * full recompute vs sequence parallelism + selective recompute. Mean absolute
+ * error <= 5% and every row <= 10%. */
+static void test_korthikanti_iteration_times(void **state)
+{
+    (void)state;
+    const ccs_hw *a100 = catalog_hw(cat, "a100-80g");
+    assert_non_null(a100);
+    FILE *f = fopen("tests/data/korthikanti2022.csv", "r");
+    assert_non_null(f);
+    char line[512];
+    double sum = 0, worst = 0;
+    int n = 0;
+    printf("  %-5s %-22s %10s %10s %8s\n", "model", "mode", "proj (s)", "meas (s)", "error");
+    while (fgets(line, sizeof line, f)) {
+        char name[32];
+        int heads, hidden, layers, tp, pp, gpus, gbs, mbs, vpp;
+        double full, spsel;
+        if (line[0] == '#' ||
+            sscanf(line, "%31[^,],%d,%d,%d,%d,%d,%d,%d,%d,%d,%lf,%lf", name, &heads, &hidden,
+                   &layers, &tp, &pp, &gpus, &gbs, &mbs, &vpp, &full, &spsel) != 12)
+            continue;
+        ccs_model m = {.layers = layers, .hidden = hidden, .heads = heads, .vocab = 51200,
+                       .max_pos = 2048, .bias = 1, .tied = 1};
+        strcpy(m.name, name);
+        model_fill_defaults(&m);
+        for (int mode = 0; mode < 2; mode++) {
+            ccs_plan p;
+            plan_defaults(&p);
+            p.tp = tp;
+            p.pp = pp;
+            p.devices = gpus;
+            p.gbs = gbs;
+            p.mbs = mbs;
+            p.vpp = vpp;
+            p.seq = 2048;
+            p.recompute = mode ? CCS_RECOMPUTE_SELECTIVE : CCS_RECOMPUTE_FULL;
+            p.sp = (int8_t)mode;
+            ccs_result r;
+            test_project(&m, &p, a100, &r, NULL);
+            assert_int_equal(r.status, CCS_ST_OK);
+            double meas = mode ? spsel : full;
+            double err = (r.t_iter - meas) / meas;
+            printf("  %-5s %-22s %10.3f %10.2f %+7.1f%%\n", name,
+                   mode ? "sp + selective" : "full recompute", r.t_iter, meas, 100 * err);
+            sum += fabs(err);
+            worst = fmax(worst, fabs(err));
+            n++;
+        }
+    }
+    fclose(f);
+    assert_int_equal(n, 8);
+    printf("  mean absolute error %.1f%%, max %.1f%%\n", 100 * sum / n, 100 * worst);
+    assert_true(sum / n <= 0.05);
+    assert_true(worst <= 0.10);
+}
+
+static ccs_plan gpt3_plan(void)
+{
+    ccs_plan p;
+    plan_defaults(&p);
+    p.devices = 1024;
+    p.tp = 8;
+    p.pp = 8;
+    p.gbs = 1536;
+    p.mbs = 1;
+    p.seq = 2048;
+    p.recompute = CCS_RECOMPUTE_SELECTIVE;
+    p.sp = 1;
+    return p;
+}
+
+static void project_gen(const char *hw, int gen, ccs_plan *p, ccs_result *r)
+{
+    const ccs_model *m = catalog_model(cat, "gpt3-175b");
+    const ccs_hw *base = catalog_hw(cat, hw);
+    const ccs_evolution *ev = catalog_evolution(cat, "memory-wall");
+    assert_non_null(m);
+    assert_non_null(base);
+    ccs_hw h;
+    hw_evolve(base, ev, gen, &h);
+    ccs_cost c;
+    plan_derive(p);
+    cost_init(&c, &h, NULL, ev, gen, p);
+    timeline_project(m, p, &c, r, NULL);
+}
+
+/* The pieces add up: t_iter = compute + exposed comm + bubble; exposed <= total. */
+static void test_invariants(void **state)
+{
+    (void)state;
+    ccs_plan p = gpt3_plan();
+    ccs_result r;
+    project_gen("a100-80g", 0, &p, &r);
+    assert_int_equal(r.status, CCS_ST_OK);
+    assert_int_equal(p.dp, 16);
+    assert_int_equal(r.micro_batches, 96);
+    assert_rel(r.t_iter, r.t_compute + r.t_comm_exposed + r.t_bubble, 1e-12);
+    assert_rel(r.t_comm_exposed, r.t_tp_comm_exposed + r.t_dp_comm_exposed + r.t_pp_comm, 1e-12);
+    assert_rel(r.t_comm, r.t_tp_comm + r.t_dp_comm + r.t_pp_comm, 1e-12);
+    assert_true(r.t_dp_comm_exposed <= r.t_dp_comm);
+    assert_true(r.t_dp_comm > 0);
+    assert_true(r.hidden_fraction >= 0 && r.hidden_fraction <= 1);
+    assert_rel(r.comm_fraction, r.t_comm_exposed / r.t_iter, 1e-12);
+    /* 1F1B bubble: (p-1)/m of the ideal time, i.e. 7 micro-batch times of 96 */
+    assert_rel(r.t_bubble, 7.0 / 96 * (r.t_iter - r.t_bubble - r.t_pp_comm - r.t_dp_comm_exposed -
+                                       r.t_optimizer),
+               1e-9);
+    assert_rel(r.tokens_per_s, 1536.0 * 2048 / r.t_iter, 1e-12);
+    assert_true(r.mfu > 0.2 && r.mfu < 0.8);
+    assert_true(r.t_iter_lo <= r.t_iter && r.t_iter <= r.t_iter_hi);
+}
+
+/* Newer and future hardware: smaller times, larger communication share
+ * (compute grows 3x per generation, networks 1.4x under memory-wall). */
+static void test_hardware_trend(void **state)
+{
+    (void)state;
+    ccs_plan p = gpt3_plan();
+    ccs_result a, h, g2;
+    project_gen("a100-80g", 0, &p, &a);
+    p = gpt3_plan();
+    project_gen("h100-sxm", 0, &p, &h);
+    p = gpt3_plan();
+    project_gen("a100-80g", 2, &p, &g2);
+    assert_true(h.t_iter < a.t_iter);
+    assert_true(h.comm_fraction > a.comm_fraction);
+    assert_true(g2.t_iter < a.t_iter);
+    assert_true(g2.comm_fraction > a.comm_fraction);
+}
+
+/* Overlap switches: DP overlap hides gradient reduction, TP overlap hides part
+ * of the tensor-parallel collectives; neither can make things slower. */
+static void test_overlap(void **state)
+{
+    (void)state;
+    ccs_plan p = gpt3_plan();
+    ccs_result on, off, tpo;
+    project_gen("a100-80g", 0, &p, &on);
+    p = gpt3_plan();
+    p.dp_overlap = 0;
+    project_gen("a100-80g", 0, &p, &off);
+    assert_rel(off.t_dp_comm_exposed, off.t_dp_comm, 1e-12);
+    assert_true(on.t_dp_comm_exposed < off.t_dp_comm_exposed);
+    assert_true(on.t_iter < off.t_iter);
+    p = gpt3_plan();
+    p.tp_overlap = 1;
+    project_gen("a100-80g", 0, &p, &tpo);
+    assert_true(tpo.t_tp_comm_exposed < on.t_tp_comm_exposed);
+    assert_rel(tpo.t_tp_comm, on.t_tp_comm, 1e-12);
+}
+
+/* A plan whose memory exceeds the device is projected but flagged oom. */
+static void test_oom(void **state)
+{
+    (void)state;
+    ccs_plan p = gpt3_plan();
+    p.tp = 1;
+    p.pp = 1;
+    p.sp = 0;
+    p.devices = 64;
+    ccs_result r;
+    project_gen("a100-80g", 0, &p, &r);
+    assert_int_equal(r.status, CCS_ST_OOM);
+    assert_int_equal(r.reason, CCS_R_OOM);
+    assert_false(r.fits);
+    /* 175B parameters x 18 bytes of model state alone exceed 80 GiB */
+    assert_true(r.mem_total > 174e9 * 18);
+    assert_true(r.t_iter > 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_korthikanti_iteration_times),
+        cmocka_unit_test(test_invariants),
+        cmocka_unit_test(test_hardware_trend),
+        cmocka_unit_test(test_overlap),
+        cmocka_unit_test(test_oom),
+    };
+    return cmocka_run_group_tests_name("timeline", tests, setup, teardown);
+}
