@@ -313,9 +313,14 @@ int cli_project(int argc, char **argv)
 
     optind = 1;
     opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        const char *o = argv[optind - 1];
+    int c, li = -1;
+    while ((c = getopt_long(argc, argv, "", opts, &li)) != -1) {
+        char o[40] = "?";
+        if (li >= 0)
+            snprintf(o, sizeof o, "--%s", opts[li].name);
+        else if (optind > 0 && optind <= argc)
+            ccs_strlcpy(o, argv[optind - 1], sizeof o);
+        li = -1;
         int bad = 0;
         switch (c) {
         case O_MODEL: model_name = optarg; break;

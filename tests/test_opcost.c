@@ -1,0 +1,141 @@
+/* test_opcost.c - synthetic operator curves and hardware evolution, against
+ * hand calculations from the catalog's a100-80g figures. */
+#include "testutil.h"
+
+#include "ccsweep/opcost.h"
+
+static ccs_catalog *cat;
+
+static int setup(void **state)
+{
+    (void)state;
+    cat = test_catalog();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    catalog_free(cat);
+    return 0;
+}
+
+/* Wave quantization on 108 SMs with 256x128 tiles: the MAMF best shape
+ * 6912 x 16384 fills 27*128 = 3456 tiles = exactly 32 waves; a 2048 x 4608
+ * output makes 8*36 = 288 tiles in 3 waves of 108, i.e. 288/324 useful. */
+static void test_wave_efficiency(void **state)
+{
+    (void)state;
+    const ccs_hw *a = catalog_hw(cat, "a100-80g");
+    assert_rel(cost_wave_efficiency(a, 6912, 16384, 1), 1.0, 1e-12);
+    assert_rel(cost_wave_efficiency(a, 2048, 4608, 1), 288.0 / 324, 1e-12);
+    /* a ragged edge also wastes tile area: 100 x 100 in one 256x128 tile of 108 slots */
+    assert_rel(cost_wave_efficiency(a, 100, 100, 1), 1e4 / (108.0 * 256 * 128), 1e-12);
+}
+
+static ccs_op gemm(double m, double n, double k)
+{
+    ccs_op o;
+    memset(&o, 0, sizeof o);
+    o.kind = CCS_OP_GEMM;
+    o.dtype = CCS_BF16;
+    o.m = m;
+    o.n = n;
+    o.k = k;
+    o.batch = 1;
+    o.count = 1;
+    o.flops = 2 * m * n * k;
+    o.bytes = (m * k + k * n + m * n) * 2;
+    return o;
+}
+
+/* Single device: t = flops / (312e12 * 0.859 * wave) + 3 us launch. */
+static void test_gemm_roofline(void **state)
+{
+    (void)state;
+    const ccs_hw *a = catalog_hw(cat, "a100-80g");
+    ccs_plan p;
+    plan_defaults(&p);
+    p.devices = 1;
+    ccs_cost c;
+    cost_init(&c, a, NULL, NULL, 0, &p);
+    ccs_op o = gemm(6912, 16384, 2048);
+    ccs_optime t;
+    cost_op(&c, &o, &t);
+    assert_rel(t.t, o.flops / (312e12 * a->gemm_eff) + a->kernel_lat, 1e-12);
+    assert_true(t.lo == t.t && t.hi == t.t && t.extrap == 0);
+    /* a matrix-vector-like GEMM is bandwidth bound: bytes / (2039e9 * mem_eff) */
+    o = gemm(8192, 8192, 1);
+    cost_op(&c, &o, &t);
+    assert_rel(t.t, o.bytes / (2039e9 * a->mem_eff) + a->kernel_lat, 1e-12);
+    /* multi-device plans compute at the slowest device: 1 - variability */
+    p.devices = 8;
+    cost_init(&c, a, NULL, NULL, 0, &p);
+    o = gemm(6912, 16384, 2048);
+    cost_op(&c, &o, &t);
+    assert_rel(t.t, o.flops / (312e12 * a->gemm_eff * (1 - a->variability)) + a->kernel_lat,
+               1e-12);
+}
+
+/* Collectives: alpha-beta ring. Intra-node all-reduce of 64 MiB over 8 GPUs:
+ * 14 steps x 1.9 us + 2*7/8 * 64 MiB / (300 GB/s * 0.767). */
+static void test_collective(void **state)
+{
+    (void)state;
+    const ccs_hw *a = catalog_hw(cat, "a100-80g");
+    ccs_cost c;
+    cost_init(&c, a, NULL, NULL, 0, NULL);
+    ccs_op o;
+    memset(&o, 0, sizeof o);
+    o.kind = CCS_OP_ALLREDUCE;
+    o.bytes = 64.0 * 1048576;
+    o.group = 8;
+    o.per_node = 8;
+    o.count = 1;
+    ccs_optime t;
+    cost_op(&c, &o, &t);
+    double expect = 14 * a->intra_lat + 1.75 * o.bytes / (a->intra_bw * a->intra_eff);
+    assert_rel(t.t, expect, 1e-12);
+    /* across nodes, one member per node: each rank's own NIC */
+    o.per_node = 1;
+    cost_op(&c, &o, &t);
+    expect = 14 * a->inter_lat + 1.75 * o.bytes / (a->inter_bw * a->inter_eff);
+    assert_rel(t.t, expect, 1e-12);
+    /* 8 members per node share the node's 8 NICs: limited by min(NVLink, 8 NICs) */
+    o.group = 64;
+    o.per_node = 8;
+    cost_op(&c, &o, &t);
+    double bw = fmin(a->intra_bw * a->intra_eff, 8 * a->inter_bw * a->inter_eff);
+    assert_rel(t.t, 126 * a->inter_lat + 2 * 63.0 / 64 * o.bytes / bw, 1e-12);
+}
+
+/* Generation g multiplies each figure by its factor^g (memory-wall: FLOP/s 3x,
+ * memory bandwidth 1.6x, networks 1.4x per generation). */
+static void test_evolve(void **state)
+{
+    (void)state;
+    const ccs_hw *a = catalog_hw(cat, "a100-80g");
+    const ccs_evolution *ev = catalog_evolution(cat, "memory-wall");
+    ccs_hw g;
+    hw_evolve(a, ev, 2, &g);
+    assert_int_equal(g.generation, 2);
+    assert_rel(g.peak_flops[CCS_BF16], 312e12 * 9, 1e-12);
+    assert_rel(g.mem_bw, 2039e9 * 1.6 * 1.6, 1e-12);
+    assert_rel(g.mem_cap, a->mem_cap * ev->mem_cap * ev->mem_cap, 1e-12);
+    assert_rel(g.intra_bw, 300e9 * 1.96, 1e-12);
+    assert_rel(g.inter_bw, 25e9 * 1.96, 1e-12);
+    assert_rel(g.gemm_eff, a->gemm_eff, 1e-12); /* efficiencies carry over */
+    hw_evolve(a, NULL, 0, &g);
+    assert_rel(g.mem_bw, a->mem_bw, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_wave_efficiency),
+        cmocka_unit_test(test_gemm_roofline),
+        cmocka_unit_test(test_collective),
+        cmocka_unit_test(test_evolve),
+    };
+    return cmocka_run_group_tests_name("opcost", tests, setup, teardown);
+}
