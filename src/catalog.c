@@ -484,8 +484,10 @@ const char *catalog_default_dir(char *buf, size_t n)
         char *slash = strrchr(exe, '/');
         if (slash) {
             *slash = '\0';
-            /* the binary sits at the top of a build tree, or in tests/ or tools/ below it */
-            const char *rel[] = {"/sweeps/catalog", "/../sweeps/catalog", "/../../sweeps/catalog"};
+            /* the binary sits at the top of a build tree, in build/tests or build/tools
+             * below it, or in PREFIX/bin of an installation (relocatable) */
+            const char *rel[] = {"/sweeps/catalog", "/../sweeps/catalog", "/../../sweeps/catalog",
+                                 "/../share/ccsweep/catalog"};
             for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
                 char cand[PATH_MAX + 32];
                 snprintf(cand, sizeof cand, "%s%s/models.yaml", exe, rel[i]);
