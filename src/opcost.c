@@ -17,10 +17,15 @@
 
 double cost_wave_efficiency(const ccs_hw *hw, double m, double n, double batch)
 {
-    double tm = hw->tile_m, tn = hw->tile_n, cu = hw->compute_units;
-    double tiles = ceil(m / tm) * ceil(n / tn) * batch;
-    double waves = ceil(tiles / cu);
-    double eff = (m * n * batch) / (waves * cu * tm * tn);
+    /* integer arithmetic: GEMM dimensions are whole numbers, and libm's ceil
+     * is a call on baseline x86-64 (this runs ~50 times per projection) */
+    int64_t tm = hw->tile_m, tn = hw->tile_n, cu = hw->compute_units;
+    int64_t mi = (int64_t)m, ni = (int64_t)n, bi = (int64_t)batch;
+    if (mi < 1 || ni < 1 || bi < 1)
+        return 1.0;
+    int64_t tiles = ((mi + tm - 1) / tm) * ((ni + tn - 1) / tn) * bi;
+    int64_t waves = (tiles + cu - 1) / cu;
+    double eff = (m * n * batch) / ((double)waves * cu * tm * tn);
     return eff > 1.0 ? 1.0 : eff;
 }
 
