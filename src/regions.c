@@ -16,6 +16,7 @@
 typedef struct builder {
     ccs_oplist *l;
     int dtype;
+    double compress; /* plan's communication-compression bytes factor */
 } builder;
 
 static ccs_op *push(builder *b, int kind, int region, double count)
@@ -72,7 +73,7 @@ static void coll(builder *b, int kind, int comm, int region, double bytes, int g
     if (!op)
         return;
     op->comm = (uint8_t)comm;
-    op->bytes = bytes;
+    op->bytes = bytes * b->compress;
     op->group = group;
     op->per_node = per_node;
 }
@@ -220,7 +221,7 @@ static void attn_bwd(builder *B, const dims *x, const ccs_plan *p, int rc, int r
 void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, ccs_oplist *out)
 {
     memset(out, 0, sizeof *out);
-    builder B = {out, p->dtype};
+    builder B = {out, p->dtype, p->comm_compress};
     dims x;
     x.tp = p->tp;
     x.t = p->tp;
@@ -313,8 +314,8 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
      * parameters in every micro-batch's forward and backward. */
     if (p->dp > 1) {
         int dp_node = members_per_node(p->dp, p->tp, devices_per_node);
-        double gbytes = pmax * 4.0 * p->comm_compress;
-        double wbytes = pmax * x.e * p->comm_compress;
+        double gbytes = pmax * 4.0;
+        double wbytes = pmax * x.e;
         if (p->zero == 0) {
             coll(&B, CCS_OP_ALLREDUCE, CCS_COMM_DP, CCS_RG_DP_COMM, gbytes, p->dp, dp_node, 1);
         } else {

@@ -171,6 +171,39 @@ static void test_overlap(void **state)
     assert_rel(tpo.t_tp_comm, on.t_tp_comm, 1e-12);
 }
 
+/* Mitigation what-ifs act through their mechanism: compression scales the
+ * bytes of every collective, in-network reduction halves all-reduce traffic,
+ * a bandwidth factor divides the bandwidth-bound part of each transfer. */
+static void test_mitigations(void **state)
+{
+    (void)state;
+    ccs_plan p = gpt3_plan();
+    p.sp = 0; /* all-reduces, so in-network reduction applies to TP */
+    ccs_result base, comp, innet, bw;
+    project_gen("a100-80g", 0, &p, &base);
+    p = gpt3_plan();
+    p.sp = 0;
+    p.comm_compress = 0.5;
+    project_gen("a100-80g", 0, &p, &comp);
+    assert_rel(comp.tp_bytes, 0.5 * base.tp_bytes, 1e-12);
+    assert_rel(comp.dp_bytes, 0.5 * base.dp_bytes, 1e-12);
+    assert_true(comp.t_tp_comm < 0.55 * base.t_tp_comm);
+    p = gpt3_plan();
+    p.sp = 0;
+    p.innet_reduce = 1;
+    project_gen("a100-80g", 0, &p, &innet);
+    /* ring all-reduce sends 2(n-1)/n of the buffer, in-network (n-1)/n */
+    assert_rel(innet.tp_bytes, 0.5 * base.tp_bytes, 0.02);
+    assert_true(innet.t_tp_comm < base.t_tp_comm);
+    p = gpt3_plan();
+    p.sp = 0;
+    p.net_bw_factor = 2;
+    project_gen("a100-80g", 0, &p, &bw);
+    assert_rel(bw.tp_bytes, base.tp_bytes, 1e-12);
+    assert_true(bw.t_tp_comm < 0.55 * base.t_tp_comm && bw.t_tp_comm > 0.45 * base.t_tp_comm);
+    assert_rel(bw.t_compute, base.t_compute, 1e-12);
+}
+
 /* A plan whose memory exceeds the device is projected but flagged oom. */
 static void test_oom(void **state)
 {
@@ -197,6 +230,7 @@ int main(void)
         cmocka_unit_test(test_invariants),
         cmocka_unit_test(test_hardware_trend),
         cmocka_unit_test(test_overlap),
+        cmocka_unit_test(test_mitigations),
         cmocka_unit_test(test_oom),
     };
     return cmocka_run_group_tests_name("timeline", tests, setup, teardown);
