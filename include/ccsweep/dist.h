@@ -1,0 +1,71 @@
+/* dist.h - the MPI sweep: rank 0 coordinates and writes, the other ranks
+ * compute. Rank 0 hands out chunks [lo, hi) of grid indices on request
+ * (guided self-scheduling: chunks shrink as the work runs out, or a fixed
+ * size), receives fixed-size records in batches and is the only writer; when
+ * no message is waiting it computes small chunks itself, so one rank runs the
+ * same code serially. The communicator is a parameter (dist_world() or
+ * dist_self()), so tests can run on MPI_COMM_SELF. The only module that
+ * includes mpi.h, and with main the only one that may abort. */
+#ifndef CCSWEEP_DIST_H
+#define CCSWEEP_DIST_H
+
+#include "ccsweep/store.h"
+
+#include <stdio.h>
+
+typedef struct dist_comm dist_comm; /* wraps an MPI communicator */
+
+/* MPI_Init unless MPI is already initialised. Returns CCS_OK or CCS_ERUNTIME. */
+int dist_init(int *argc, char ***argv);
+/* MPI_Finalize unless already finalised. */
+void dist_finalize(void);
+dist_comm *dist_world(void);
+dist_comm *dist_self(void);
+int dist_rank(const dist_comm *c);
+int dist_size(const dist_comm *c);
+/* The lowest (worst) status over all ranks: every rank gets the same answer. */
+int dist_agree(const dist_comm *c, int rc);
+/* Broadcast rank 0's buffer: on other ranks *text becomes a new NUL-terminated
+ * copy the caller frees. A negative *len on rank 0 is broadcast as a failure
+ * (then the function returns CCS_EINPUT everywhere). */
+int dist_bcast_text(const dist_comm *c, char **text, long *len);
+/* End the whole job with exit status code (all ranks). */
+void dist_abort(const dist_comm *c, int code)
+#if defined(__GNUC__)
+    __attribute__((noreturn))
+#endif
+    ;
+
+/* Catch SIGINT, SIGTERM and SIGUSR1 (mpirun forwards SIGUSR1 to every rank):
+ * the handler only records the signal; the sweep loops look at it. */
+void dist_catch_signals(void);
+/* The signal caught, or 0. */
+int dist_signal(void);
+
+typedef struct dist_opts {
+    int64_t chunk;   /* fixed chunk size, 0 = adaptive */
+    double progress; /* seconds between progress lines on rank 0 */
+    int quiet;       /* no progress lines */
+    int detail;      /* ship per-region times and store them */
+    FILE *log;       /* progress stream (stderr) */
+} dist_opts;
+
+typedef struct dist_stats {
+    int64_t done; /* scenarios completed in this session */
+    int64_t rows; /* rows written in this session */
+    int64_t ok, invalid, oom;
+    double seconds; /* wall time of the sweep loop */
+    int signal;     /* signal that interrupted the sweep, or 0 */
+} dist_stats;
+
+enum { DIST_INTERRUPTED = 1 };
+
+/* Sweep the store's todo ranges of grid g over communicator c. Rank 0 passes
+ * the store (prepared with store_prepare_run), the others NULL. Returns
+ * CCS_OK when every range is done (rank 0 has committed all rows but not yet
+ * finished the run), DIST_INTERRUPTED when a signal stopped it (rank 0: what
+ * arrived is committed), or a negative status with err (store failure). */
+int dist_sweep(dist_comm *c, const ccs_grid *g, ccs_store *st, const dist_opts *o, dist_stats *out,
+               ccs_err *err);
+
+#endif

@@ -1,0 +1,82 @@
+/* store.h - the SQLite results database (schema: results/README.md, DESIGN
+ * section 8). One writer (rank 0). Rows are added in batched transactions
+ * with prepared statements; a transaction also records the index ranges
+ * (chunks) whose every row it completes, so a resumed run recomputes exactly
+ * the indices not yet committed, even when a where-filter drops rows. A
+ * committed transaction is never undone: runs are only added, never
+ * overwritten. The only module that includes sqlite3.h. */
+#ifndef CCSWEEP_STORE_H
+#define CCSWEEP_STORE_H
+
+#include "ccsweep/grid.h"
+
+/* Schema version kept in PRAGMA user_version; other versions are refused. */
+#define CCS_STORE_SCHEMA 1
+/* Rows per transaction (DESIGN 12: ~10k rows per transaction). */
+#define CCS_STORE_BATCH 10000
+
+/* File locking: normal (WAL, shared memory index, concurrent readers),
+ * exclusive (WAL without shared memory, one process holds the file for the
+ * whole run: for filesystems whose locks or mmap do not work across nodes),
+ * none (no file locks at all: only when nothing else opens the file). */
+enum { STORE_LOCK_NORMAL = 0, STORE_LOCK_EXCLUSIVE, STORE_LOCK_NONE };
+
+/* Final states of a run (runs.status). */
+enum { STORE_RUNNING = 0, STORE_COMPLETE, STORE_INTERRUPTED, STORE_FAILED };
+
+/* store_prepare_run outcomes besides errors. */
+enum { STORE_NEW = 0, STORE_RESUMED = 1, STORE_NOTHING = 2 };
+
+typedef struct ccs_store ccs_store;
+
+/* Provenance of this session, recorded in runs and sessions. */
+typedef struct store_run_info {
+    const char *argv; /* command line as typed, joined with spaces */
+    int ranks;        /* MPI ranks */
+    int detail;       /* 1: write the regions table */
+} store_run_info;
+
+/* A half-open index range [lo, hi). */
+typedef struct store_range {
+    int64_t lo, hi;
+} store_range;
+
+/* Row counts of a run. */
+typedef struct store_counts {
+    int64_t done; /* scenarios evaluated (committed) */
+    int64_t rows, ok, invalid, oom;
+    int64_t filtered; /* done - rows: dropped by the where-filter */
+} store_counts;
+
+/* Open or create the database at path (creating its parent directory if
+ * missing), with the schema when new. Returns NULL with err: CCS_EINPUT in *rc
+ * when the file is not a ccsweep database or has another schema version,
+ * CCS_EIO otherwise. */
+ccs_store *store_open(const char *path, int locking, int *rc, ccs_err *err);
+/* Close; an open transaction is rolled back (its chunks are redone on resume). */
+void store_close(ccs_store *st);
+
+/* Start a new run of grid g (borrowed; must outlive the store), or with
+ * resume continue the latest unfinished run of the same spec (same sha256).
+ * Returns STORE_NEW, STORE_RESUMED, STORE_NOTHING (resume found that this
+ * spec's latest run is complete) or a negative status with err (CCS_EINPUT:
+ * the latest unfinished run is of a different spec). */
+int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *info, int resume,
+                      ccs_err *err);
+int64_t store_run_id(const ccs_store *st);
+/* Index ranges still to compute (the whole grid for a new run). Borrowed. */
+const store_range *store_todo(const ccs_store *st, size_t *n);
+/* Counts committed so far in this run (from earlier sessions when resumed). */
+void store_counts_get(const ccs_store *st, store_counts *out);
+
+/* Add one result row (and its regions when the run has detail and rg is not
+ * NULL) to the current transaction, committing every CCS_STORE_BATCH rows. */
+int store_put(ccs_store *st, const ccs_record *rec, const ccs_region_time *rg, ccs_err *err);
+/* Mark [lo, hi) complete: recorded in the transaction that holds its last rows. */
+int store_chunk_done(ccs_store *st, int64_t lo, int64_t hi, ccs_err *err);
+/* Commit the current transaction, if any. */
+int store_commit(ccs_store *st, ccs_err *err);
+/* Commit, then record the final status, end time and counts of the run. */
+int store_finish(ccs_store *st, int status, store_counts *out, ccs_err *err);
+
+#endif

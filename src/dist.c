@@ -1,0 +1,453 @@
+/* dist.c - MPI coordinator and workers.
+ *
+ * Protocol (tags on the sweep communicator):
+ *   worker -> 0, TAG_UP:   header {flags, n, lo, hi} + n fixed-size records.
+ *                          UP_DONE marks [lo, hi) finished, UP_WANT asks for
+ *                          work (a worker keeps one request ahead), UP_INTR
+ *                          reports a signal (lo = signal), UP_BYE follows a
+ *                          worker's last data after it was told to stop.
+ *   0 -> worker, TAG_DOWN: {lo, hi}, the next chunk, or lo < 0: stop.
+ * Messages from one worker arrive in order (MPI non-overtaking), so a chunk's
+ * UP_DONE always follows its records. Rank 0 never blocks on a worker: it
+ * polls, writes, and computes small chunks itself when nothing is waiting.
+ * Memory on rank 0 is one receive buffer and the todo list, whatever the grid. */
+#include "ccsweep/dist.h"
+
+#include <mpi.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct dist_comm {
+    MPI_Comm comm;
+};
+
+static dist_comm world_ = {0}, self_ = {0};
+
+enum { TAG_UP = 7301, TAG_DOWN = 7302 };
+enum { UP_DATA = 1, UP_DONE = 2, UP_WANT = 4, UP_INTR = 8, UP_BYE = 16 };
+#define RECS_PER_MSG 512
+#define SELF_SLICE 128  /* scenarios rank 0 computes between polls */
+#define SELF_CHUNK 2048 /* largest chunk rank 0 takes for itself */
+#define COMMIT_SECS 1.0 /* commit at least this often */
+
+typedef struct up_hdr {
+    int32_t flags, n;
+    int64_t lo, hi;
+} up_hdr;
+
+static volatile sig_atomic_t caught_;
+
+static void on_signal(int sig)
+{
+    if (!caught_)
+        caught_ = sig;
+}
+
+void dist_catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART; /* I/O in SQLite and MPI resumes; the loops poll the flag */
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
+}
+
+int dist_signal(void)
+{
+    return caught_;
+}
+
+int dist_init(int *argc, char ***argv)
+{
+    int init = 0;
+    MPI_Initialized(&init);
+    if (!init && MPI_Init(argc, argv) != MPI_SUCCESS)
+        return CCS_ERUNTIME;
+    world_.comm = MPI_COMM_WORLD;
+    self_.comm = MPI_COMM_SELF;
+    return CCS_OK;
+}
+
+void dist_finalize(void)
+{
+    int init = 0, fin = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    if (init && !fin)
+        MPI_Finalize();
+}
+
+dist_comm *dist_world(void)
+{
+    world_.comm = MPI_COMM_WORLD;
+    return &world_;
+}
+
+dist_comm *dist_self(void)
+{
+    self_.comm = MPI_COMM_SELF;
+    return &self_;
+}
+
+int dist_rank(const dist_comm *c)
+{
+    int r = 0;
+    MPI_Comm_rank(c->comm, &r);
+    return r;
+}
+
+int dist_size(const dist_comm *c)
+{
+    int n = 1;
+    MPI_Comm_size(c->comm, &n);
+    return n;
+}
+
+int dist_agree(const dist_comm *c, int rc)
+{
+    int worst = rc;
+    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, c->comm);
+    return worst;
+}
+
+int dist_bcast_text(const dist_comm *c, char **text, long *len)
+{
+    MPI_Bcast(len, 1, MPI_LONG, 0, c->comm);
+    if (*len < 0)
+        return CCS_EINPUT;
+    if (dist_rank(c) != 0) {
+        *text = malloc((size_t)*len + 1);
+        if (!*text)
+            dist_abort(c, 2);
+        (*text)[*len] = 0;
+    }
+    /* chunks below INT_MAX elements */
+    for (long off = 0; off < *len; off += 1L << 30) {
+        long n = *len - off < (1L << 30) ? *len - off : (1L << 30);
+        MPI_Bcast(*text + off, (int)n, MPI_CHAR, 0, c->comm);
+    }
+    return CCS_OK;
+}
+
+void dist_abort(const dist_comm *c, int code)
+{
+    MPI_Abort(c->comm, code);
+    exit(code); /* not reached */
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- work distribution (rank 0) ------------------------------------------------ */
+
+typedef struct sched {
+    const store_range *todo;
+    size_t n, ti;
+    int64_t next;      /* next index to hand out in todo[ti] */
+    int64_t remaining; /* indices not yet handed out */
+    int64_t fixed;     /* --chunk, or 0 */
+    int ranks;
+} sched;
+
+/* Guided self-scheduling (Polychronopoulos & Kuck 1987): a chunk is a share
+ * of what remains, so early chunks amortise messages and late ones balance. */
+static int take(sched *s, int64_t cap, int64_t *lo, int64_t *hi)
+{
+    while (s->ti < s->n && s->next >= s->todo[s->ti].hi) {
+        if (++s->ti < s->n)
+            s->next = s->todo[s->ti].lo;
+    }
+    if (s->ti >= s->n)
+        return 0;
+    int64_t want = s->fixed;
+    if (want <= 0) {
+        want = s->remaining / (4 * (int64_t)s->ranks);
+        want = want < 256 ? 256 : want > 65536 ? 65536 : want;
+    }
+    if (cap > 0 && want > cap)
+        want = cap;
+    *lo = s->next;
+    *hi = s->todo[s->ti].hi - s->next < want ? s->todo[s->ti].hi : s->next + want;
+    s->next = *hi;
+    s->remaining -= *hi - *lo;
+    return 1;
+}
+
+typedef struct coord {
+    ccs_store *st;
+    const ccs_grid *g;
+    const dist_opts *o;
+    dist_stats *stats;
+    int64_t total, done_before, rows_before;
+    store_counts base;
+    double t0, last_progress, last_commit;
+    size_t rec_size;
+} coord;
+
+static void progress(coord *c, int final)
+{
+    const dist_opts *o = c->o;
+    if (o->quiet || !o->log)
+        return;
+    double t = now_s();
+    if (!final && t - c->last_progress < o->progress)
+        return;
+    c->last_progress = t;
+    dist_stats *s = c->stats;
+    int64_t done = c->done_before + s->done;
+    double el = t - c->t0, rate = el > 0 ? s->done / el : 0;
+    double left = rate > 0 ? (c->total - done) / rate : 0;
+    int64_t filtered = s->done - s->rows > 0 ? s->done - s->rows : 0;
+    int tty = isatty(fileno(o->log));
+    fprintf(o->log,
+            "%sccsweep: %lld/%lld (%.1f%%) %.0f/s ETA %.0fs | ok %lld invalid %lld oom %lld "
+            "filtered %lld%s",
+            tty ? "\r" : "", (long long)done, (long long)c->total,
+            c->total ? 100.0 * done / c->total : 100.0, rate, left, (long long)(c->base.ok + s->ok),
+            (long long)(c->base.invalid + s->invalid), (long long)(c->base.oom + s->oom),
+            (long long)(c->base.filtered + filtered), tty && !final ? "   " : "\n");
+    fflush(o->log);
+}
+
+static int put(coord *c, const unsigned char *rec, ccs_err *err)
+{
+    const ccs_record *r = (const ccs_record *)(const void *)rec;
+    const ccs_region_time *rg =
+        c->o->detail ? (const ccs_region_time *)(const void *)(rec + sizeof(ccs_record)) : NULL;
+    dist_stats *s = c->stats;
+    s->rows++;
+    s->ok += r->r.status == CCS_ST_OK;
+    s->invalid += r->r.status == CCS_ST_INVALID;
+    s->oom += r->r.status == CCS_ST_OOM;
+    return store_put(c->st, r, rg, err);
+}
+
+static int chunk_done(coord *c, int64_t lo, int64_t hi, ccs_err *err)
+{
+    c->stats->done += hi - lo;
+    if (store_chunk_done(c->st, lo, hi, err))
+        return CCS_EIO;
+    double t = now_s();
+    if (t - c->last_commit >= COMMIT_SECS) {
+        c->last_commit = t;
+        return store_commit(c->st, err);
+    }
+    return CCS_OK;
+}
+
+/* Evaluate [lo, hi) into consecutive records at buf; returns how many were kept. */
+static int eval_range(const ccs_grid *g, int64_t lo, int64_t hi, int detail, size_t rec_size,
+                      unsigned char *buf)
+{
+    int n = 0;
+    for (int64_t i = lo; i < hi; i++) {
+        unsigned char *p = buf + (size_t)n * rec_size;
+        ccs_region_time *rg = detail ? (ccs_region_time *)(void *)(p + sizeof(ccs_record)) : NULL;
+        n += grid_eval(g, i, (ccs_record *)(void *)p, rg);
+    }
+    return n;
+}
+
+static int coordinate(const dist_comm *dc, coord *c, ccs_err *err)
+{
+    int ranks = dist_size(dc);
+    size_t n_todo;
+    sched s = {0};
+    s.todo = store_todo(c->st, &n_todo);
+    s.n = n_todo;
+    s.next = n_todo ? s.todo[0].lo : 0;
+    for (size_t i = 0; i < n_todo; i++)
+        s.remaining += s.todo[i].hi - s.todo[i].lo;
+    s.fixed = c->o->chunk;
+    s.ranks = ranks;
+
+    size_t maxmsg = sizeof(up_hdr) + RECS_PER_MSG * c->rec_size;
+    unsigned char *msg = malloc(maxmsg);
+    unsigned char *own = malloc(SELF_SLICE * c->rec_size);
+    if (!msg || !own) {
+        free(msg);
+        free(own);
+        ccs_err_set(err, "out of memory");
+        return CCS_ENOMEM;
+    }
+    int active = ranks - 1; /* workers that have not said goodbye */
+    int64_t own_lo = 0, own_hi = 0, own_next = 0;
+    int have_own = 0, rc = CCS_OK;
+    while (rc == CCS_OK) {
+        if (dist_signal()) {
+            c->stats->signal = dist_signal();
+            break;
+        }
+        int flag = 0;
+        MPI_Status stt;
+        if (ranks > 1)
+            MPI_Iprobe(MPI_ANY_SOURCE, TAG_UP, dc->comm, &flag, &stt);
+        if (flag) {
+            int bytes;
+            MPI_Get_count(&stt, MPI_BYTE, &bytes);
+            MPI_Recv(msg, bytes, MPI_BYTE, stt.MPI_SOURCE, TAG_UP, dc->comm, MPI_STATUS_IGNORE);
+            up_hdr h;
+            memcpy(&h, msg, sizeof h);
+            if (h.flags & UP_INTR) {
+                c->stats->signal = (int)h.lo;
+                break;
+            }
+            for (int i = 0; i < h.n && rc == CCS_OK; i++)
+                rc = put(c, msg + sizeof h + (size_t)i * c->rec_size, err);
+            if (rc == CCS_OK && (h.flags & UP_DONE))
+                rc = chunk_done(c, h.lo, h.hi, err);
+            if (rc == CCS_OK && (h.flags & UP_WANT)) {
+                int64_t job[2] = {-1, -1};
+                take(&s, 0, &job[0], &job[1]);
+                MPI_Send(job, 2, MPI_INT64_T, stt.MPI_SOURCE, TAG_DOWN, dc->comm);
+            }
+            if (h.flags & UP_BYE)
+                active--;
+            progress(c, 0);
+            continue;
+        }
+        /* Nothing waiting: compute a slice of rank 0's own chunk. */
+        if (!have_own && take(&s, ranks > 1 ? SELF_CHUNK : 0, &own_lo, &own_hi)) {
+            have_own = 1;
+            own_next = own_lo;
+        }
+        if (have_own) {
+            int64_t end = own_next + SELF_SLICE < own_hi ? own_next + SELF_SLICE : own_hi;
+            int n = eval_range(c->g, own_next, end, c->o->detail, c->rec_size, own);
+            for (int i = 0; i < n && rc == CCS_OK; i++)
+                rc = put(c, own + (size_t)i * c->rec_size, err);
+            own_next = end;
+            if (rc == CCS_OK && own_next >= own_hi) {
+                have_own = 0;
+                rc = chunk_done(c, own_lo, own_hi, err);
+            }
+            progress(c, 0);
+            continue;
+        }
+        if (active == 0)
+            break;                        /* everything handed out, done and received */
+        struct timespec nap = {0, 20000}; /* 20 us: wait for workers without spinning hard */
+        nanosleep(&nap, NULL);
+        progress(c, 0);
+    }
+    free(msg);
+    free(own);
+    if (rc == CCS_OK)
+        rc = store_commit(c->st, err);
+    return rc;
+}
+
+/* Wait for a request without spinning: a worker that is ahead of the writer
+ * (the usual case) must leave the core to rank 0, also when ranks share cores. */
+static void wait_quietly(MPI_Request *r)
+{
+    int done = 0;
+    MPI_Test(r, &done, MPI_STATUS_IGNORE);
+    while (!done) {
+        struct timespec nap = {0, 20000};
+        nanosleep(&nap, NULL);
+        MPI_Test(r, &done, MPI_STATUS_IGNORE);
+    }
+}
+
+static void send_hdr(const dist_comm *dc, int flags, int64_t lo, int64_t hi)
+{
+    up_hdr h = {flags, 0, lo, hi};
+    MPI_Send(&h, (int)sizeof h, MPI_BYTE, 0, TAG_UP, dc->comm);
+}
+
+/* A worker keeps one chunk request ahead of its work (the reply arrives
+ * while it computes) and two record buffers, one filling while the other is
+ * in flight. */
+static int work(const dist_comm *dc, const ccs_grid *g, const dist_opts *o, size_t rec_size,
+                dist_stats *stats)
+{
+    size_t maxmsg = sizeof(up_hdr) + RECS_PER_MSG * rec_size;
+    unsigned char *buf[2] = {malloc(maxmsg), malloc(maxmsg)};
+    MPI_Request sent[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL}, next_req;
+    int64_t job[2], next[2];
+    int cur = 0, n = 0, rc = CCS_OK;
+    if (!buf[0] || !buf[1])
+        dist_abort(dc, 2);
+    send_hdr(dc, UP_WANT, 0, 0);
+    MPI_Irecv(next, 2, MPI_INT64_T, 0, TAG_DOWN, dc->comm, &next_req);
+    for (;;) {
+        wait_quietly(&next_req);
+        if (next[0] < 0)
+            break;
+        job[0] = next[0];
+        job[1] = next[1];
+        send_hdr(dc, UP_WANT, 0, 0); /* prefetch the next chunk */
+        MPI_Irecv(next, 2, MPI_INT64_T, 0, TAG_DOWN, dc->comm, &next_req);
+        for (int64_t i = job[0]; i < job[1] && rc == CCS_OK; i++) {
+            unsigned char *p = buf[cur] + sizeof(up_hdr) + (size_t)n * rec_size;
+            ccs_region_time *rg =
+                o->detail ? (ccs_region_time *)(void *)(p + sizeof(ccs_record)) : NULL;
+            n += grid_eval(g, i, (ccs_record *)(void *)p, rg);
+            stats->done++;
+            if ((i & 1023) == 0 && dist_signal())
+                rc = DIST_INTERRUPTED;
+            int last = i + 1 == job[1];
+            if (n == RECS_PER_MSG || last) {
+                up_hdr h = {last ? UP_DATA | UP_DONE : UP_DATA, n, job[0], job[1]};
+                memcpy(buf[cur], &h, sizeof h);
+                MPI_Isend(buf[cur], (int)(sizeof h + (size_t)n * rec_size), MPI_BYTE, 0, TAG_UP,
+                          dc->comm, &sent[cur]);
+                cur ^= 1;
+                n = 0;
+                wait_quietly(&sent[cur]); /* the buffer sent two batches ago */
+            }
+        }
+        if (rc != CCS_OK)
+            break;
+    }
+    if (rc == DIST_INTERRUPTED) {
+        /* tell rank 0, which commits and ends the job; the buffers stay
+         * allocated: sends may be in flight until the job ends */
+        stats->signal = dist_signal();
+        send_hdr(dc, UP_INTR, dist_signal(), 0);
+        return rc;
+    }
+    wait_quietly(&sent[0]);
+    wait_quietly(&sent[1]);
+    send_hdr(dc, UP_BYE, 0, 0); /* after all data: rank 0 may stop listening */
+    free(buf[0]);
+    free(buf[1]);
+    return CCS_OK;
+}
+
+int dist_sweep(dist_comm *c, const ccs_grid *g, ccs_store *st, const dist_opts *o, dist_stats *out,
+               ccs_err *err)
+{
+    memset(out, 0, sizeof *out);
+    size_t rec_size = sizeof(ccs_record) + (o->detail ? sizeof(ccs_region_time) * CCS_RG_N : 0);
+    double t0 = now_s();
+    int rc;
+    if (dist_rank(c) != 0) {
+        rc = work(c, g, o, rec_size, out);
+    } else {
+        coord co = {
+            .st = st, .g = g, .o = o, .stats = out, .total = grid_count(g), .rec_size = rec_size};
+        store_counts_get(st, &co.base);
+        co.done_before = co.base.done;
+        co.t0 = co.last_progress = co.last_commit = t0;
+        rc = coordinate(c, &co, err);
+        out->seconds = now_s() - t0;
+        if (rc == CCS_OK && !out->signal)
+            progress(&co, 1);
+    }
+    out->seconds = now_s() - t0;
+    if (rc == CCS_OK && out->signal)
+        rc = DIST_INTERRUPTED;
+    return rc;
+}

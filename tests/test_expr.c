@@ -1,0 +1,144 @@
+/* test_expr.c - the where-filter language: values, precedence, enums, and the
+ * column of every syntax and type error. Expected values are worked by hand
+ * from the grammar in sweeps/README.md (C operator precedence for arithmetic
+ * and comparisons; not > and > or, as in Python). */
+#include "testutil.h"
+#include "ccsweep/expr.h"
+
+static double vals[EXPR_F_N];
+
+static int eval(const char *text)
+{
+    ccs_err err;
+    int col;
+    ccs_expr *e = expr_compile(text, &err, &col);
+    if (!e) {
+        print_error("'%s' did not compile: %s\n", text, err.msg);
+        fail();
+    }
+    int r = expr_eval(e, vals);
+    expr_free(e);
+    return r;
+}
+
+static void setup_vals(void)
+{
+    memset(vals, 0, sizeof vals);
+    vals[EXPR_F_TP] = 8;
+    vals[EXPR_F_PP] = 2;
+    vals[EXPR_F_DEVICES] = 64;
+    vals[EXPR_F_HIDDEN] = 12288;
+    vals[EXPR_F_RECOMPUTE] = CCS_RECOMPUTE_SELECTIVE;
+    vals[EXPR_F_DTYPE] = CCS_BF16;
+    vals[EXPR_F_SP] = 1;
+    vals[EXPR_F_FITS] = 1;
+    vals[EXPR_F_COMM_FRACTION] = 0.25;
+}
+
+static void test_values(void **state)
+{
+    (void)state;
+    setup_vals();
+    assert_true(eval("tp <= 8 and pp == 2"));
+    assert_false(eval("tp < 8"));
+    assert_true(eval("devices / (tp * pp) == 4"));
+    assert_true(eval("1 + 2 * 3 == 7"));
+    assert_true(eval("(1 + 2) * 3 == 9"));
+    assert_true(eval("-2 * -3 == 6 && 7 % 4 == 3"));
+    assert_true(eval("10 - 4 - 3 == 3")); /* left-associative */
+    assert_true(eval("not false"));
+    assert_true(eval("true or false and false")); /* and binds tighter */
+    assert_false(eval("not true or false"));
+    assert_true(eval("!(tp > 8) || pp > 100"));
+    assert_true(eval("hidden / tp >= 1536"));
+    assert_true(eval("comm_fraction > 0.2 and fits"));
+    assert_true(eval("sp == true and sp != false"));
+    assert_true(eval("1e3 == 1000 and .5 == 0.5"));
+}
+
+static void test_enums(void **state)
+{
+    (void)state;
+    setup_vals();
+    assert_true(eval("recompute == selective"));
+    assert_true(eval("recompute != 'full' and recompute != \"none\""));
+    assert_true(eval("recompute > none"));
+    assert_true(eval("dtype == bf16"));
+    assert_false(eval("dtype == 'fp8'"));
+}
+
+static void test_results_flag(void **state)
+{
+    (void)state;
+    ccs_err err;
+    ccs_expr *a = expr_compile("tp > 1 and hidden > 4096", &err, NULL);
+    ccs_expr *b = expr_compile("tp > 1 and fits", &err, NULL);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_false(expr_uses_results(a));
+    assert_true(expr_uses_results(b));
+    expr_free(a);
+    expr_free(b);
+    expr_free(NULL);
+    assert_int_equal(expr_field_lookup("t_iter"), EXPR_F_T_ITER);
+    assert_int_equal(expr_field_lookup("nope"), -1);
+    assert_string_equal(expr_field_name(EXPR_F_MFU), "mfu");
+}
+
+/* text, 1-based column of the error, a word the message must contain */
+static const struct {
+    const char *text;
+    int col;
+    const char *msg;
+} bad[] = {
+    {"tp >", 5, "end of expression"},
+    {"tp = 2", 4, "'=='"},
+    {"(tp > 1", 8, "expected ')'"},
+    {"tp > 1 pp", 8, "after a complete expression"},
+    {"foo > 1", 1, "unknown field 'foo'"},
+    {"tp @ 1", 4, "unexpected character"},
+    {"tp > 'partial'", 6, "unknown name 'partial'"},
+    {"'abc", 1, "unterminated"},
+    {"2x > 1", 1, "malformed number"},
+    {"1 < tp < 4", 8, "chained"},
+    {"", 1, "end of expression"},
+    /* type errors */
+    {"tp and pp", 4, "type error"},
+    {"fits + 1", 6, "arithmetic needs numbers"},
+    {"tp", 1, "must be a condition"},
+    {"recompute == 3", 11, "cannot compare a recompute mode with a number"},
+    {"sp < true", 4, "ordering needs numbers"},
+    {"not tp", 1, "'not' needs a boolean"},
+    {"-fits", 1, "unary sign"},
+    {"dtype == full", 7, "cannot compare a dtype with a recompute mode"},
+};
+
+static void test_errors(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ccs_err err = {""};
+        int col = -1;
+        ccs_expr *e = expr_compile(bad[i].text, &err, &col);
+        if (e || col != bad[i].col || !strstr(err.msg, bad[i].msg)) {
+            print_error("'%s': got col %d, message '%s'; expected col %d and '%s'\n", bad[i].text,
+                        col, err.msg, bad[i].col, bad[i].msg);
+            expr_free(e);
+            fail();
+        }
+        char want[16];
+        snprintf(want, sizeof want, "column %d", bad[i].col);
+        assert_non_null(strstr(err.msg, want));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_values),
+        cmocka_unit_test(test_enums),
+        cmocka_unit_test(test_results_flag),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests_name("expr", tests, NULL, NULL);
+}

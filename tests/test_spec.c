@@ -1,0 +1,200 @@
+/* test_spec.c - sweep spec parsing: accepted forms and every error, each
+ * with the file:line:col it must name (positions counted by hand in the
+ * spec texts below, 1-based as editors show them). */
+#include "testutil.h"
+#include "ccsweep/spec.h"
+#include "ccsweep/sha256.h"
+
+static ccs_catalog *cat;
+
+static int setup(void **state)
+{
+    (void)state;
+    cat = test_catalog();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    catalog_free(cat);
+    return 0;
+}
+
+#define HEAD "models: gpt3-175b\nhardware: a100-80g\n"
+
+static void test_accepts(void **state)
+{
+    (void)state;
+    const char *text =
+        "name: demo\n"
+        "description: a test\n"
+        "models: [gpt3-175b, {name: tiny, layers: 4, hidden: 256, heads: 4, vocab: 1000}]\n"
+        "hardware:\n  - h100-sxm\n"
+        "generations: [0, 3]\n"
+        "evolution: balanced\n"
+        "plan:\n"
+        "  devices: 64\n  tp: {geom: [1, 8, 2]}\n  pp: {range: [1, 4]}\n  mbs: 1\n"
+        "  gbs: [model, 512]\n  seq: model\n  dtype: [bf16, fp8]\n  sp: [false, true]\n"
+        "  zero: {range: [0, 3]}\n  recompute: [none, selective, full]\n"
+        "  flash_attn: true\n  tp_overlap: [false, true]\n  dp_overlap: false\n"
+        "  innet_reduce: false\n  comm_compress: [1, 0.5]\n  net_bw_factor: 2\n"
+        "where: \"fits and tp <= 8\"\n"
+        "scenario_name: \"{model}-tp{tp}\"\n";
+    ccs_err err;
+    ccs_spec *s = spec_parse(text, strlen(text), "demo.yaml", cat, &err);
+    if (!s)
+        print_error("%s\n", err.msg);
+    assert_non_null(s);
+    assert_string_equal(spec_name(s), "demo");
+    assert_int_equal(spec_n_models(s), 2);
+    assert_string_equal(spec_model(s, 1)->name, "tiny");
+    assert_int_equal(spec_model(s, 1)->ffn, 1024); /* default 4h */
+    assert_int_equal(spec_n_hw(s), 1);
+    assert_string_equal(spec_evolution(s)->name, "balanced");
+    assert_int_equal(spec_axis_len(s, SPEC_AX_TP), 4);
+    assert_int_equal(spec_axis_len(s, SPEC_AX_PP), 4);
+    assert_int_equal(spec_axis_len(s, SPEC_AX_ZERO), 4);
+    assert_true(spec_axis_values(s, SPEC_AX_GBS)[0] == SPEC_FROM_MODEL);
+    assert_true(spec_axis_values(s, SPEC_AX_GBS)[1] == 512);
+    assert_int_equal(spec_axis_len(s, SPEC_AX_VPP), 1); /* default */
+    assert_false(spec_axis_given(s, SPEC_AX_VPP));
+    assert_true(spec_axis_values(s, SPEC_AX_DTYPE)[1] == CCS_FP8);
+    assert_non_null(spec_where(s));
+    assert_string_equal(spec_where_text(s), "fits and tp <= 8");
+    assert_string_equal(spec_name_template(s), "{model}-tp{tp}");
+    char sha[65];
+    sha256_hex(text, strlen(text), sha);
+    assert_string_equal(spec_sha256(s), sha);
+    size_t len;
+    assert_string_equal(spec_text(s, &len), text);
+    spec_free(s);
+    spec_free(NULL);
+
+    /* the name defaults to the file's base name */
+    s = spec_parse(HEAD "plan: {tp: 1}\n", strlen(HEAD "plan: {tp: 1}\n"), "dir/my-sweep.yaml", cat,
+                   &err);
+    assert_non_null(s);
+    assert_string_equal(spec_name(s), "my-sweep");
+    assert_null(spec_where(s));
+    spec_free(s);
+}
+
+static const struct {
+    const char *what, *text, *where, *msg;
+} bad[] = {
+    {"unknown axis", HEAD "plan:\n  tp: 2\n  tpp: 4\n",
+     "t.yaml:5:3: ", "field 'plan.tpp': unknown axis (expected one of: devices, tp, pp"},
+    {"unknown top-level key", HEAD "plan: {tp: 1}\nwhere_: fits\n",
+     "t.yaml:4:1: ", "unknown key 'where_'"},
+    {"unknown model", "models: [gpt3-175b, gpt5]\nhardware: a100-80g\nplan: {tp: 1}\n",
+     "t.yaml:1:21: ", "field 'models': unknown model 'gpt5'"},
+    {"unknown hardware", "models: gpt3-175b\nhardware:\n  - a100-80g\n  - tpu9\nplan: {tp: 1}\n",
+     "t.yaml:4:5: ", "field 'hardware': unknown hardware 'tpu9'"},
+    {"unknown evolution", HEAD "generations: 1\nevolution: moore\nplan: {tp: 1}\n",
+     "t.yaml:4:12: ", "field 'evolution': unknown evolution rule 'moore'"},
+    {"missing models", "hardware: a100-80g\nplan: {tp: 1}\n",
+     "t.yaml:1:1: ", "missing field 'models'"},
+    {"missing plan", HEAD, "t.yaml:1:1: ", "field 'plan': expected a mapping"},
+    {"empty list", HEAD "plan:\n  tp: []\n",
+     "t.yaml:4:7: ", "field 'plan.tp': expected a non-empty list"},
+    {"empty models", "models: []\nhardware: a100-80g\nplan: {tp: 1}\n",
+     "t.yaml:1:9: ", "field 'models': expected a non-empty list"},
+    {"bad range order", HEAD "plan:\n  pp: {range: [8, 1]}\n",
+     "t.yaml:4:15: ", "field 'plan.pp': bad range: first (8) must not exceed last (1)"},
+    {"bad range length", HEAD "plan:\n  pp: {range: [8]}\n",
+     "t.yaml:4:15: ", "field 'plan.pp': bad range: expected [first, last]"},
+    {"bad range step", HEAD "plan:\n  pp: {range: [1, 8, 0]}\n",
+     "t.yaml:4:22: ", "bad range: step must be a positive integer"},
+    {"bad geom factor", HEAD "plan:\n  tp: {geom: [1, 8, 1]}\n",
+     "t.yaml:4:14: ", "bad geom: needs first > 0 and factor > 1"},
+    {"geom non-integer", HEAD "plan:\n  tp: {geom: [1, 8, 1.5]}\n",
+     "t.yaml:4:14: ", "non-integer 1.5"},
+    {"generator on enum", HEAD "plan:\n  recompute: {range: [1, 2]}\n",
+     "t.yaml:4:14: ", "takes only a value or a list"},
+    {"unknown generator", HEAD "plan:\n  tp: {lin: [1, 2]}\n",
+     "t.yaml:4:7: ", "expected a value, a list, {range: [a, b]}"},
+    {"type error int", HEAD "plan:\n  tp: [1, two]\n",
+     "t.yaml:4:11: ", "field 'plan.tp': expected an integer, got 'two'"},
+    {"type error bool", HEAD "plan:\n  sp: maybe\n",
+     "t.yaml:4:7: ", "field 'plan.sp': expected true or false, got 'maybe'"},
+    {"out of range", HEAD "plan:\n  zero: 4\n",
+     "t.yaml:4:9: ", "field 'plan.zero': expected an integer in [0, 3], got 4"},
+    {"zero devices", HEAD "plan:\n  devices: 0\n",
+     "t.yaml:4:12: ", "field 'plan.devices': expected an integer in [1, "},
+    {"bad recompute", HEAD "plan:\n  recompute: partial\n",
+     "t.yaml:4:14: ", "expected none, selective or full, got 'partial'"},
+    {"bad dtype", HEAD "plan:\n  dtype: int4\n",
+     "t.yaml:4:10: ", "expected bf16, fp16, fp8 or fp32, got 'int4'"},
+    {"gbs text", HEAD "plan:\n  gbs: modle\n",
+     "t.yaml:4:8: ", "expected a positive integer or 'model', got 'modle'"},
+    {"negative generation", HEAD "generations: -1\nplan: {tp: 1}\n",
+     "t.yaml:3:14: ", "field 'generations': expected an integer in [0, 64]"},
+    {"where syntax", HEAD "plan: {tp: 1}\nwhere: \"tp >> 2\"\n",
+     "t.yaml:4:13: ", "field 'where': column 5: expected a number"},
+    {"where plain scalar", HEAD "plan: {tp: 1}\nwhere: tp = 2\n",
+     "t.yaml:4:11: ", "field 'where': column 4: '=' is not an operator"},
+    {"where type error", HEAD "plan: {tp: 1}\nwhere: \"tp + fits > 1\"\n",
+     "t.yaml:4:12: ", "field 'where': column 4: type error: arithmetic needs numbers"},
+    {"where unknown field", HEAD "plan: {tp: 1}\nwhere: \"tpp > 1\"\n",
+     "t.yaml:4:9: ", "unknown field 'tpp'"},
+    {"template unknown field", HEAD "plan: {tp: 1}\nscenario_name: \"{model}-{tq}\"\n",
+     "t.yaml:4:25: ", "field 'scenario_name': unknown field '{tq}'"},
+    {"template unclosed", HEAD "plan: {tp: 1}\nscenario_name: \"x{model\"\n",
+     "t.yaml:4:18: ", "expected '{field}'"},
+    {"zip unknown axis", HEAD "plan: {tp: [1, 2], pp: [1, 2]}\nzip: [[tp, ppp]]\n",
+     "t.yaml:4:12: ", "field 'zip': unknown axis 'ppp'"},
+    {"zip lengths", HEAD "plan: {tp: [1, 2], pp: [1, 2, 4]}\nzip: [[tp, pp]]\n",
+     "t.yaml:4:12: ", "axes 'tp' (2 values) and 'pp' (3 values) must have the same length"},
+    {"zip twice", HEAD "plan: {tp: [1, 2], pp: [1, 2], mbs: [1, 2]}\nzip: [[tp, pp], [mbs, tp]]\n",
+     "t.yaml:4:23: ", "axis 'tp' is already zipped"},
+    {"zip unset", HEAD "plan: {tp: [1, 2]}\nzip: [[tp, pp]]\n",
+     "t.yaml:4:12: ", "axis 'pp' is not set"},
+    {"calibration unknown hw", HEAD "plan: {tp: 1}\ncalibration: {mi300x: x.csv}\n",
+     "t.yaml:4:15: ", "field 'calibration': 'mi300x' is not in this spec's hardware"},
+    {"calibration missing file", HEAD "plan: {tp: 1}\ncalibration: {a100-80g: nope.csv}\n",
+     "t.yaml:4:25: ", "field 'calibration.a100-80g': cannot load the profile: ./nope.csv"},
+    {"duplicate model", "models: [gpt3-175b, gpt3-175b]\nhardware: a100-80g\nplan: {tp: 1}\n",
+     "t.yaml:1:21: ", "'gpt3-175b' is listed twice"},
+    {"inline model error",
+     "models: [{name: x, layers: 2, hidden: 64, vocab: 10}]\n"
+     "hardware: a100-80g\nplan: {tp: 1}\n",
+     "t.yaml:1:10: ", "missing field 'heads'"},
+    {"yaml syntax", HEAD "plan: {tp: [1, 2}\n", "t.yaml:3:", "YAML syntax error"},
+};
+
+static void test_errors(void **state)
+{
+    (void)state;
+    int failed = 0;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ccs_err err = {""};
+        ccs_spec *s = spec_parse(bad[i].text, strlen(bad[i].text), "t.yaml", cat, &err);
+        if (s || strncmp(err.msg, bad[i].where, strlen(bad[i].where)) ||
+            !strstr(err.msg, bad[i].msg)) {
+            print_error("%s: got '%s'\n   expected '%s...%s'\n", bad[i].what,
+                        s ? "(accepted)" : err.msg, bad[i].where, bad[i].msg);
+            failed = 1;
+        }
+        spec_free(s);
+    }
+    assert_false(failed);
+}
+
+static void test_missing_file(void **state)
+{
+    (void)state;
+    ccs_err err;
+    assert_null(spec_load("tests/data/does-not-exist.yaml", cat, &err));
+    assert_non_null(strstr(err.msg, "does-not-exist.yaml: cannot open"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_accepts),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_missing_file),
+    };
+    return cmocka_run_group_tests_name("spec", tests, setup, teardown);
+}

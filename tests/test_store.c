@@ -1,0 +1,187 @@
+/* test_store.c - SHA-256 against the FIPS 180-4 / NIST example vectors, and
+ * the store: schema creation, batched rows, chunks, resume (exact todo list,
+ * partial chunks removed), refusal of a different spec and of files that are
+ * not ccsweep databases. Databases live in a mkdtemp directory. */
+#include "testutil.h"
+#include "ccsweep/sha256.h"
+#include "ccsweep/store.h"
+
+#include <unistd.h>
+
+static ccs_catalog *cat;
+static char dir[64];
+
+static int setup(void **state)
+{
+    (void)state;
+    cat = test_catalog();
+    strcpy(dir, "/tmp/ccsweep-test-store-XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    catalog_free(cat);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd);
+}
+
+/* Source: NIST CSRC "Examples with intermediate values", SHA-256 (FIPS 180-4):
+ * "abc", the 448-bit two-block message, and one million 'a' (FIPS 180-2
+ * appendix B.3); the empty string from the same NIST example set. */
+static void test_sha256_vectors(void **state)
+{
+    (void)state;
+    char hex[65];
+    sha256_hex("abc", 3, hex);
+    assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    sha256_hex("", 0, hex);
+    assert_string_equal(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    const char *m2 = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    sha256_hex(m2, strlen(m2), hex);
+    assert_string_equal(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    /* one million 'a', fed in uneven pieces to exercise the buffering */
+    ccs_sha256 s;
+    sha256_init(&s);
+    char a[1000];
+    memset(a, 'a', sizeof a);
+    size_t fed = 0, step = 1;
+    while (fed < 1000000) {
+        size_t n = step < 1000000 - fed ? step : 1000000 - fed;
+        n = n > sizeof a ? sizeof a : n;
+        sha256_update(&s, a, n);
+        fed += n;
+        step = step * 7 % 997 + 1;
+    }
+    uint8_t d[32];
+    sha256_final(&s, d);
+    static const uint8_t want[32] = {0xcd, 0xc7, 0x6e, 0x5c, 0x99, 0x14, 0xfb, 0x92,
+                                     0x81, 0xa1, 0xc7, 0xe2, 0x84, 0xd7, 0x3e, 0x67,
+                                     0xf1, 0x80, 0x9a, 0x48, 0xa4, 0x97, 0x20, 0x0e,
+                                     0x04, 0x6d, 0x39, 0xcc, 0xc7, 0x11, 0x2c, 0xd0};
+    assert_memory_equal(d, want, 32);
+}
+
+static const char spec_text_a[] = "models: [gpt3-175b, llama3-8b]\nhardware: [a100-80g, mi210]\n"
+                                  "generations: [0, 1]\n"
+                                  "plan:\n  devices: 64\n  tp: [1, 2, 4, 8]\n  pp: [1, 2]\n"
+                                  "scenario_name: \"{model}-{hardware}-tp{tp}\"\n";
+
+static void put_range(ccs_store *st, const ccs_grid *g, int64_t lo, int64_t hi, int done)
+{
+    ccs_err err;
+    for (int64_t i = lo; i < hi; i++) {
+        ccs_record rec;
+        ccs_region_time rg[CCS_RG_N];
+        if (grid_eval(g, i, &rec, rg))
+            assert_int_equal(store_put(st, &rec, rg, &err), CCS_OK);
+    }
+    if (done)
+        assert_int_equal(store_chunk_done(st, lo, hi, &err), CCS_OK);
+}
+
+static void test_store_resume(void **state)
+{
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/sub/r.db", dir); /* parent is created */
+    ccs_err err;
+    int rc;
+    ccs_spec *spec = spec_parse(spec_text_a, strlen(spec_text_a), "a.yaml", cat, &err);
+    ccs_grid *g = grid_new(spec, &err);
+    assert_non_null(g);
+    int64_t n = grid_count(g);
+    assert_int_equal(n, 2 * 2 * 2 * 4 * 2);
+
+    ccs_store *st = store_open(path, STORE_LOCK_NORMAL, &rc, &err);
+    assert_non_null(st);
+    store_run_info info = {.argv = "test", .ranks = 1, .detail = 1};
+    assert_int_equal(store_prepare_run(st, g, &info, 1, &err), STORE_NEW); /* nothing to resume */
+    assert_int_equal(store_run_id(st), 1);
+    size_t nt;
+    const store_range *todo = store_todo(st, &nt);
+    assert_int_equal(nt, 1);
+    assert_true(todo[0].lo == 0 && todo[0].hi == n);
+    /* [0,10) and [20,30) complete and committed; [10,15) rows committed without
+     * their chunk; [30,40) rows in a transaction that is never committed */
+    put_range(st, g, 0, 10, 1);
+    put_range(st, g, 20, 30, 1);
+    put_range(st, g, 10, 15, 0);
+    assert_int_equal(store_commit(st, &err), CCS_OK);
+    put_range(st, g, 30, 40, 1);
+    store_close(st); /* rolls back the open transaction, like a crash */
+
+    /* resume: todo is exactly the gaps */
+    st = store_open(path, STORE_LOCK_NORMAL, &rc, &err);
+    assert_non_null(st);
+    assert_int_equal(store_prepare_run(st, g, &info, 1, &err), STORE_RESUMED);
+    assert_int_equal(store_run_id(st), 1);
+    todo = store_todo(st, &nt);
+    assert_int_equal(nt, 2);
+    assert_true(todo[0].lo == 10 && todo[0].hi == 20);
+    assert_true(todo[1].lo == 30 && todo[1].hi == n);
+    store_counts c;
+    store_counts_get(st, &c);
+    assert_int_equal(c.done, 20);
+    assert_int_equal(c.rows, 20); /* the rows of [10, 15) were removed */
+    for (size_t i = 0; i < nt; i++)
+        put_range(st, g, todo[i].lo, todo[i].hi, 1);
+    assert_int_equal(store_finish(st, STORE_COMPLETE, &c, &err), CCS_OK);
+    assert_int_equal(c.done, n);
+    assert_int_equal(c.rows, n);
+    assert_int_equal(c.filtered, 0);
+    assert_int_equal(c.ok + c.invalid + c.oom, n);
+    store_close(st);
+
+    /* complete: --resume has nothing to do; a new run gets id 2 */
+    st = store_open(path, STORE_LOCK_EXCLUSIVE, &rc, &err);
+    assert_non_null(st);
+    assert_int_equal(store_prepare_run(st, g, &info, 1, &err), STORE_NOTHING);
+    store_close(st);
+    st = store_open(path, STORE_LOCK_NORMAL, &rc, &err);
+    assert_int_equal(store_prepare_run(st, g, &info, 0, &err), STORE_NEW);
+    assert_int_equal(store_run_id(st), 2);
+    store_close(st); /* run 2 stays 'running' (unfinished) */
+
+    /* resuming with another spec while run 2 is unfinished is refused */
+    const char *other = "models: gpt3-175b\nhardware: a100-80g\nplan: {tp: 1}\n";
+    ccs_spec *spec_b = spec_parse(other, strlen(other), "b.yaml", cat, &err);
+    ccs_grid *gb = grid_new(spec_b, &err);
+    st = store_open(path, STORE_LOCK_NORMAL, &rc, &err);
+    assert_int_equal(store_prepare_run(st, gb, &info, 1, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "different spec"));
+    store_close(st);
+    grid_free(gb);
+    spec_free(spec_b);
+    grid_free(g);
+    spec_free(spec);
+}
+
+static void test_not_a_database(void **state)
+{
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/text.db", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("this is not sqlite, just some text that is long enough to look like a header...\n", f);
+    fclose(f);
+    ccs_err err;
+    int rc;
+    ccs_store *st = store_open(path, STORE_LOCK_NORMAL, &rc, &err);
+    assert_null(st);
+    assert_int_equal(rc, CCS_EINPUT);
+    store_close(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sha256_vectors),
+        cmocka_unit_test(test_store_resume),
+        cmocka_unit_test(test_not_a_database),
+    };
+    return cmocka_run_group_tests_name("store", tests, setup, teardown);
+}
