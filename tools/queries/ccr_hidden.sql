@@ -1,0 +1,50 @@
+-- ccr_hidden.sql - How does the analytic compute/communication ratio of a
+-- tensor-parallel layer (forward FLOPs per device / TP bytes sent per device, column
+-- results.ccr, ~ h/(tp-1)) move with the hidden size h, at a fixed TP degree (:tp,
+-- default 8) and at the memory-forced TP of the TP+DP plan for each hardware
+-- generation? NULL ccr: no row with that TP (fixed), no TP+DP plan fits, or tp 1
+-- (no TP traffic). (ccsweep report: plot 3, ccr.png)
+-- Plans compared (the same two in every query here that reports 'plan'):
+--   best   the fitting plan with the highest MFU (model FLOPs per device-second:
+--          the fastest per device) over all the run's tensor/pipeline/data-parallel
+--          plans, with no mitigation switched on;
+--   tp+dp  the paper's setting: no pipeline (pp = 1) and the smallest tensor-parallel
+--          degree that fits device memory (the memory-forced TP), then the highest MFU.
+-- Run: the latest in the database; another one with
+--   sqlite3 -cmd '.param set :run 3' DB < FILE
+-- Usage: sqlite3 results/ccsweep.db < tools/queries/ccr_hidden.sql
+--   other TP: sqlite3 -cmd '.param set :tp 16' \
+--             results/ccsweep.db < tools/queries/ccr_hidden.sql
+WITH run AS (SELECT coalesce(:run, (SELECT max(run_id) FROM runs)) AS id),
+ranked AS (
+  SELECT r.run_id, r.idx, r.model_id, r.hw_id, r.tp, r.pp,
+    row_number() OVER (PARTITION BY r.model_id, r.hw_id
+                       ORDER BY r.mfu DESC, r.idx) AS best_rk,
+    row_number() OVER (PARTITION BY r.model_id, r.hw_id, r.pp = 1
+                       ORDER BY r.tp, r.mfu DESC, r.idx) AS forced_rk
+  FROM results r JOIN run ON r.run_id = run.id
+  WHERE r.status = 0 AND r.tp_overlap = 0 AND r.innet_reduce = 0
+    AND r.comm_compress = 1 AND r.net_bw_factor = 1),
+plans AS (
+  SELECT k.plan, r.*, m.name AS model, m.params, m.layers, m.hidden,
+    h.name AS hardware, h.generation
+  FROM (SELECT 'best' AS plan, run_id, idx FROM ranked WHERE best_rk = 1
+        UNION ALL
+        SELECT 'tp+dp', run_id, idx FROM ranked WHERE pp = 1 AND forced_rk = 1) k
+    JOIN results r ON r.run_id = k.run_id AND r.idx = k.idx
+    JOIN models m ON m.model_id = r.model_id
+    JOIN hardware h ON h.hw_id = r.hw_id)
+, fixed AS (
+  SELECT r.model_id, max(r.ccr) AS ccr
+  FROM results r JOIN run ON r.run_id = run.id
+  WHERE r.status != 1 AND r.tp = coalesce(:tp, 8) AND r.ccr > 0 AND r.innet_reduce = 0
+    AND r.comm_compress = 1
+  GROUP BY r.model_id)
+SELECT m.name AS model, m.layers, m.hidden, m.params, h.name AS hardware, h.generation,
+  coalesce(:tp, 8) AS fixed_tp, f.ccr AS fixed_ccr,
+  p.tp AS forced_tp, CASE WHEN p.ccr > 0 THEN p.ccr END AS forced_ccr
+FROM models m JOIN run ON m.run_id = run.id
+  JOIN hardware h ON h.run_id = run.id
+  LEFT JOIN fixed f ON f.model_id = m.model_id
+  LEFT JOIN plans p ON p.plan = 'tp+dp' AND p.model_id = m.model_id AND p.hw_id = h.hw_id
+ORDER BY h.hw_id, m.hidden, m.model_id;

@@ -1,0 +1,51 @@
+-- comm_bound.sql - Which scenarios are communication-bound, i.e. spend at least as
+-- long in exposed communication as in computation? Per model and hardware
+-- generation: how many of the fitting plans (no mitigation) are, and whether the
+-- best and the memory-forced TP+DP plans are; most communication-bound first.
+-- Plans compared (the same two in every query here that reports 'plan'):
+--   best   the fitting plan with the highest MFU (model FLOPs per device-second:
+--          the fastest per device) over all the run's tensor/pipeline/data-parallel
+--          plans, with no mitigation switched on;
+--   tp+dp  the paper's setting: no pipeline (pp = 1) and the smallest tensor-parallel
+--          degree that fits device memory (the memory-forced TP), then the highest MFU.
+-- Run: the latest in the database; another one with
+--   sqlite3 -cmd '.param set :run 3' DB < FILE
+-- Usage: sqlite3 results/ccsweep.db < tools/queries/comm_bound.sql
+WITH run AS (SELECT coalesce(:run, (SELECT max(run_id) FROM runs)) AS id),
+ranked AS (
+  SELECT r.run_id, r.idx, r.model_id, r.hw_id, r.tp, r.pp,
+    row_number() OVER (PARTITION BY r.model_id, r.hw_id
+                       ORDER BY r.mfu DESC, r.idx) AS best_rk,
+    row_number() OVER (PARTITION BY r.model_id, r.hw_id, r.pp = 1
+                       ORDER BY r.tp, r.mfu DESC, r.idx) AS forced_rk
+  FROM results r JOIN run ON r.run_id = run.id
+  WHERE r.status = 0 AND r.tp_overlap = 0 AND r.innet_reduce = 0
+    AND r.comm_compress = 1 AND r.net_bw_factor = 1),
+plans AS (
+  SELECT k.plan, r.*, m.name AS model, m.params, m.layers, m.hidden,
+    h.name AS hardware, h.generation
+  FROM (SELECT 'best' AS plan, run_id, idx FROM ranked WHERE best_rk = 1
+        UNION ALL
+        SELECT 'tp+dp', run_id, idx FROM ranked WHERE pp = 1 AND forced_rk = 1) k
+    JOIN results r ON r.run_id = k.run_id AND r.idx = k.idx
+    JOIN models m ON m.model_id = r.model_id
+    JOIN hardware h ON h.hw_id = r.hw_id)
+, groups AS (
+  SELECT r.model_id, r.hw_id, count(*) AS plans,
+    sum(r.t_comm_exposed >= r.t_compute) AS comm_bound_plans
+  FROM results r JOIN run ON r.run_id = run.id
+  WHERE r.status = 0 AND r.tp_overlap = 0 AND r.innet_reduce = 0
+    AND r.comm_compress = 1 AND r.net_bw_factor = 1
+  GROUP BY r.model_id, r.hw_id)
+SELECT m.name AS model, h.name AS hardware, h.generation, g.plans, g.comm_bound_plans,
+  round(100.0 * g.comm_bound_plans / g.plans, 2) AS comm_bound_pct,
+  round(100 * b.comm_fraction, 2) AS best_comm_pct,
+  b.t_comm_exposed >= b.t_compute AS best_comm_bound,
+  round(100 * f.comm_fraction, 2) AS tp_dp_comm_pct,
+  f.t_comm_exposed >= f.t_compute AS tp_dp_comm_bound
+FROM groups g
+  JOIN models m ON m.model_id = g.model_id
+  JOIN hardware h ON h.hw_id = g.hw_id
+  LEFT JOIN plans b ON b.plan = 'best' AND b.model_id = g.model_id AND b.hw_id = g.hw_id
+  LEFT JOIN plans f ON f.plan = 'tp+dp' AND f.model_id = g.model_id AND f.hw_id = g.hw_id
+ORDER BY comm_bound_pct DESC, b.comm_fraction DESC, m.model_id, h.hw_id;

@@ -1,0 +1,38 @@
+-- comm_share.sql - What share of the iteration time is exposed communication, by
+-- model size and hardware generation? One row per plan x hardware generation x
+-- model with a fitting plan. (ccsweep report: plot 1, comm_share.png)
+-- Plans compared (the same two in every query here that reports 'plan'):
+--   best   the fitting plan with the highest MFU (model FLOPs per device-second:
+--          the fastest per device) over all the run's tensor/pipeline/data-parallel
+--          plans, with no mitigation switched on;
+--   tp+dp  the paper's setting: no pipeline (pp = 1) and the smallest tensor-parallel
+--          degree that fits device memory (the memory-forced TP), then the highest MFU.
+-- Run: the latest in the database; another one with
+--   sqlite3 -cmd '.param set :run 3' DB < FILE
+-- Usage: sqlite3 results/ccsweep.db < tools/queries/comm_share.sql
+WITH run AS (SELECT coalesce(:run, (SELECT max(run_id) FROM runs)) AS id),
+ranked AS (
+  SELECT r.run_id, r.idx, r.model_id, r.hw_id, r.tp, r.pp,
+    row_number() OVER (PARTITION BY r.model_id, r.hw_id
+                       ORDER BY r.mfu DESC, r.idx) AS best_rk,
+    row_number() OVER (PARTITION BY r.model_id, r.hw_id, r.pp = 1
+                       ORDER BY r.tp, r.mfu DESC, r.idx) AS forced_rk
+  FROM results r JOIN run ON r.run_id = run.id
+  WHERE r.status = 0 AND r.tp_overlap = 0 AND r.innet_reduce = 0
+    AND r.comm_compress = 1 AND r.net_bw_factor = 1),
+plans AS (
+  SELECT k.plan, r.*, m.name AS model, m.params, m.layers, m.hidden,
+    h.name AS hardware, h.generation
+  FROM (SELECT 'best' AS plan, run_id, idx FROM ranked WHERE best_rk = 1
+        UNION ALL
+        SELECT 'tp+dp', run_id, idx FROM ranked WHERE pp = 1 AND forced_rk = 1) k
+    JOIN results r ON r.run_id = k.run_id AND r.idx = k.idx
+    JOIN models m ON m.model_id = r.model_id
+    JOIN hardware h ON h.hw_id = r.hw_id)
+SELECT plan, hardware, generation, model, params, tp, pp, dp, mbs, sp, devices,
+  t_iter AS t_iter_s,
+  round(100 * comm_fraction, 2) AS comm_pct,
+  round(100 * t_comm_exposed / t_compute, 2) AS comm_per_compute_pct,
+  round(100 * mfu, 2) AS mfu_pct
+FROM plans
+ORDER BY plan, hw_id, params, model;

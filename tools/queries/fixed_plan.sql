@@ -1,0 +1,53 @@
+-- fixed_plan.sql - How do today's plans fare on future hardware? The plan chosen at
+-- the first generation of the run (best, and TP+DP), kept unchanged (same tp, pp, dp,
+-- micro-batch, ... on the same hardware line) on every generation: communication
+-- share, hidden share of DP communication and MFU per generation. This is the
+-- paper's question "does communication hidden today become exposed?" without
+-- re-planning for the larger memory of later generations.
+-- Plans compared (the same two in every query here that reports 'plan'):
+--   best   the fitting plan with the highest MFU (model FLOPs per device-second:
+--          the fastest per device) over all the run's tensor/pipeline/data-parallel
+--          plans, with no mitigation switched on;
+--   tp+dp  the paper's setting: no pipeline (pp = 1) and the smallest tensor-parallel
+--          degree that fits device memory (the memory-forced TP), then the highest MFU.
+-- Run: the latest in the database; another one with
+--   sqlite3 -cmd '.param set :run 3' DB < FILE
+-- Usage: sqlite3 results/ccsweep.db < tools/queries/fixed_plan.sql
+WITH run AS (SELECT coalesce(:run, (SELECT max(run_id) FROM runs)) AS id),
+ranked AS (
+  SELECT r.run_id, r.idx, r.model_id, r.hw_id, r.tp, r.pp,
+    row_number() OVER (PARTITION BY r.model_id, r.hw_id
+                       ORDER BY r.mfu DESC, r.idx) AS best_rk,
+    row_number() OVER (PARTITION BY r.model_id, r.hw_id, r.pp = 1
+                       ORDER BY r.tp, r.mfu DESC, r.idx) AS forced_rk
+  FROM results r JOIN run ON r.run_id = run.id
+  WHERE r.status = 0 AND r.tp_overlap = 0 AND r.innet_reduce = 0
+    AND r.comm_compress = 1 AND r.net_bw_factor = 1),
+plans AS (
+  SELECT k.plan, r.*, m.name AS model, m.params, m.layers, m.hidden,
+    h.name AS hardware, h.generation
+  FROM (SELECT 'best' AS plan, run_id, idx FROM ranked WHERE best_rk = 1
+        UNION ALL
+        SELECT 'tp+dp', run_id, idx FROM ranked WHERE pp = 1 AND forced_rk = 1) k
+    JOIN results r ON r.run_id = k.run_id AND r.idx = k.idx
+    JOIN models m ON m.model_id = r.model_id
+    JOIN hardware h ON h.hw_id = r.hw_id)
+, first AS MATERIALIZED (
+  SELECT p.* FROM plans p
+  WHERE p.generation = (SELECT min(h.generation) FROM hardware h
+                        JOIN run ON h.run_id = run.id))
+SELECT f.plan, f.hardware, h.generation, f.model, f.params, f.tp, f.pp, f.dp, f.mbs, f.sp,
+  r.t_iter AS t_iter_s, round(100 * r.comm_fraction, 2) AS comm_pct,
+  CASE WHEN r.t_dp_comm > 0 THEN
+    round(100 * (1 - r.t_dp_comm_exposed / r.t_dp_comm), 2) END AS dp_hidden_pct,
+  round(100 * r.mfu, 2) AS mfu_pct
+FROM results r JOIN run ON r.run_id = run.id
+  CROSS JOIN first f ON r.model_id = f.model_id AND r.devices = f.devices
+    AND r.tp = f.tp AND r.pp = f.pp AND r.dp = f.dp AND r.vpp = f.vpp AND r.mbs = f.mbs
+    AND r.gbs = f.gbs AND r.seq = f.seq AND r.dtype = f.dtype AND r.sp = f.sp
+    AND r.zero = f.zero AND r.recompute = f.recompute AND r.flash_attn = f.flash_attn
+    AND r.dp_overlap = f.dp_overlap
+  JOIN hardware h ON h.hw_id = r.hw_id AND h.name = f.hardware
+WHERE r.status = 0 AND r.tp_overlap = 0 AND r.innet_reduce = 0 AND r.comm_compress = 1
+  AND r.net_bw_factor = 1
+ORDER BY f.plan, h.hw_id, f.params, f.model;

@@ -1,0 +1,63 @@
+-- mitigations.sql - How much does each mitigation recover? Each mitigated row is
+-- matched with the same plan without mitigation (same model, hardware generation and
+-- parallel plan): the share of the iteration time it saves, and the share of the
+-- exposed communication it removes. Mitigations: tp_overlap (TP collectives hidden
+-- under their GEMMs), comm_compress=X (bytes factor on every collective),
+-- innet_reduce (in-network reduction), net_bw_factor=X (faster links).
+-- (ccsweep report: plot 5, mitigations.png, shows the last generation)
+-- Plans compared (the same two in every query here that reports 'plan'):
+--   best   the fitting plan with the highest MFU (model FLOPs per device-second:
+--          the fastest per device) over all the run's tensor/pipeline/data-parallel
+--          plans, with no mitigation switched on;
+--   tp+dp  the paper's setting: no pipeline (pp = 1) and the smallest tensor-parallel
+--          degree that fits device memory (the memory-forced TP), then the highest MFU.
+-- Run: the latest in the database; another one with
+--   sqlite3 -cmd '.param set :run 3' DB < FILE
+-- Usage: sqlite3 results/ccsweep.db < tools/queries/mitigations.sql
+WITH run AS (SELECT coalesce(:run, (SELECT max(run_id) FROM runs)) AS id),
+ranked AS (
+  SELECT r.run_id, r.idx, r.model_id, r.hw_id, r.tp, r.pp,
+    row_number() OVER (PARTITION BY r.model_id, r.hw_id
+                       ORDER BY r.mfu DESC, r.idx) AS best_rk,
+    row_number() OVER (PARTITION BY r.model_id, r.hw_id, r.pp = 1
+                       ORDER BY r.tp, r.mfu DESC, r.idx) AS forced_rk
+  FROM results r JOIN run ON r.run_id = run.id
+  WHERE r.status = 0 AND r.tp_overlap = 0 AND r.innet_reduce = 0
+    AND r.comm_compress = 1 AND r.net_bw_factor = 1),
+plans AS (
+  SELECT k.plan, r.*, m.name AS model, m.params, m.layers, m.hidden,
+    h.name AS hardware, h.generation
+  FROM (SELECT 'best' AS plan, run_id, idx FROM ranked WHERE best_rk = 1
+        UNION ALL
+        SELECT 'tp+dp', run_id, idx FROM ranked WHERE pp = 1 AND forced_rk = 1) k
+    JOIN results r ON r.run_id = k.run_id AND r.idx = k.idx
+    JOIN models m ON m.model_id = r.model_id
+    JOIN hardware h ON h.hw_id = r.hw_id)
+, mit AS (
+  SELECT r.model_id, r.hw_id, r.devices, r.tp, r.pp, r.dp, r.vpp, r.mbs, r.gbs, r.seq,
+    r.dtype, r.sp, r.zero, r.recompute, r.flash_attn, r.dp_overlap, r.t_iter,
+    r.comm_fraction, r.t_comm_exposed, trim(
+      CASE WHEN r.tp_overlap THEN 'tp_overlap ' ELSE '' END ||
+      CASE WHEN r.comm_compress != 1 THEN 'comm_compress=' || r.comm_compress || ' '
+           ELSE '' END ||
+      CASE WHEN r.innet_reduce THEN 'innet_reduce ' ELSE '' END ||
+      CASE WHEN r.net_bw_factor != 1 THEN 'net_bw_factor=' || r.net_bw_factor ELSE '' END)
+      AS mitigation
+  FROM results r JOIN run ON r.run_id = run.id
+  WHERE r.status != 1 AND (r.tp_overlap OR r.innet_reduce OR r.comm_compress != 1
+                           OR r.net_bw_factor != 1))
+SELECT p.plan, p.hardware, p.generation, p.model, p.params, p.tp, p.pp, p.dp, p.mbs,
+  x.mitigation, p.t_iter AS t_base_s, x.t_iter AS t_mitigated_s,
+  round(100 * (1 - x.t_iter / p.t_iter), 2) AS time_saved_pct,
+  round(100 * p.comm_fraction, 2) AS comm_pct_base,
+  round(100 * x.comm_fraction, 2) AS comm_pct_mitigated,
+  CASE WHEN p.t_comm_exposed > 0 THEN
+    round(100 * (p.t_comm_exposed - x.t_comm_exposed) / p.t_comm_exposed, 2) END
+    AS exposed_comm_removed_pct
+FROM plans p
+  JOIN mit x ON x.model_id = p.model_id AND x.hw_id = p.hw_id AND x.devices = p.devices
+    AND x.tp = p.tp AND x.pp = p.pp AND x.dp = p.dp AND x.vpp = p.vpp AND x.mbs = p.mbs
+    AND x.gbs = p.gbs AND x.seq = p.seq AND x.dtype = p.dtype AND x.sp = p.sp
+    AND x.zero = p.zero AND x.recompute = p.recompute AND x.flash_attn = p.flash_attn
+    AND x.dp_overlap = p.dp_overlap
+ORDER BY p.plan, p.hw_id, x.mitigation, p.params, p.model;

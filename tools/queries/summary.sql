@@ -1,0 +1,51 @@
+-- summary.sql - The report's summary: per plan and hardware generation, how many
+-- models fit, the range (min, mean, max over the models) of the communication share
+-- of the iteration time, the share for the largest model that fits, and the range of
+-- the hidden fraction of data-parallel communication. (ccsweep report: summary table)
+-- Plans compared (the same two in every query here that reports 'plan'):
+--   best   the fitting plan with the highest MFU (model FLOPs per device-second:
+--          the fastest per device) over all the run's tensor/pipeline/data-parallel
+--          plans, with no mitigation switched on;
+--   tp+dp  the paper's setting: no pipeline (pp = 1) and the smallest tensor-parallel
+--          degree that fits device memory (the memory-forced TP), then the highest MFU.
+-- Run: the latest in the database; another one with
+--   sqlite3 -cmd '.param set :run 3' DB < FILE
+-- Usage: sqlite3 results/ccsweep.db < tools/queries/summary.sql
+WITH run AS (SELECT coalesce(:run, (SELECT max(run_id) FROM runs)) AS id),
+ranked AS (
+  SELECT r.run_id, r.idx, r.model_id, r.hw_id, r.tp, r.pp,
+    row_number() OVER (PARTITION BY r.model_id, r.hw_id
+                       ORDER BY r.mfu DESC, r.idx) AS best_rk,
+    row_number() OVER (PARTITION BY r.model_id, r.hw_id, r.pp = 1
+                       ORDER BY r.tp, r.mfu DESC, r.idx) AS forced_rk
+  FROM results r JOIN run ON r.run_id = run.id
+  WHERE r.status = 0 AND r.tp_overlap = 0 AND r.innet_reduce = 0
+    AND r.comm_compress = 1 AND r.net_bw_factor = 1),
+plans AS (
+  SELECT k.plan, r.*, m.name AS model, m.params, m.layers, m.hidden,
+    h.name AS hardware, h.generation
+  FROM (SELECT 'best' AS plan, run_id, idx FROM ranked WHERE best_rk = 1
+        UNION ALL
+        SELECT 'tp+dp', run_id, idx FROM ranked WHERE pp = 1 AND forced_rk = 1) k
+    JOIN results r ON r.run_id = k.run_id AND r.idx = k.idx
+    JOIN models m ON m.model_id = r.model_id
+    JOIN hardware h ON h.hw_id = r.hw_id)
+, largest AS (
+  SELECT plan, hw_id, model, comm_fraction,
+    row_number() OVER (PARTITION BY plan, hw_id ORDER BY params DESC, model_id) AS rk
+  FROM plans)
+SELECT p.plan, p.hardware, p.generation, count(*) AS models,
+  round(100 * min(p.comm_fraction), 2) AS comm_min_pct,
+  round(100 * avg(p.comm_fraction), 2) AS comm_mean_pct,
+  round(100 * max(p.comm_fraction), 2) AS comm_max_pct,
+  l.model AS largest_model, round(100 * l.comm_fraction, 2) AS largest_comm_pct,
+  round(100 * min(CASE WHEN p.t_dp_comm > 0
+                  THEN 1 - p.t_dp_comm_exposed / p.t_dp_comm END), 2)
+    AS dp_hidden_min_pct,
+  round(100 * max(CASE WHEN p.t_dp_comm > 0
+                  THEN 1 - p.t_dp_comm_exposed / p.t_dp_comm END), 2)
+    AS dp_hidden_max_pct,
+  max(p.tp) AS max_tp
+FROM plans p JOIN largest l ON l.plan = p.plan AND l.hw_id = p.hw_id AND l.rk = 1
+GROUP BY p.plan, p.hw_id
+ORDER BY p.plan, p.hw_id;

@@ -1,0 +1,32 @@
+#!/bin/sh
+# study.sh [NP] - 'make study': the study of Pati et al. 2023 (sweeps/paper.yaml)
+# with mpirun on NP local ranks (default: all cores) into results/paper.db, then
+# 'ccsweep report' into results/paper-report/ (report.md and PNG plots). Each call
+# adds a run to the database (earlier runs are kept: tools/queries/run_diff.sql
+# compares the last two); the report shows the new one.
+# Environment: STUDY_DB, STUDY_OUT override the database and report paths.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+np=${1:-$(nproc 2>/dev/null || echo 2)}
+db=${STUDY_DB:-results/paper.db}
+out=${STUDY_OUT:-results/paper-report}
+if [ "$(id -u)" = 0 ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+# quiet Open MPI's transport probing on machines without high-speed NICs
+export OMPI_MCA_btl_base_warn_component_unused=${OMPI_MCA_btl_base_warn_component_unused:-0}
+
+start=$(date +%s)
+echo "+ mpirun --oversubscribe -n $np ./ccsweep run sweeps/paper.yaml --db $db"
+mpirun --oversubscribe -n "$np" ./ccsweep run sweeps/paper.yaml --db "$db" || exit $?
+echo "+ ./ccsweep report --db $db --out $out"
+./ccsweep report --db "$db" --out "$out" || exit $?
+end=$(date +%s)
+
+echo
+echo "study: $((end - start)) s; report: $(pwd)/$out/report.md"
+echo "database: $(pwd)/$db ($(du -h "$db" | cut -f1)); canned queries: tools/queries/*.sql, e.g."
+echo "  sqlite3 -header -column $db < tools/queries/summary.sql"
+echo
+# the summary table of the report
+sed -n '/^## Summary/,/^What this run shows/p' "$out/report.md" | sed '1d;$d'
