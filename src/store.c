@@ -638,7 +638,9 @@ static int count_rows(ccs_store *st, store_counts *c, ccs_err *err)
     char sql[128];
     snprintf(sql, sizeof sql, "SELECT n_done FROM runs WHERE run_id = %lld", (long long)st->run_id);
     c->done = query_int(st, sql, 0);
-    c->filtered = c->done - c->rows;
+    /* an interrupted run may hold rows of chunks not yet complete (they are
+     * redone on resume), so rows can exceed the scenarios counted as done */
+    c->filtered = c->done > c->rows ? c->done - c->rows : 0;
     return CCS_OK;
 }
 
