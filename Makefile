@@ -62,9 +62,11 @@ ccsweep: $(BUILD)/main.o $(LIB)
 $(BUILD)/tests/%: tests/%.c $(LIB) | $(BUILD)
 	$(MPICC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) -lcmocka
 
+# OpenBLAS comes first: libgsl pulls in libgslcblas, whose cblas_* would
+# otherwise bind first at run time and the tools would time the reference BLAS.
 $(BUILD)/tools/%: tools/%.c $(LIB) | $(BUILD)
 	$(MPICC) $(CPPFLAGS) $(shell pkg-config --cflags openblas 2>/dev/null) $(CFLAGS) $(LDFLAGS) \
-	    -o $@ $< $(LIB) $(LDLIBS) $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
+	    -o $@ $< $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas) $(LIB) $(LDLIBS)
 
 # Debian 12 packages the build, the tests and the reports need.
 DEB_PKGS := build-essential pkg-config libopenmpi-dev openmpi-bin libgsl-dev libsqlite3-dev \
@@ -89,6 +91,12 @@ bench: all
 validate: deps
 	@$(MAKE) --no-print-directory all
 	@sh tools/validate.sh
+
+# The paper's study (sweeps/paper.yaml) and its report: results/paper.db,
+# results/paper-report/report.md with plots (tools/study.sh).
+study: deps
+	@$(MAKE) --no-print-directory all
+	@sh tools/study.sh $(NP)
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/catalog $(DESTDIR)$(DATADIR)/sweeps \

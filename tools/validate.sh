@@ -1,0 +1,47 @@
+#!/bin/sh
+# validate.sh - 'make validate': measure this machine's operators (tools/profiler),
+# run real Transformer layers (tools/groundtruth, configurations in
+# tools/validate-configs.txt), and compare the operator-model projections with
+# them (ccsweep validate). Everything lands in $VALIDATE_DIR (results/validate).
+# Targets: mean |error| <= 10%, every configuration <= 15% (exit 2 otherwise).
+#   NP=2 ranks (one per core), PROFILE_BUDGET=110 s, up to ROUNDS=8 measured
+#   ground-truth rounds within GT_BUDGET=110 s: about four minutes in all.
+set -eu
+cd "$(dirname "$0")/.."
+NP=${NP:-2}
+DIR=${VALIDATE_DIR:-results/validate}
+BUDGET=${PROFILE_BUDGET:-110}
+ROUNDS=${ROUNDS:-8}
+GT_BUDGET=${GT_BUDGET:-110}
+mkdir -p "$DIR"
+# one BLAS thread per rank: the ranks are the devices (do not touch OPENBLAS_CORETYPE)
+export OPENBLAS_NUM_THREADS=1
+if [ "$(id -u)" = 0 ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+over=""
+[ "$(nproc)" -lt "$NP" ] && over="--oversubscribe"
+# other work on the machine skews every timing: say so (both tools keep their
+# fastest samples, which absorbs short bursts but not sustained load)
+busy() { awk '/^cpu /{print $2+$3+$4+$7+$8, $2+$3+$4+$5+$6+$7+$8}' /proc/stat 2>/dev/null; }
+b0=$(busy); sleep 1; b1=$(busy)
+if [ -n "$b0" ] && [ -n "$b1" ]; then
+    pct=$(echo "$b0 $b1" | awk '{d = $4 - $2; print (d > 0 ? int(100 * ($3 - $1) / d) : 0)}')
+    if [ "$pct" -gt 15 ]; then
+        echo "warning: other processes use ${pct}% of the CPUs: timings will be noisy"
+    fi
+fi
+start=$(date +%s)
+echo "== profiler: $NP ranks, budget ${BUDGET} s -> $DIR/profile.csv"
+mpirun -np "$NP" $over build/tools/profiler --budget "$BUDGET" --out "$DIR/profile.csv" \
+    --hw-out "$DIR/profile.yaml" --hw-name ci-cpu --quiet
+echo "== ground truth: $(grep -vc '^#' tools/validate-configs.txt) configurations, up to $ROUNDS rounds in ${GT_BUDGET} s -> $DIR/measured.csv"
+mpirun -np "$NP" $over build/tools/groundtruth --config tools/validate-configs.txt \
+    --rounds "$ROUNDS" --budget "$GT_BUDGET" --out "$DIR/measured.csv" --quiet
+echo "== validate"
+rc=0
+./ccsweep validate --profile "$DIR/profile.csv" --measured "$DIR/measured.csv" \
+    --hw-entry "$DIR/profile.yaml" --sweep sweeps/validate-cpu.yaml --regions \
+    --max-mean 10 --max-err 15 || rc=$?
+echo "== make validate took $(( $(date +%s) - start )) s"
+exit $rc
