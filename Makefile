@@ -17,7 +17,7 @@ NP      ?= $(shell nproc 2>/dev/null || echo 2)
 
 BUILD   := build
 PKGS    := gsl yaml-0.1 sqlite3 jansson
-CPPFLAGS += -Iinclude -D_POSIX_C_SOURCE=200809L -DCCS_DATADIR='"$(DATADIR)"' \
+CPPFLAGS += -Iinclude -I$(BUILD) -D_POSIX_C_SOURCE=200809L -DCCS_DATADIR='"$(DATADIR)"' \
             $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -Wall -Wextra -Wpedantic -MMD -MP
@@ -52,6 +52,11 @@ $(BUILD)/%.o: src/%.c | $(BUILD)
 
 $(BUILD):
 	@mkdir -p $(BUILD)/tests $(BUILD)/tools
+
+# The report's SQL is tools/queries/*.sql, compiled in.
+$(BUILD)/report_queries.inc: $(wildcard tools/queries/*.sql) tools/sql2c.sh | $(BUILD)
+	sh tools/sql2c.sh $(sort $(wildcard tools/queries/*.sql)) > $@.tmp && mv $@.tmp $@
+$(BUILD)/report_sql.o: $(BUILD)/report_queries.inc
 
 $(LIB): $(LIB_OBJ)
 	$(AR) rcs $@ $^
