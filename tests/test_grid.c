@@ -7,26 +7,10 @@
 #include "testutil.h"
 #include "ccsweep/grid.h"
 
-static ccs_catalog *cat;
-
-static int setup(void **state)
-{
-    (void)state;
-    cat = test_catalog();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    catalog_free(cat);
-    return 0;
-}
-
 static ccs_spec *parse(const char *text)
 {
     ccs_err err;
-    ccs_spec *s = spec_parse(text, strlen(text), "t.yaml", cat, &err);
+    ccs_spec *s = spec_parse(text, strlen(text), "t.yaml", test_cat(), &err);
     if (!s) {
         print_error("spec did not parse: %s\n", err.msg);
         fail();
@@ -90,7 +74,7 @@ static void test_count_and_order(void **state)
     assert_int_equal(sc.plan.pp, 16);
     assert_int_equal(sc.plan.dp, 1024 / 128);
     assert_int_equal(sc.derive, CCS_R_OK);
-    const ccs_model *m = catalog_model(cat, "llama3-70b");
+    const ccs_model *m = catalog_model(test_cat(), "llama3-70b");
     assert_int_equal(sc.plan.seq, m->seq);
     assert_int_equal(sc.plan.gbs, m->gbs ? m->gbs : sc.plan.mbs * sc.plan.dp);
     grid_free(g);
@@ -178,7 +162,7 @@ static void test_eval_matches_project(void **state)
     ccs_grid *g = grid(s);
     ccs_record rec;
     assert_true(grid_eval(g, 1, &rec, NULL));
-    const ccs_evolution *ev = catalog_evolution(cat, "memory-wall");
+    const ccs_evolution *ev = catalog_evolution(test_cat(), "memory-wall");
     ccs_plan p;
     plan_defaults(&p);
     p.devices = 512;
@@ -189,11 +173,11 @@ static void test_eval_matches_project(void **state)
     p.gbs = 1536; /* gpt3-175b's published batch (Brown et al. 2020, Table 2.1) */
     plan_derive(&p);
     ccs_hw hw;
-    hw_evolve(catalog_hw(cat, "a100-80g"), ev, 2, &hw);
+    hw_evolve(catalog_hw(test_cat(), "a100-80g"), ev, 2, &hw);
     ccs_cost c;
     cost_init(&c, &hw, NULL, ev, 2, &p);
     ccs_result r;
-    timeline_project(catalog_model(cat, "gpt3-175b"), &p, &c, &r, NULL);
+    timeline_project(catalog_model(test_cat(), "gpt3-175b"), &p, &c, &r, NULL);
     assert_int_equal(rec.s.gen, 2);
     assert_memory_equal(&rec.s.plan, &p, sizeof p);
     assert_memory_equal(&rec.r, &r, sizeof r);
@@ -209,7 +193,7 @@ static void test_overflow(void **state)
                       "  devices: {range: [1, 1048576]}\n  tp: {range: [1, 1048576]}\n"
                       "  pp: {range: [1, 1048576]}\n  mbs: {range: [1, 1048576]}\n";
     ccs_err err;
-    ccs_spec *s = spec_parse(big, strlen(big), "t.yaml", cat, &err);
+    ccs_spec *s = spec_parse(big, strlen(big), "t.yaml", test_cat(), &err);
     assert_null(s);
     assert_non_null(strstr(err.msg, "t.yaml:7:8: field 'plan.mbs': the grid would hold more "
                                     "than 2^63-1 scenarios"));
@@ -234,7 +218,7 @@ static void test_overflow(void **state)
     snprintf(b63, sizeof b63, "%s", b62);
     *strstr(b63, "[1, 4]") = 0;
     strcat(b63, "[1, 8]}\n");
-    assert_null(spec_parse(b63, strlen(b63), "t.yaml", cat, &err));
+    assert_null(spec_parse(b63, strlen(b63), "t.yaml", test_cat(), &err));
     assert_non_null(strstr(err.msg, "more than 2^63-1"));
     /* 2^20 * 2^20 * 2^20 = 2^60 still counts */
     s = parse("models: gpt3-175b\nhardware: a100-80g\nplan:\n"
@@ -339,5 +323,5 @@ int main(void)
         cmocka_unit_test(test_overflow),        cmocka_unit_test(test_keys),
         cmocka_unit_test(test_name_template),
     };
-    return cmocka_run_group_tests_name("grid", tests, setup, teardown);
+    return cmocka_run_group_tests_name("grid", tests, test_catalog_setup, test_catalog_teardown);
 }

@@ -6,22 +6,6 @@
 #include "ccsweep/memory.h"
 #include "ccsweep/regions.h"
 
-static ccs_catalog *cat;
-
-static int setup(void **state)
-{
-    (void)state;
-    cat = test_catalog();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    catalog_free(cat);
-    return 0;
-}
-
 /* A GPT-3-style model as in Korthikanti et al. (vocab 51200, learned positions). */
 static ccs_model gpt(int layers, int hidden, int heads)
 {
@@ -182,5 +166,5 @@ int main(void)
         cmocka_unit_test(test_zero_sharding),
         cmocka_unit_test(test_measured_memory),
     };
-    return cmocka_run_group_tests_name("memory", tests, setup, teardown);
+    return cmocka_run_group_tests_name("memory", tests, test_catalog_setup, test_catalog_teardown);
 }

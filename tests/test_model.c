@@ -4,29 +4,13 @@
 
 #include "ccsweep/model.h"
 
-static ccs_catalog *cat;
-
-static int setup(void **state)
-{
-    (void)state;
-    cat = test_catalog();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    catalog_free(cat);
-    return 0;
-}
-
 /* GPT-3 175B (Brown et al. 2020, Table 2.1: 96 layers, d_model 12288, 96 heads,
  * vocab 50257, context 2048, learned positions, tied head). Per layer:
  * QKV 3h^2 + 3h, out h^2 + h, MLP 8h^2 + 5h, two LayerNorms 4h = 12h^2 + 13h. */
 static void test_gpt3_params(void **state)
 {
     (void)state;
-    const ccs_model *m = catalog_model(cat, "gpt3-175b");
+    const ccs_model *m = catalog_model(test_cat(), "gpt3-175b");
     assert_non_null(m);
     double h = 12288, L = 96, V = 50257, P = 2048;
     double layer = 12 * h * h + 13 * h;
@@ -43,7 +27,7 @@ static void test_gpt3_params(void **state)
 static void test_llama2_70b_params(void **state)
 {
     (void)state;
-    const ccs_model *m = catalog_model(cat, "llama2-70b");
+    const ccs_model *m = catalog_model(test_cat(), "llama2-70b");
     assert_non_null(m);
     double h = 8192, L = 80, f = 28672, V = 32000, kv = 1024;
     double layer = 2 * h * h + 2 * h * kv + 3 * h * f + 2 * h;
@@ -58,7 +42,7 @@ static void test_llama2_70b_params(void **state)
 static void test_llama3_8b_params(void **state)
 {
     (void)state;
-    const ccs_model *m = catalog_model(cat, "llama3-8b");
+    const ccs_model *m = catalog_model(test_cat(), "llama3-8b");
     assert_non_null(m);
     double h = 4096, L = 32, f = 14336, V = 128256, kv = 1024;
     double total = L * (2 * h * h + 2 * h * kv + 3 * h * f + 2 * h) + 2 * V * h + h;
@@ -71,7 +55,7 @@ static void test_llama3_8b_params(void **state)
 static void test_megatron_1t_params(void **state)
 {
     (void)state;
-    const ccs_model *m = catalog_model(cat, "megatron-1t");
+    const ccs_model *m = catalog_model(test_cat(), "megatron-1t");
     assert_non_null(m);
     double h = 25600, L = 128, V = 51200, s = 2048;
     double eq2 = 12 * L * h * h * (1 + 13 / (12 * h) + (V + s) / (12 * L * h));
@@ -105,5 +89,5 @@ int main(void)
         cmocka_unit_test(test_llama3_8b_params),  cmocka_unit_test(test_megatron_1t_params),
         cmocka_unit_test(test_validate),
     };
-    return cmocka_run_group_tests_name("model", tests, setup, teardown);
+    return cmocka_run_group_tests_name("model", tests, test_catalog_setup, test_catalog_teardown);
 }

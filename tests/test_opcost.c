@@ -4,29 +4,13 @@
 
 #include "ccsweep/opcost.h"
 
-static ccs_catalog *cat;
-
-static int setup(void **state)
-{
-    (void)state;
-    cat = test_catalog();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    catalog_free(cat);
-    return 0;
-}
-
 /* Wave quantization on 108 SMs with 256x128 tiles: the MAMF best shape
  * 6912 x 16384 fills 27*128 = 3456 tiles = exactly 32 waves; a 2048 x 4608
  * output makes 8*36 = 288 tiles in 3 waves of 108, i.e. 288/324 useful. */
 static void test_wave_efficiency(void **state)
 {
     (void)state;
-    const ccs_hw *a = catalog_hw(cat, "a100-80g");
+    const ccs_hw *a = catalog_hw(test_cat(), "a100-80g");
     assert_rel(cost_wave_efficiency(a, 6912, 16384, 1), 1.0, 1e-12);
     assert_rel(cost_wave_efficiency(a, 2048, 4608, 1), 288.0 / 324, 1e-12);
     /* a ragged edge also wastes tile area: 100 x 100 in one 256x128 tile of 108 slots */
@@ -53,7 +37,7 @@ static ccs_op gemm(double m, double n, double k)
 static void test_gemm_roofline(void **state)
 {
     (void)state;
-    const ccs_hw *a = catalog_hw(cat, "a100-80g");
+    const ccs_hw *a = catalog_hw(test_cat(), "a100-80g");
     ccs_plan p;
     plan_defaults(&p);
     p.devices = 1;
@@ -82,7 +66,7 @@ static void test_gemm_roofline(void **state)
 static void test_collective(void **state)
 {
     (void)state;
-    const ccs_hw *a = catalog_hw(cat, "a100-80g");
+    const ccs_hw *a = catalog_hw(test_cat(), "a100-80g");
     ccs_cost c;
     cost_init(&c, a, NULL, NULL, 0, NULL);
     ccs_op o;
@@ -114,8 +98,8 @@ static void test_collective(void **state)
 static void test_evolve(void **state)
 {
     (void)state;
-    const ccs_hw *a = catalog_hw(cat, "a100-80g");
-    const ccs_evolution *ev = catalog_evolution(cat, "memory-wall");
+    const ccs_hw *a = catalog_hw(test_cat(), "a100-80g");
+    const ccs_evolution *ev = catalog_evolution(test_cat(), "memory-wall");
     ccs_hw g;
     hw_evolve(a, ev, 2, &g);
     assert_int_equal(g.generation, 2);
@@ -137,5 +121,5 @@ int main(void)
         cmocka_unit_test(test_collective),
         cmocka_unit_test(test_evolve),
     };
-    return cmocka_run_group_tests_name("opcost", tests, setup, teardown);
+    return cmocka_run_group_tests_name("opcost", tests, test_catalog_setup, test_catalog_teardown);
 }

@@ -5,22 +5,6 @@
 #include "ccsweep/spec.h"
 #include "ccsweep/sha256.h"
 
-static ccs_catalog *cat;
-
-static int setup(void **state)
-{
-    (void)state;
-    cat = test_catalog();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    catalog_free(cat);
-    return 0;
-}
-
 #define HEAD "models: gpt3-175b\nhardware: a100-80g\n"
 
 static void test_accepts(void **state)
@@ -42,7 +26,7 @@ static void test_accepts(void **state)
         "where: \"fits and tp <= 8\"\n"
         "scenario_name: \"{model}-tp{tp}\"\n";
     ccs_err err;
-    ccs_spec *s = spec_parse(text, strlen(text), "demo.yaml", cat, &err);
+    ccs_spec *s = spec_parse(text, strlen(text), "demo.yaml", test_cat(), &err);
     if (!s)
         print_error("%s\n", err.msg);
     assert_non_null(s);
@@ -72,7 +56,7 @@ static void test_accepts(void **state)
     spec_free(NULL);
 
     /* the name defaults to the file's base name */
-    s = spec_parse(HEAD "plan: {tp: 1}\n", strlen(HEAD "plan: {tp: 1}\n"), "dir/my-sweep.yaml", cat,
+    s = spec_parse(HEAD "plan: {tp: 1}\n", strlen(HEAD "plan: {tp: 1}\n"), "dir/my-sweep.yaml", test_cat(),
                    &err);
     assert_non_null(s);
     assert_string_equal(spec_name(s), "my-sweep");
@@ -169,7 +153,7 @@ static void test_errors(void **state)
     int failed = 0;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ccs_err err = {""};
-        ccs_spec *s = spec_parse(bad[i].text, strlen(bad[i].text), "t.yaml", cat, &err);
+        ccs_spec *s = spec_parse(bad[i].text, strlen(bad[i].text), "t.yaml", test_cat(), &err);
         if (s || strncmp(err.msg, bad[i].where, strlen(bad[i].where)) ||
             !strstr(err.msg, bad[i].msg)) {
             print_error("%s: got '%s'\n   expected '%s...%s'\n", bad[i].what,
@@ -185,7 +169,7 @@ static void test_missing_file(void **state)
 {
     (void)state;
     ccs_err err;
-    assert_null(spec_load("tests/data/does-not-exist.yaml", cat, &err));
+    assert_null(spec_load("tests/data/does-not-exist.yaml", test_cat(), &err));
     assert_non_null(strstr(err.msg, "does-not-exist.yaml: cannot open"));
 }
 
@@ -196,5 +180,5 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_missing_file),
     };
-    return cmocka_run_group_tests_name("spec", tests, setup, teardown);
+    return cmocka_run_group_tests_name("spec", tests, test_catalog_setup, test_catalog_teardown);
 }

@@ -3,29 +3,13 @@
  * catalog's a100-80g with one set of constants, and the timeline's invariants. */
 #include "testutil.h"
 
-static ccs_catalog *cat;
-
-static int setup(void **state)
-{
-    (void)state;
-    cat = test_catalog();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    catalog_free(cat);
-    return 0;
-}
-
 /* Korthikanti et al. Table 5: GPT models, vocab 51200, seq 2048, TP 8, no DP;
  * full recompute vs sequence parallelism + selective recompute. Mean absolute
  * error <= 5% and every row <= 10%. */
 static void test_korthikanti_iteration_times(void **state)
 {
     (void)state;
-    const ccs_hw *a100 = catalog_hw(cat, "a100-80g");
+    const ccs_hw *a100 = catalog_hw(test_cat(), "a100-80g");
     assert_non_null(a100);
     FILE *f = fopen("tests/data/korthikanti2022.csv", "r");
     assert_non_null(f);
@@ -93,9 +77,9 @@ static ccs_plan gpt3_plan(void)
 
 static void project_gen(const char *hw, int gen, ccs_plan *p, ccs_result *r)
 {
-    const ccs_model *m = catalog_model(cat, "gpt3-175b");
-    const ccs_hw *base = catalog_hw(cat, hw);
-    const ccs_evolution *ev = catalog_evolution(cat, "memory-wall");
+    const ccs_model *m = catalog_model(test_cat(), "gpt3-175b");
+    const ccs_hw *base = catalog_hw(test_cat(), hw);
+    const ccs_evolution *ev = catalog_evolution(test_cat(), "memory-wall");
     assert_non_null(m);
     assert_non_null(base);
     ccs_hw h;
@@ -233,5 +217,5 @@ int main(void)
         cmocka_unit_test(test_mitigations),
         cmocka_unit_test(test_oom),
     };
-    return cmocka_run_group_tests_name("timeline", tests, setup, teardown);
+    return cmocka_run_group_tests_name("timeline", tests, test_catalog_setup, test_catalog_teardown);
 }

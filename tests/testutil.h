@@ -40,6 +40,35 @@ static inline ccs_catalog *test_catalog(void)
     return c;
 }
 
+/* Group fixture: the shipped catalog, loaded once per test binary. Pass
+ * test_catalog_setup/teardown to cmocka_run_group_tests_name; tests read it
+ * with test_cat(). */
+static inline ccs_catalog **test_cat_slot(void)
+{
+    static ccs_catalog *cat;
+    return &cat;
+}
+
+static inline ccs_catalog *test_cat(void)
+{
+    return *test_cat_slot();
+}
+
+static inline int test_catalog_setup(void **state)
+{
+    (void)state;
+    *test_cat_slot() = test_catalog();
+    return 0;
+}
+
+static inline int test_catalog_teardown(void **state)
+{
+    (void)state;
+    catalog_free(*test_cat_slot());
+    *test_cat_slot() = NULL;
+    return 0;
+}
+
 /* Project model m with plan p on catalog hardware hw at generation 0. */
 static inline void test_project(const ccs_model *m, ccs_plan *p, const ccs_hw *hw,
                                 ccs_result *r, ccs_region_time *rg)
