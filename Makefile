@@ -75,7 +75,8 @@ $(BUILD)/tools/%: tools/%.c $(LIB) | $(BUILD)
 
 # Debian 12 packages the build, the tests and the reports need.
 DEB_PKGS := build-essential pkg-config libopenmpi-dev openmpi-bin libgsl-dev libsqlite3-dev \
-            sqlite3 libyaml-dev libjansson-dev libcmocka-dev libopenblas-dev gnuplot-nox
+            sqlite3 libyaml-dev libjansson-dev libcmocka-dev libopenblas-dev gnuplot-nox \
+            slurm-wlm munge
 deps:
 	@sh tools/deps.sh $(DEB_PKGS)
 

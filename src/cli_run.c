@@ -16,7 +16,7 @@ static void run_usage(FILE *f)
         f,
         "usage: [mpirun -n N] ccsweep run SPEC.yaml [--db PATH] [--resume] [--detail]\n"
         "                     [--chunk N] [--progress SECS] [--quiet] [--catalog DIR]\n"
-        "                     [--db-locking normal|exclusive|none]\n\n"
+        "                     [--db-locking normal|exclusive|none] [--staged-from PATH]\n\n"
         "Sweeps the spec's model x hardware x generation x plan grid (format:\n"
         "sweeps/README.md) across the MPI ranks into one SQLite database (schema and\n"
         "example queries: results/README.md). Rank 0 writes; the other ranks project.\n\n"
@@ -33,17 +33,31 @@ static void run_usage(FILE *f)
         "  --db-locking MODE  normal: WAL, readers may query during the run; exclusive: one\n"
         "                     process holds the file (filesystems whose locks or shared\n"
         "                     memory do not work, e.g. some NFS/Lustre mounts); none: no\n"
-        "                     locks at all (nothing else may open the file meanwhile)\n\n"
+        "                     locks at all (nothing else may open the file meanwhile)\n"
+        "  --staged-from PATH --db is a working copy of PATH (e.g. on node-local disk) that\n"
+        "                     is copied back afterwards: messages, the resume hint and the\n"
+        "                     command line recorded in runs/sessions name PATH\n\n"
         "SIGINT, SIGTERM or SIGUSR1 stop the sweep: committed rows stay, the run is marked\n"
         "interrupted and --resume completes it.\n"
         "Exit status: 0 done, 1 bad spec or options, 2 runtime failure, 128+signal when\n"
         "interrupted.\n");
 }
 
-enum { O_DB = 256, O_RESUME, O_DETAIL, O_CHUNK, O_PROGRESS, O_QUIET, O_CATALOG, O_LOCK, O_HELP };
+enum {
+    O_DB = 256,
+    O_RESUME,
+    O_DETAIL,
+    O_CHUNK,
+    O_PROGRESS,
+    O_QUIET,
+    O_CATALOG,
+    O_LOCK,
+    O_STAGED,
+    O_HELP
+};
 
 typedef struct run_args {
-    const char *spec, *db, *catdir;
+    const char *spec, *db, *catdir, *staged;
     int resume, detail, quiet, locking;
     long chunk;
     double progress;
@@ -60,6 +74,7 @@ static int parse_args(int argc, char **argv, run_args *a, int print)
                                          {"quiet", no_argument, 0, O_QUIET},
                                          {"catalog", required_argument, 0, O_CATALOG},
                                          {"db-locking", required_argument, 0, O_LOCK},
+                                         {"staged-from", required_argument, 0, O_STAGED},
                                          {"help", no_argument, 0, O_HELP},
                                          {0, 0, 0, 0}};
     FILE *e = print ? stderr : fopen("/dev/null", "w");
@@ -85,6 +100,9 @@ static int parse_args(int argc, char **argv, run_args *a, int print)
             break;
         case O_CATALOG:
             a->catdir = optarg;
+            break;
+        case O_STAGED:
+            a->staged = optarg;
             break;
         case O_CHUNK:
             a->chunk = strtol(optarg, &end, 10);
@@ -145,22 +163,45 @@ static int parse_args(int argc, char **argv, run_args *a, int print)
     return bad;
 }
 
-/* The command line as typed (argv[0] of a subcommand is its name). */
-static char *join_argv(int argc, char **argv)
+/* The command line as typed (argv[0] of a subcommand is its name), except that
+ * with --staged-from the database named is the one the user asked for, not
+ * its working copy. */
+static char *join_argv(int argc, char **argv, const char *staged)
 {
-    size_t n = 16;
+    size_t n = 16 + (staged ? strlen(staged) + 3 : 0);
     for (int i = 0; i < argc; i++)
-        n += strlen(argv[i]) + 3;
+        n += strlen(argv[i]) + 8;
     char *s = malloc(n);
     if (!s)
         return NULL;
     strcpy(s, "ccsweep");
     for (int i = 0; i < argc; i++) {
-        int q = strchr(argv[i], ' ') != NULL;
-        strcat(s, q ? " '" : " ");
-        strcat(s, argv[i]);
-        if (q)
-            strcat(s, "'");
+        const char *w = argv[i];
+        if (staged && !strcmp(w, "--staged-from")) {
+            i++;
+            continue;
+        }
+        if (staged && !strncmp(w, "--staged-from=", 14))
+            continue;
+        char *q = strchr(w, ' ') ? "'" : "";
+        if (staged && !strncmp(w, "--db=", 5)) {
+            q = strchr(staged, ' ') ? "'" : "";
+            strcat(s, " --db=");
+            w = staged;
+        } else {
+            strcat(s, " ");
+        }
+        strcat(s, q);
+        strcat(s, w);
+        strcat(s, q);
+        if (staged && !strcmp(w, "--db") && i + 1 < argc) {
+            q = strchr(staged, ' ') ? "'" : "";
+            strcat(s, " ");
+            strcat(s, q);
+            strcat(s, staged);
+            strcat(s, q);
+            i++;
+        }
     }
     return s;
 }
@@ -186,10 +227,17 @@ int cli_run(int argc, char **argv)
             return 0;
         }
     }
-    char *joined = join_argv(argc, argv);
+    char *joined = NULL;
+    /* getopt permutes argv: keep the order as typed for the record */
+    char **typed = malloc(((size_t)argc + 1) * sizeof *typed);
+    if (!typed) {
+        fprintf(stderr, "ccsweep run: out of memory\n");
+        return 2;
+    }
+    memcpy(typed, argv, ((size_t)argc + 1) * sizeof *typed);
     if (dist_init(&argc, &argv) != CCS_OK) {
         fprintf(stderr, "ccsweep run: MPI_Init failed\n");
-        free(joined);
+        free(typed);
         return 2;
     }
     dist_catch_signals();
@@ -207,6 +255,14 @@ int cli_run(int argc, char **argv)
     int exit_code = 1;
     if (dist_agree(w, rc) != CCS_OK)
         goto out; /* rank 0 has printed the usage error */
+    /* what messages call the database: the user's file, not a staged copy */
+    const char *shown = a.staged ? a.staged : a.db;
+    if (rank == 0 && !(joined = join_argv(argc, typed, a.staged)))
+        rc = CCS_ENOMEM;
+    if (dist_agree(w, rc) != CCS_OK) {
+        exit_code = 2;
+        goto out;
+    }
 
     /* Spec and catalog on every rank: rank 0 reads the file once and
      * broadcasts it, so all ranks build the same grid from the same bytes. */
@@ -256,7 +312,7 @@ int cli_run(int argc, char **argv)
         if (rank == 0)
             printf("ccsweep run: run %lld of this spec is already complete in %s; nothing to "
                    "resume\n",
-                   (long long)store_run_id(st), a.db);
+                   (long long)store_run_id(st), shown);
         exit_code = 0;
         goto out;
     }
@@ -269,7 +325,7 @@ int cli_run(int argc, char **argv)
         else
             fprintf(stderr, "ccsweep: run %lld: %lld scenarios on %d rank%s -> %s%s\n",
                     (long long)store_run_id(st), (long long)grid_count(g), ranks,
-                    ranks > 1 ? "s" : "", a.db, a.resume ? " (nothing to resume: new run)" : "");
+                    ranks > 1 ? "s" : "", shown, a.resume ? " (nothing to resume: new run)" : "");
     }
 
     dist_opts o = {.chunk = a.chunk,
@@ -280,8 +336,8 @@ int cli_run(int argc, char **argv)
     dist_stats ds;
     rc = dist_sweep(w, g, st, &o, &ds, &err);
     if (rank != 0) {
-        /* a worker that was interrupted waits for rank 0 to end the job */
-        exit_code = rc == CCS_OK ? 0 : 2;
+        /* the sweep's status is rank 0's (it is the one that stored the rows) */
+        exit_code = -dist_agree(w, 0);
         goto out;
     }
     int status = rc == CCS_OK             ? STORE_COMPLETE
@@ -301,22 +357,24 @@ int cli_run(int argc, char **argv)
            (long long)store_run_id(st), words[status], (long long)fin.done,
            (long long)grid_count(g), ds.seconds, ds.seconds > 0 ? ds.done / ds.seconds : 0,
            (long long)fin.rows, (long long)fin.ok, (long long)fin.invalid, (long long)fin.oom,
-           (long long)fin.filtered, a.db);
+           (long long)fin.filtered, shown);
     struct rusage ru;
     if (!a.quiet && getrusage(RUSAGE_SELF, &ru) == 0)
         fprintf(stderr, "ccsweep: rank 0 peak RSS %.1f MiB\n", ru.ru_maxrss / 1024.0);
     if (status == STORE_INTERRUPTED)
         printf("ccsweep run: interrupted by signal %d; committed rows are kept, finish with "
                "'ccsweep run %s --db %s --resume'\n",
-               ds.signal, a.spec, a.db);
+               ds.signal, a.spec, shown);
     fflush(stdout);
     exit_code = status == STORE_COMPLETE ? 0 : status == STORE_INTERRUPTED ? 128 + ds.signal : 2;
-    if (exit_code && ranks > 1) {
+    if (status == STORE_FAILED && ranks > 1) {
         /* workers may be mid-chunk or waiting: the data is safe, end the job */
         store_close(st);
         st = NULL;
         dist_abort(w, exit_code);
     }
+    /* every worker has said goodbye: all ranks end with rank 0's status */
+    dist_agree(w, -exit_code);
 out:
     store_close(st);
     grid_free(g);
@@ -324,6 +382,7 @@ out:
     catalog_free(cat);
     free(text);
     free(joined);
+    free(typed);
     dist_finalize();
     return exit_code;
 }

@@ -5,8 +5,11 @@
  *                          UP_DONE marks [lo, hi) finished, UP_WANT asks for
  *                          work (a worker keeps one request ahead), UP_INTR
  *                          reports a signal (lo = signal), UP_BYE follows a
- *                          worker's last data after it was told to stop.
+ *                          worker's last data after it was told to stop (or
+ *                          after UP_INTR, in the same header).
  *   0 -> worker, TAG_DOWN: {lo, hi}, the next chunk, or lo < 0: stop.
+ * A signal anywhere makes rank 0 answer every request with stop and wait for
+ * each worker's goodbye: the job ends with MPI_Finalize on every rank, no abort.
  * Messages from one worker arrive in order (MPI non-overtaking), so a chunk's
  * UP_DONE always follows its records. Rank 0 never blocks on a worker: it
  * polls, writes, and computes small chunks itself when nothing is waiting.
@@ -282,12 +285,17 @@ static int coordinate(const dist_comm *dc, coord *c, ccs_err *err)
     }
     int active = ranks - 1; /* workers that have not said goodbye */
     int64_t own_lo = 0, own_hi = 0, own_next = 0;
-    int have_own = 0, rc = CCS_OK;
+    int have_own = 0, stopping = 0, rc = CCS_OK;
     while (rc == CCS_OK) {
-        if (dist_signal()) {
+        /* A signal (here or on a worker) stops the hand-out: every further
+         * request is answered with stop and the loop drains until each worker
+         * has said goodbye, so all ranks leave MPI cleanly. */
+        if (!stopping && dist_signal()) {
             c->stats->signal = dist_signal();
-            break;
+            stopping = 1;
         }
+        if (stopping && active == 0)
+            break;
         int flag = 0;
         MPI_Status stt;
         if (ranks > 1)
@@ -298,9 +306,9 @@ static int coordinate(const dist_comm *dc, coord *c, ccs_err *err)
             MPI_Recv(msg, bytes, MPI_BYTE, stt.MPI_SOURCE, TAG_UP, dc->comm, MPI_STATUS_IGNORE);
             up_hdr h;
             memcpy(&h, msg, sizeof h);
-            if (h.flags & UP_INTR) {
+            if ((h.flags & UP_INTR) && !stopping) {
                 c->stats->signal = (int)h.lo;
-                break;
+                stopping = 1;
             }
             for (int i = 0; i < h.n && rc == CCS_OK; i++)
                 rc = put(c, msg + sizeof h + (size_t)i * c->rec_size, err);
@@ -308,7 +316,8 @@ static int coordinate(const dist_comm *dc, coord *c, ccs_err *err)
                 rc = chunk_done(c, h.lo, h.hi, err);
             if (rc == CCS_OK && (h.flags & UP_WANT)) {
                 int64_t job[2] = {-1, -1};
-                take(&s, 0, &job[0], &job[1]);
+                if (!stopping)
+                    take(&s, 0, &job[0], &job[1]);
                 MPI_Send(job, 2, MPI_INT64_T, stt.MPI_SOURCE, TAG_DOWN, dc->comm);
             }
             if (h.flags & UP_BYE)
@@ -316,7 +325,13 @@ static int coordinate(const dist_comm *dc, coord *c, ccs_err *err)
             progress(c, 0);
             continue;
         }
-        /* Nothing waiting: compute a slice of rank 0's own chunk. */
+        /* Nothing waiting: compute a slice of rank 0's own chunk (an
+         * unfinished one is dropped on a stop: resume recomputes it). */
+        if (stopping) {
+            struct timespec nap = {0, 20000};
+            nanosleep(&nap, NULL);
+            continue;
+        }
         if (!have_own && take(&s, ranks > 1 ? SELF_CHUNK : 0, &own_lo, &own_hi)) {
             have_own = 1;
             own_next = own_lo;
@@ -411,19 +426,21 @@ static int work(const dist_comm *dc, const ccs_grid *g, const dist_opts *o, size
         if (rc != CCS_OK)
             break;
     }
-    if (rc == DIST_INTERRUPTED) {
-        /* tell rank 0, which commits and ends the job; the buffers stay
-         * allocated: sends may be in flight until the job ends */
-        stats->signal = dist_signal();
-        send_hdr(dc, UP_INTR, dist_signal(), 0);
-        return rc;
-    }
     wait_quietly(&sent[0]);
     wait_quietly(&sent[1]);
-    send_hdr(dc, UP_BYE, 0, 0); /* after all data: rank 0 may stop listening */
+    if (rc == DIST_INTERRUPTED) {
+        /* tell rank 0, which stops handing out work; the rows of the
+         * unfinished chunk that were not sent are dropped (resume redoes the
+         * chunk). Rank 0 answers every request, so the prefetch completes. */
+        stats->signal = dist_signal();
+        send_hdr(dc, UP_INTR | UP_BYE, dist_signal(), 0);
+        wait_quietly(&next_req);
+    } else {
+        send_hdr(dc, UP_BYE, 0, 0); /* after all data: rank 0 may stop listening */
+    }
     free(buf[0]);
     free(buf[1]);
-    return CCS_OK;
+    return rc;
 }
 
 int dist_sweep(dist_comm *c, const ccs_grid *g, ccs_store *st, const dist_opts *o, dist_stats *out,

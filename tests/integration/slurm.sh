@@ -253,8 +253,18 @@ r=$(rows "$DB2")
 n=${r%% *}
 check "TERM: part of the grid committed, no duplicates ($r of $BIG)" \
     "[ '${r#* }' = '$n' ] && [ '$n' -gt 0 ] && [ '$n' -lt $BIG ]"
-check "TERM: job $j2 failed with the sweep's status ($(job_field "$j2" JobState) $(job_field "$j2" ExitCode))" \
-    "[ '$(job_field "$j2" JobState)' = FAILED ] && [ '$(job_field "$j2" ExitCode)' = 143:0 ]"
+check "TERM: graceful stop ends job $j2 COMPLETED 0:0, not FAILED ($(job_field "$j2" JobState) $(job_field "$j2" ExitCode))" \
+    "[ '$(job_field "$j2" JobState)' = COMPLETED ] && [ '$(job_field "$j2" ExitCode)' = 0:0 ]"
+log2=$T/work/ccsweep-$j2.out
+check "TERM: no MPI abort and no killed task in the log" \
+    "! grep -q -i -E 'MPI_ABORT|Killed|aborted' '$log2'"
+check "TERM: the resume hints name the user's database $DB2" \
+    "grep -q -- \"--db $DB2 --resume\" '$log2' && grep -q \"CCSWEEP_DB=$DB2 sbatch\" '$log2'"
+check "TERM: no message of the sweep names the node-local copy" \
+    "! grep -E '^ccsweep( run)?:' '$log2' | grep -q '$T/local'"
+av=$(q "$DB2" "SELECT argv FROM sessions WHERE slurm_job_id = '$j2';")
+check "TERM: sessions.argv names $DB2, not the scratch copy ($av)" \
+    "case '$av' in *'--db $DB2 '*) ! echo '$av' | grep -q '$T/local';; *) false;; esac"
 j3=$(submit "$DB2" --wait -n 2 -t 5 "$SBATCH_T" big.yaml); rc=$?
 [ $rc -eq 0 ] || { bad "resubmitted job $j3 exited $rc"; show_log "$j3"; }
 r=$(rows "$DB2")
