@@ -348,9 +348,17 @@ int cli_run(int argc, char **argv)
     store_counts fin;
     ccs_err ferr;
     if (store_finish(st, status, &fin, &ferr) != CCS_OK) {
-        fprintf(stderr, "ccsweep run: %s\n", ferr.msg);
+        /* the file holds what was committed; say so rather than nothing */
+        if (!(rc < 0 && store_disk_full(st)))
+            fprintf(stderr, "ccsweep run: %s\n", ferr.msg);
+        store_counts_committed(st, &fin);
         status = STORE_FAILED;
     }
+    if (store_disk_full(st))
+        fprintf(stderr,
+                "ccsweep run: the disk holding %s is full: free space (or move the database "
+                "to a larger disk), then finish the run with 'ccsweep run %s --db %s --resume'\n",
+                a.db, a.spec, a.db);
     static const char *const words[] = {"running", "complete", "interrupted", "failed"};
     printf("ccsweep run: run %lld %s: %lld/%lld scenarios in %.2f s (%.0f/s this session), "
            "%lld rows (ok %lld, invalid %lld, oom %lld, filtered %lld) -> %s\n",

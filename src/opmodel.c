@@ -10,6 +10,7 @@
  * the curve. The band is the RMS of the log residuals (degrees of freedom
  * corrected), widened with the distance of an extrapolation. */
 #include "ccsweep/opmodel.h"
+#include "ccsweep/sha256.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -60,6 +61,7 @@ struct ccs_opmodel {
     curve *c;
     int nmeta;
     char *meta_key[OM_MAX_META], *meta_val[OM_MAX_META];
+    char sha256[65]; /* of the profile's bytes, for run provenance */
 };
 
 static int is_gemm(int kind)
@@ -643,6 +645,7 @@ ccs_opmodel *opmodel_parse(const char *text, size_t len, const char *name, ccs_e
     char *line = malloc(len + 1);
     if (!om || !line)
         goto nomem;
+    sha256_hex(text, len, om->sha256);
     int lineno = 0, header = 0;
     for (size_t pos = 0; pos < len;) {
         size_t e = pos;
@@ -877,6 +880,11 @@ int opmodel_eval(const ccs_opmodel *om, const ccs_cost *c, const ccs_op *op, ccs
     out->hi = t * exp(rel);
     out->extrap = extrap;
     return 0;
+}
+
+const char *opmodel_sha256(const ccs_opmodel *om)
+{
+    return om->sha256;
 }
 
 const char *opmodel_meta(const ccs_opmodel *om, const char *key)

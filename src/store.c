@@ -3,9 +3,12 @@
  * bind/step/reset per row, COMMIT; every failure message carries
  * sqlite3_errmsg. */
 #include "ccsweep/store.h"
+#include "ccsweep/opmodel.h"
+#include "ccsweep/sha256.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,8 +32,13 @@ struct ccs_store {
     int64_t session;
     int detail;
     int in_tx;
-    int64_t tx_rows; /* rows in the open transaction */
-    int64_t tx_done; /* scenarios of chunks completed in the open transaction */
+    int locked;             /* this process holds the writer row */
+    int full;               /* a write failed because the disk (or quota) is full */
+    int created;            /* store_open created the schema: nothing to check */
+    int64_t tx_rows;        /* rows in the open transaction */
+    int64_t tx_done;        /* scenarios of chunks completed in the open transaction */
+    store_counts tx;        /* rows by status in the open transaction */
+    store_counts committed; /* committed by this session */
     sqlite3_stmt *ins, *ins_rg, *ins_chunk, *upd_run;
     int64_t *model_id; /* per spec model */
     int64_t *hw_id;    /* per (spec hardware, generation index) */
@@ -112,6 +120,16 @@ static const char *const schema_sql[] = {
     "  run_id INTEGER NOT NULL, idx INTEGER NOT NULL, region INTEGER NOT NULL,\n"
     "  time REAL, count REAL, flops REAL, bytes REAL,\n"
     "  PRIMARY KEY (run_id, idx, region)\n"
+    ") WITHOUT ROWID;\n",
+    "CREATE TABLE writer (  -- the one process writing runs into this file, while it runs\n"
+    "  id INTEGER PRIMARY KEY CHECK (id = 1),\n"
+    "  host TEXT NOT NULL, pid INTEGER NOT NULL,\n"
+    "  pid_start INTEGER,               -- start time of pid (clock ticks after boot)\n"
+    "  started TEXT NOT NULL, run_id INTEGER\n"
+    ");\n",
+    "CREATE TABLE run_inputs (  -- content hash of every catalog entry and profile a run used\n"
+    "  run_id INTEGER NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL, sha256 TEXT NOT NULL,\n"
+    "  PRIMARY KEY (run_id, kind, name)\n"
     ") WITHOUT ROWID;\n",
     "CREATE TABLE statuses (status INTEGER PRIMARY KEY, name TEXT NOT NULL);\n",
     "CREATE TABLE reasons (reason INTEGER PRIMARY KEY, name TEXT NOT NULL, text TEXT);\n",
@@ -309,6 +327,10 @@ ccs_store *store_open(const char *path, int locking, int *rc, ccs_err *err)
         store_close(st);
         return NULL;
     }
+    /* Look and create in one write transaction: of two processes creating
+     * the same new file, the second sees the first one's schema. */
+    if (exec(st, "BEGIN IMMEDIATE", err))
+        goto fail;
     int64_t ver = query_int(st, "PRAGMA user_version", -1);
     int64_t app = query_int(st, "PRAGMA application_id", -1);
     int64_t tables = query_int(st, "SELECT count(*) FROM sqlite_schema", -1);
@@ -316,14 +338,9 @@ ccs_store *store_open(const char *path, int locking, int *rc, ccs_err *err)
         char pragma[96];
         snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d; PRAGMA application_id = %d;",
                  CCS_STORE_SCHEMA, CCS_APP_ID);
-        if (exec(st, "BEGIN IMMEDIATE", err))
+        if (create_schema(st, err) || fill_lookups(st, err) || exec(st, pragma, err))
             goto fail;
-        if (create_schema(st, err) || fill_lookups(st, err) || exec(st, pragma, err)) {
-            exec(st, "ROLLBACK", NULL);
-            goto fail;
-        }
-        if (exec(st, "COMMIT", err))
-            goto fail;
+        st->created = 1;
     } else if (app != CCS_APP_ID) {
         ccs_err_set(err, "%s: not a ccsweep database (it has other tables); give another --db",
                     path);
@@ -337,19 +354,26 @@ ccs_store *store_open(const char *path, int locking, int *rc, ccs_err *err)
         *rc = CCS_EINPUT;
         goto fail;
     }
+    if (exec(st, "COMMIT", err))
+        goto fail;
     *rc = CCS_OK;
     return st;
 fail:
+    if (!sqlite3_get_autocommit(st->db))
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
     store_close(st);
     return NULL;
 }
+
+static int release_writer(ccs_store *st);
 
 void store_close(ccs_store *st)
 {
     if (!st)
         return;
-    if (st->in_tx)
+    if (st->db && !sqlite3_get_autocommit(st->db))
         sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    release_writer(st);
     sqlite3_finalize(st->ins);
     sqlite3_finalize(st->ins_rg);
     sqlite3_finalize(st->ins_chunk);
@@ -691,23 +715,333 @@ static int find_resume(ccs_store *st, const char *sha, ccs_err *err)
     return STORE_NEW;
 }
 
+/* PRAGMA quick_check before anything is appended: rows added to a damaged
+ * file could not be read back reliably. */
+static int check_integrity(ccs_store *st, ccs_err *err)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, "PRAGMA quick_check(1)", -1, &s, NULL) != SQLITE_OK) {
+        ccs_err_set(err,
+                    "%s: the database is damaged (%s); nothing was appended: give another "
+                    "--db (sqlite3's .recover can salvage rows into a new file)",
+                    st->path, sqlite3_errmsg(st->db));
+        return CCS_EINPUT;
+    }
+    int r = sqlite3_step(s);
+    const char *msg = r == SQLITE_ROW ? (const char *)sqlite3_column_text(s, 0) : NULL;
+    int ok = msg && !strcmp(msg, "ok");
+    if (!ok)
+        ccs_err_set(err,
+                    "%s: the database is damaged: PRAGMA quick_check says: %.200s; nothing was "
+                    "appended: give another --db (sqlite3's .recover can salvage rows into a new "
+                    "file)",
+                    st->path, msg ? msg : sqlite3_errmsg(st->db));
+    sqlite3_finalize(s);
+    return ok ? CCS_OK : CCS_EINPUT;
+}
+
+/* ---- one writer per file ------------------------------------------------------ */
+
+/* Start time of process pid in clock ticks after boot (field 22 of
+ * /proc/PID/stat), or 0 when unknown: with the pid it names one process even
+ * after the pid is reused. *state gets field 3 ('Z': exited, not yet reaped). */
+static int64_t proc_start(long pid, char *state)
+{
+    *state = '?';
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+    if (!p)
+        return 0;
+    p++;
+    while (*p == ' ')
+        p++;
+    *state = *p;
+    /* after ')' come field 3 (state) ... field 22 (starttime) */
+    for (int field = 3; field < 22 && *p; field++) {
+        while (*p == ' ')
+            p++;
+        while (*p && *p != ' ')
+            p++;
+    }
+    return strtoll(p, NULL, 10);
+}
+
+/* 1 when the process that took a lock on this host is still running. */
+static int holder_alive(long pid, int64_t start)
+{
+    if (pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH))
+        return 0;
+    char state;
+    int64_t now = proc_start(pid, &state);
+    if (state == 'Z' || state == 'X')
+        return 0;
+    return !(start > 0 && now > 0 && now != start);
+}
+
+/* Claim the writer row inside the open write transaction. A row of a process
+ * that no longer runs on this host is stale and taken over; a live holder, or
+ * one on another host (whose liveness cannot be checked from here), is an
+ * input error naming it. */
+static int claim_writer(ccs_store *st, ccs_err *err)
+{
+    char host[256] = "", now[32];
+    gethostname(host, sizeof host - 1);
+    now_iso(now, sizeof now);
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, "SELECT host, pid, pid_start, started, run_id FROM writer", -1,
+                           &s, NULL) != SQLITE_OK)
+        return fail_db(st, err, "checking for another writer");
+    int rc = CCS_OK;
+    if (sqlite3_step(s) == SQLITE_ROW) {
+        char h[256], started[64];
+        const char *hv = (const char *)sqlite3_column_text(s, 0);
+        const char *sv = (const char *)sqlite3_column_text(s, 3);
+        ccs_strlcpy(h, hv ? hv : "?", sizeof h);
+        ccs_strlcpy(started, sv ? sv : "?", sizeof started);
+        long pid = (long)sqlite3_column_int64(s, 1);
+        int64_t pstart = sqlite3_column_int64(s, 2), run = sqlite3_column_int64(s, 4);
+        int here = !strcmp(h, host);
+        if (here && !holder_alive(pid, pstart)) {
+            fprintf(stderr,
+                    "ccsweep: %s: taking over the writer lock of pid %ld on %s (since %s), "
+                    "which is no longer running\n",
+                    st->path, pid, h, started);
+        } else {
+            ccs_err_set(err,
+                        "%s: another ccsweep is writing to this database: pid %ld on host %s, "
+                        "since %s (run %lld); wait for it to end%s",
+                        st->path, pid, h, started, (long long)run,
+                        here ? ""
+                             : ", or if that process is gone, remove its lock with "
+                               "sqlite3 DB 'DELETE FROM writer'");
+            rc = CCS_EINPUT;
+        }
+    }
+    sqlite3_finalize(s);
+    if (rc)
+        return rc;
+    if (sqlite3_prepare_v2(st->db,
+                           "INSERT OR REPLACE INTO writer (id, host, pid, pid_start, started) "
+                           "VALUES (1, ?, ?, ?, ?)",
+                           -1, &s, NULL) != SQLITE_OK)
+        return fail_db(st, err, "taking the writer lock");
+    sqlite3_bind_text(s, 1, host, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(s, 2, (int64_t)getpid());
+    char state;
+    sqlite3_bind_int64(s, 3, proc_start((long)getpid(), &state));
+    sqlite3_bind_text(s, 4, now, -1, SQLITE_TRANSIENT);
+    rc = step_done(st, s, err, "taking the writer lock");
+    sqlite3_finalize(s);
+    return rc;
+}
+
+/* Drop this process's writer row (in the caller's transaction, or alone). */
+static int release_writer(ccs_store *st)
+{
+    if (!st->locked)
+        return CCS_OK;
+    char sql[96];
+    snprintf(sql, sizeof sql, "DELETE FROM writer WHERE pid = %lld", (long long)getpid());
+    if (sqlite3_exec(st->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return CCS_EIO; /* left behind: the next writer finds it stale */
+    st->locked = 0;
+    return CCS_OK;
+}
+
+/* ---- inputs of a run ------------------------------------------------------------- */
+
+/* Content hashes of what a run reads besides its spec: the catalog entries
+ * (as parsed, so inline and catalog entries alike) and calibration profiles.
+ * The spec's own sha256 covers inline text; these cover the files it names. */
+typedef struct input_hash {
+    const char *kind;
+    char name[CCS_NAME_MAX + 16];
+    char sha[65];
+} input_hash;
+
+static void hash_fields(char *buf, size_t n, size_t *len, const char *fmt, double v)
+{
+    if (*len < n)
+        *len += (size_t)snprintf(buf + *len, n - *len, fmt, v);
+}
+
+static void digest_model(const ccs_model *m, char out[65])
+{
+    char b[512];
+    size_t n = 0;
+    const double v[] = {m->layers,  m->hidden, m->heads, m->kv_heads, m->ffn,  m->vocab,
+                        m->max_pos, m->seq,    m->gbs,   m->gated,    m->bias, m->tied};
+    n += (size_t)snprintf(b, sizeof b, "model %s", m->name);
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        hash_fields(b, sizeof b, &n, " %.17g", v[i]);
+    sha256_hex(b, n < sizeof b ? n : sizeof b - 1, out);
+}
+
+static void digest_hw(const ccs_hw *w, char out[65])
+{
+    char b[1024];
+    size_t n = 0;
+    const double v[] = {w->devices_per_node, w->compute_units, w->tile_m,     w->tile_n,
+                        w->mem_cap,          w->mem_bw,        w->intra_bw,   w->inter_bw,
+                        w->intra_lat,        w->inter_lat,     w->kernel_lat, w->gemm_eff,
+                        w->clock_ratio,      w->mem_eff,       w->intra_eff,  w->inter_eff,
+                        w->variability};
+    n += (size_t)snprintf(b, sizeof b, "hardware %s", w->name);
+    for (int d = 0; d < CCS_DTYPE_N; d++)
+        hash_fields(b, sizeof b, &n, " %.17g", w->peak_flops[d]);
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        hash_fields(b, sizeof b, &n, " %.17g", v[i]);
+    sha256_hex(b, n < sizeof b ? n : sizeof b - 1, out);
+}
+
+static void digest_evolution(const ccs_evolution *e, char out[65])
+{
+    char b[512];
+    size_t n = 0;
+    const double v[] = {e->years,    e->flops,    e->mem_bw, e->mem_cap,
+                        e->intra_bw, e->inter_bw, e->latency};
+    n += (size_t)snprintf(b, sizeof b, "evolution %s", e->name);
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        hash_fields(b, sizeof b, &n, " %.17g", v[i]);
+    sha256_hex(b, n < sizeof b ? n : sizeof b - 1, out);
+}
+
+/* The inputs of this session's grid; a new array of *n entries. */
+static input_hash *collect_inputs(const ccs_store *st, size_t *n)
+{
+    const ccs_spec *sp = grid_spec(st->g);
+    size_t nm = spec_n_models(sp), nh = spec_n_hw(sp), k = 0;
+    input_hash *v = calloc(nm + 2 * nh + 1, sizeof *v);
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < nm; i++, k++) {
+        v[k].kind = "model";
+        ccs_strlcpy(v[k].name, spec_model(sp, i)->name, sizeof v[k].name);
+        digest_model(spec_model(sp, i), v[k].sha);
+    }
+    for (size_t i = 0; i < nh; i++, k++) {
+        v[k].kind = "hardware";
+        ccs_strlcpy(v[k].name, spec_hw(sp, i)->name, sizeof v[k].name);
+        digest_hw(spec_hw(sp, i), v[k].sha);
+        const struct ccs_opmodel *om = spec_opmodel(sp, i);
+        if (om) {
+            k++;
+            v[k].kind = "calibration";
+            ccs_strlcpy(v[k].name, spec_hw(sp, i)->name, sizeof v[k].name);
+            ccs_strlcpy(v[k].sha, opmodel_sha256(om), sizeof v[k].sha);
+        }
+    }
+    if (spec_evolution(sp)) {
+        v[k].kind = "evolution";
+        ccs_strlcpy(v[k].name, spec_evolution(sp)->name, sizeof v[k].name);
+        digest_evolution(spec_evolution(sp), v[k].sha);
+        k++;
+    }
+    *n = k;
+    return v;
+}
+
+static int record_inputs(ccs_store *st, const input_hash *v, size_t n, ccs_err *err)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO run_inputs VALUES (?, ?, ?, ?)", -1, &s,
+                           NULL) != SQLITE_OK)
+        return fail_db(st, err, "recording the run's inputs");
+    int rc = CCS_OK;
+    for (size_t i = 0; rc == CCS_OK && i < n; i++) {
+        sqlite3_bind_int64(s, 1, st->run_id);
+        sqlite3_bind_text(s, 2, v[i].kind, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 3, v[i].name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 4, v[i].sha, -1, SQLITE_STATIC);
+        rc = step_done(st, s, err, "recording the run's inputs");
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+/* A resumed run must read exactly what it read before: the same entries with
+ * the same content. Names the first difference. */
+static int check_inputs(ccs_store *st, const input_hash *v, size_t n, ccs_err *err)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db,
+                           "SELECT sha256 FROM run_inputs WHERE run_id = ? AND kind = ? AND "
+                           "name = ?",
+                           -1, &s, NULL) != SQLITE_OK)
+        return fail_db(st, err, "reading the run's inputs");
+    const char *why = NULL;
+    size_t i;
+    for (i = 0; i < n && !why; i++) {
+        sqlite3_bind_int64(s, 1, st->run_id);
+        sqlite3_bind_text(s, 2, v[i].kind, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 3, v[i].name, -1, SQLITE_STATIC);
+        if (sqlite3_step(s) != SQLITE_ROW)
+            why = "was not used when the run started";
+        else if (strcmp((const char *)sqlite3_column_text(s, 0), v[i].sha))
+            why = "has changed since the run started";
+        sqlite3_reset(s);
+    }
+    sqlite3_finalize(s);
+    if (!why)
+        return CCS_OK;
+    i--;
+    ccs_err_set(err,
+                "%s: --resume: run %lld was computed with other inputs: %s '%s' %s (its "
+                "content sha256 differs); resuming would mix old and new results: restore the "
+                "%s it used, or run without --resume to start a new run",
+                st->path, (long long)st->run_id, v[i].kind, v[i].name, why,
+                strcmp(v[i].kind, "calibration") ? "catalog entry" : "calibration profile");
+    return CCS_EINPUT;
+}
+
 int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *info, int resume,
                       ccs_err *err)
 {
     st->g = g;
     st->detail = info->detail;
     int kind = STORE_NEW;
-    if (exec(st, "BEGIN IMMEDIATE", err))
+    if (!st->created && check_integrity(st, err))
+        return CCS_EINPUT;
+    size_t n_in = 0;
+    input_hash *in = collect_inputs(st, &n_in);
+    if (!in) {
+        ccs_err_set(err, "out of memory");
+        return CCS_ENOMEM;
+    }
+    if (exec(st, "BEGIN IMMEDIATE", err)) {
+        free(in);
         return CCS_EIO;
-    if (resume)
+    }
+    int rc = claim_writer(st, err);
+    if (rc == CCS_OK && resume)
         kind = find_resume(st, spec_sha256(grid_spec(g)), err);
-    int rc = kind < 0 ? kind : CCS_OK;
+    if (rc == CCS_OK && kind < 0)
+        rc = kind;
     if (rc == CCS_OK && kind == STORE_NOTHING) {
+        free(in);
         exec(st, "ROLLBACK", NULL);
         return count_rows(st, &st->base, err) ? CCS_EIO : STORE_NOTHING;
     }
-    if (rc == CCS_OK && kind == STORE_NEW)
+    if (rc == CCS_OK && kind == STORE_NEW) {
         rc = insert_run(st, info, err);
+        if (rc == CCS_OK)
+            rc = record_inputs(st, in, n_in, err);
+    }
+    if (rc == CCS_OK && kind == STORE_RESUMED)
+        rc = check_inputs(st, in, n_in, err);
+    free(in);
+    if (rc == CCS_OK) {
+        char sql[96];
+        snprintf(sql, sizeof sql, "UPDATE writer SET run_id = %lld", (long long)st->run_id);
+        rc = exec(st, sql, err);
+    }
     if (rc == CCS_OK && kind == STORE_RESUMED) {
         char sql[256];
         char now[32];
@@ -737,6 +1071,7 @@ int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *in
     }
     if (exec(st, "COMMIT", err))
         return CCS_EIO;
+    st->locked = 1;
     char insert_sql[64 + 2 * N_RESULT_COLS] = "INSERT INTO results VALUES (?";
     for (int k = 1; k < N_RESULT_COLS; k++)
         strcat(insert_sql, ",?");
@@ -770,15 +1105,63 @@ void store_counts_get(const ccs_store *st, store_counts *out)
     *out = st->base;
 }
 
+/* A write of the open transaction failed: say why, and end the transaction.
+ * SQLite may have rolled it back already (it does on SQLITE_FULL) or only the
+ * statement; either way nothing of it is committed now, so the in-memory
+ * counters drop it too and stay equal to what the file holds. */
+static int write_failed(ccs_store *st, ccs_err *err, const char *what)
+{
+    int code = sqlite3_errcode(st->db), sys = sqlite3_system_errno(st->db);
+    if (code == SQLITE_FULL || sys == ENOSPC || sys == EDQUOT)
+        st->full = 1;
+    if (st->full)
+        ccs_err_set(err,
+                    "%s: the disk is full (%s) while %s: the batch being written was rolled back, "
+                    "every batch committed before it is kept",
+                    st->path, sqlite3_errmsg(st->db), what);
+    else
+        fail_db(st, err, what);
+    if (!sqlite3_get_autocommit(st->db))
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    st->in_tx = 0;
+    st->tx_rows = st->tx_done = 0;
+    memset(&st->tx, 0, sizeof st->tx);
+    return CCS_EIO;
+}
+
+static int write_step(ccs_store *st, sqlite3_stmt *s, ccs_err *err, const char *what)
+{
+    int r = sqlite3_step(s);
+    sqlite3_reset(s);
+    return r == SQLITE_DONE || r == SQLITE_ROW ? CCS_OK : write_failed(st, err, what);
+}
+
 static int begin(ccs_store *st, ccs_err *err)
 {
     if (st->in_tx)
         return CCS_OK;
-    if (exec(st, "BEGIN IMMEDIATE", err))
-        return CCS_EIO;
+    if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return write_failed(st, err, "starting a transaction");
     st->in_tx = 1;
     st->tx_rows = st->tx_done = 0;
+    memset(&st->tx, 0, sizeof st->tx);
     return CCS_OK;
+}
+
+void store_counts_committed(const ccs_store *st, store_counts *out)
+{
+    const store_counts *b = &st->base, *c = &st->committed;
+    out->done = b->done + c->done;
+    out->rows = b->rows + c->rows;
+    out->ok = b->ok + c->ok;
+    out->invalid = b->invalid + c->invalid;
+    out->oom = b->oom + c->oom;
+    out->filtered = out->done > out->rows ? out->done - out->rows : 0;
+}
+
+int store_disk_full(const ccs_store *st)
+{
+    return st->full;
 }
 
 int store_put(ccs_store *st, const ccs_record *rec, const ccs_region_time *rg, ccs_err *err)
@@ -849,11 +1232,12 @@ int store_put(ccs_store *st, const ccs_record *rec, const ccs_region_time *rg, c
         sqlite3_bind_text(q, i++, name, -1, SQLITE_TRANSIENT);
     else
         sqlite3_bind_null(q, i++);
-    if (sqlite3_step(q) != SQLITE_DONE) {
-        sqlite3_reset(q);
-        return fail_db(st, err, "inserting a result");
-    }
-    sqlite3_reset(q);
+    if (write_step(st, q, err, "inserting a result"))
+        return CCS_EIO;
+    st->tx.rows++;
+    st->tx.ok += r->status == CCS_ST_OK;
+    st->tx.invalid += r->status == CCS_ST_INVALID;
+    st->tx.oom += r->status != CCS_ST_OK && r->status != CCS_ST_INVALID;
     if (st->detail && rg && r->status != CCS_ST_INVALID) {
         for (int k = 0; k < CCS_RG_N; k++) {
             if (rg[k].time <= 0)
@@ -865,7 +1249,7 @@ int store_put(ccs_store *st, const ccs_record *rec, const ccs_region_time *rg, c
             sqlite3_bind_double(st->ins_rg, 5, rg[k].count);
             sqlite3_bind_double(st->ins_rg, 6, rg[k].flops);
             sqlite3_bind_double(st->ins_rg, 7, rg[k].bytes);
-            if (step_done(st, st->ins_rg, err, "inserting regions"))
+            if (write_step(st, st->ins_rg, err, "inserting regions"))
                 return CCS_EIO;
         }
     }
@@ -881,7 +1265,7 @@ int store_chunk_done(ccs_store *st, int64_t lo, int64_t hi, ccs_err *err)
     sqlite3_bind_int64(st->ins_chunk, 1, st->run_id);
     sqlite3_bind_int64(st->ins_chunk, 2, lo);
     sqlite3_bind_int64(st->ins_chunk, 3, hi);
-    if (step_done(st, st->ins_chunk, err, "recording a chunk"))
+    if (write_step(st, st->ins_chunk, err, "recording a chunk"))
         return CCS_EIO;
     st->tx_done += hi - lo;
     return CCS_OK;
@@ -896,12 +1280,18 @@ int store_commit(ccs_store *st, ccs_err *err)
     sqlite3_bind_int64(st->upd_run, 1, st->tx_done);
     sqlite3_bind_text(st->upd_run, 2, now, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st->upd_run, 3, st->run_id);
-    if (step_done(st, st->upd_run, err, "updating the run"))
+    if (write_step(st, st->upd_run, err, "updating the run"))
         return CCS_EIO;
-    if (exec(st, "COMMIT", err))
-        return CCS_EIO;
+    if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        return write_failed(st, err, "committing a batch");
+    st->committed.done += st->tx_done;
+    st->committed.rows += st->tx.rows;
+    st->committed.ok += st->tx.ok;
+    st->committed.invalid += st->tx.invalid;
+    st->committed.oom += st->tx.oom;
     st->in_tx = 0;
     st->tx_rows = st->tx_done = 0;
+    memset(&st->tx, 0, sizeof st->tx);
     return CCS_OK;
 }
 
@@ -934,14 +1324,16 @@ int store_finish(ccs_store *st, int status, store_counts *out, ccs_err *err)
              "UPDATE runs SET status = '%s', ended = '%s', updated = '%s', n_rows = %lld, "
              "n_ok = %lld, n_invalid = %lld, n_oom = %lld, n_filtered = %lld WHERE run_id = "
              "%lld; UPDATE sessions SET ended = '%s', status = '%s' WHERE run_id = %lld AND "
-             "session = %lld;",
+             "session = %lld; DELETE FROM writer WHERE pid = %lld;",
              status_names[status], now, now, (long long)c.rows, (long long)c.ok,
              (long long)c.invalid, (long long)c.oom, (long long)c.filtered, (long long)st->run_id,
-             now, status_names[status], (long long)st->run_id, (long long)st->session);
+             now, status_names[status], (long long)st->run_id, (long long)st->session,
+             (long long)getpid());
     if (exec(st, sql, err))
         goto fail;
     if (exec(st, "COMMIT", err))
-        return CCS_EIO;
+        goto fail;
+    st->locked = 0;
     if (out)
         *out = c;
     return CCS_OK;

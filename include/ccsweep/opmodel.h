@@ -56,6 +56,8 @@ void opmodel_free(ccs_opmodel *om);
  * synthetic curve). No allocation. */
 int opmodel_eval(const ccs_opmodel *om, const ccs_cost *c, const ccs_op *op, ccs_optime *out);
 
+/* SHA-256 (64 hex digits) of the profile text it was parsed from. */
+const char *opmodel_sha256(const ccs_opmodel *om);
 /* Value of a "# key: value" comment of the profile, or NULL. Borrowed. */
 const char *opmodel_meta(const ccs_opmodel *om, const char *key);
 

@@ -11,7 +11,7 @@
 #include "ccsweep/grid.h"
 
 /* Schema version kept in PRAGMA user_version; other versions are refused. */
-#define CCS_STORE_SCHEMA 1
+#define CCS_STORE_SCHEMA 2
 /* Rows per transaction (DESIGN 12: ~10k rows per transaction). */
 #define CCS_STORE_BATCH 10000
 
@@ -58,9 +58,15 @@ void store_close(ccs_store *st);
 
 /* Start a new run of grid g (borrowed; must outlive the store), or with
  * resume continue the latest unfinished run of the same spec (same sha256).
+ * First checks the file (PRAGMA quick_check) and claims it: one process
+ * writes runs into a file at a time (table writer: host, pid, start time);
+ * the claim of a process that no longer runs on this host is taken over.
+ * A new run records the content hash of every catalog entry and calibration
+ * profile it uses (table run_inputs); a resumed run must match them.
  * Returns STORE_NEW, STORE_RESUMED, STORE_NOTHING (resume found that this
  * spec's latest run is complete) or a negative status with err (CCS_EINPUT:
- * the latest unfinished run is of a different spec). */
+ * the file is damaged, another process is writing to it, the latest
+ * unfinished run is of a different spec, or its inputs changed). */
 int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *info, int resume,
                       ccs_err *err);
 int64_t store_run_id(const ccs_store *st);
@@ -69,8 +75,17 @@ const store_range *store_todo(const ccs_store *st, size_t *n);
 /* Counts committed so far in this run (from earlier sessions when resumed). */
 void store_counts_get(const ccs_store *st, store_counts *out);
 
+/* Counts committed so far, this session's batches included: what the file
+ * holds even when the run cannot be finished (disk full, lock timeout). */
+void store_counts_committed(const ccs_store *st, store_counts *out);
+/* 1 when a write failed because the disk (or quota) is full. */
+int store_disk_full(const ccs_store *st);
+
 /* Add one result row (and its regions when the run has detail and rg is not
- * NULL) to the current transaction, committing every CCS_STORE_BATCH rows. */
+ * NULL) to the current transaction, committing every CCS_STORE_BATCH rows.
+ * When a write fails (store_put, store_chunk_done, store_commit) the open
+ * transaction is rolled back whole: committed batches stay, and the counts
+ * stay equal to the rows in the file. */
 int store_put(ccs_store *st, const ccs_record *rec, const ccs_region_time *rg, ccs_err *err);
 /* Mark [lo, hi) complete: recorded in the transaction that holds its last rows. */
 int store_chunk_done(ccs_store *st, int64_t lo, int64_t hi, ccs_err *err);

@@ -1,0 +1,144 @@
+#!/bin/sh
+# store_guard.sh - what protects committed rows: one writer per database file
+# (concurrent --resume, concurrent new sweeps, stale lock recovery), resume
+# refusing changed catalog entries or calibration profiles, a full disk, and
+# a damaged file that must not be appended to.
+. tests/integration/sweep_common.inc
+need_tools "database guards"
+SMALL=tests/data/sweep_small.yaml
+MEDIUM="$TMP/long.yaml"
+# the medium grid with four generations: a few seconds, long enough to overlap
+sed 's/^generations: .*/generations: [0, 1, 2, 3]/' tests/data/sweep_medium.yaml >"$MEDIUM"
+
+# wait_writer DB: wait (up to 30 s) until a process holds the writer row
+wait_writer() {
+    i=0
+    while [ $i -lt 600 ]; do
+        [ "$(q "$1" "SELECT count(*) FROM writer" 2>/dev/null)" = 1 ] && return 0
+        sleep 0.05
+        i=$((i + 1))
+    done
+    return 1
+}
+
+# 1. two new sweeps into one new file: one writer, the other names it
+$BIN run "$MEDIUM" --db "$TMP/new.db" --quiet >"$TMP/a.out" 2>&1 &
+a=$!
+if wait_writer "$TMP/new.db"; then
+    $BIN run "$MEDIUM" --db "$TMP/new.db" --quiet >"$TMP/b.out" 2>&1; rcb=$?
+    wait $a; rca=$?
+    check "two new sweeps into one file: the first completes, the second exits 1" \
+        [ $rca -eq 0 -a $rcb -eq 1 ]
+    check "the second writer's message names the holder (host, pid, start time)" \
+        grep -q "another ccsweep is writing to this database: pid $a on host $(hostname), since 20" "$TMP/b.out"
+    check "one run in the file, complete with every row" \
+        [ "$(q "$TMP/new.db" "SELECT count(*) || ' ' || status || ' ' || (n_done = total) || ' ' || ((SELECT count(*) FROM results) = total) FROM runs")" = "1 complete 1 1" ]
+    check "the writer row is released at the end" [ "$(q "$TMP/new.db" "SELECT count(*) FROM writer")" = 0 ]
+else
+    kill $a 2>/dev/null; wait $a
+    fail "no writer row appeared within 30 s"
+fi
+
+# 2. two --resume of one interrupted run at the same time
+$BIN run "$MEDIUM" --db "$TMP/res.db" --quiet >/dev/null 2>&1 &
+a=$!
+wait_done "$TMP/res.db" && kill -TERM $a
+wait $a
+total=$(q "$TMP/res.db" "SELECT total FROM runs")
+if [ "$(q "$TMP/res.db" "SELECT status FROM runs")" != interrupted ]; then
+    skip "concurrent --resume (the sweep finished before SIGTERM)"
+else
+    $BIN run "$MEDIUM" --db "$TMP/res.db" --resume --quiet >"$TMP/a.out" 2>&1 &
+    a=$!
+    wait_writer "$TMP/res.db"
+    $BIN run "$MEDIUM" --db "$TMP/res.db" --resume --quiet >"$TMP/b.out" 2>&1; rcb=$?
+    wait $a; rca=$?
+    check "two concurrent --resume: one completes (rc $rca), the other exits 1 (rc $rcb)" \
+        [ $rca -eq 0 -a $rcb -eq 1 ]
+    check "the refused --resume names the holder" grep -q "pid $a on host" "$TMP/b.out"
+    check "after concurrent --resume: complete, one row per index, integrity ok" \
+        [ "$(q "$TMP/res.db" "SELECT status || ' ' || n_done || ' ' || (SELECT count(DISTINCT idx) || ' ' || count(*) FROM results) || ' ' || (SELECT group_concat(integrity_check) FROM pragma_integrity_check) FROM runs")" = "complete $total $total $total ok" ]
+fi
+
+# 3. a stale lock: the writer row of a process that no longer runs is taken over;
+#    one from another host is refused with the way to clear it
+$BIN run $SMALL --db "$TMP/stale.db" --quiet >/dev/null 2>&1
+sh -c 'exit 0' &
+dead=$!
+wait $dead
+q "$TMP/stale.db" "INSERT INTO writer VALUES (1, '$(hostname)', $dead, 0, '2026-01-01T00:00:00Z', 1)"
+$BIN run $SMALL --db "$TMP/stale.db" --quiet >"$TMP/s.out" 2>&1; rc=$?
+check "a stale writer row of a dead pid on this host is recovered (rc $rc)" \
+    sh -c "[ $rc -eq 0 ] && grep -q 'taking over the writer lock of pid $dead' '$TMP/s.out' && [ \"\$(sqlite3 '$TMP/stale.db' 'SELECT count(*) FROM runs WHERE status = \"complete\"')\" = 2 ]"
+q "$TMP/stale.db" "INSERT INTO writer VALUES (1, 'node-elsewhere', 4242, 0, '2026-01-01T00:00:00Z', 1)"
+$BIN run $SMALL --db "$TMP/stale.db" --quiet >"$TMP/s.out" 2>&1; rc=$?
+check "a writer row of another host is refused with exit 1 naming it and how to clear it" \
+    sh -c "[ $rc -eq 1 ] && grep -q 'pid 4242 on host node-elsewhere, since 2026-01-01T00:00:00Z' '$TMP/s.out' && grep -q 'DELETE FROM writer' '$TMP/s.out'"
+
+# 4. --resume after a catalog entry or a calibration profile changed
+cp -r sweeps/catalog "$TMP/cat"
+$BIN run $SMALL --db "$TMP/cat.db" --catalog "$TMP/cat" --quiet >/dev/null 2>&1
+# make the run unfinished, as an interruption would leave it
+q "$TMP/cat.db" "UPDATE runs SET status = 'interrupted', n_done = 0; DELETE FROM chunks; DELETE FROM results WHERE idx >= 100"
+sed -i '/name: mi300x/,/mem_gbps/ s/mem_gbps: .*/mem_gbps: 1234/' "$TMP/cat/hardware.yaml"
+$BIN run $SMALL --db "$TMP/cat.db" --catalog "$TMP/cat" --resume --quiet >"$TMP/c.out" 2>&1; rc=$?
+check "--resume after a hardware catalog entry changed exits 1 naming it" \
+    sh -c "[ $rc -eq 1 ] && grep -q \"hardware 'mi300x' has changed since the run started\" '$TMP/c.out'"
+check "the refused --resume added nothing" \
+    [ "$(q "$TMP/cat.db" "SELECT status || ' ' || (SELECT count(*) FROM results) || ' ' || sessions FROM runs")" = "interrupted 100 1" ]
+cp sweeps/catalog/hardware.yaml "$TMP/cat/hardware.yaml"
+$BIN run $SMALL --db "$TMP/cat.db" --catalog "$TMP/cat" --resume --quiet >/dev/null 2>&1; rc=$?
+check "with the catalog restored the same --resume completes the run" \
+    [ $rc -eq 0 -a "$(q "$TMP/cat.db" "SELECT status || ' ' || (n_done = total) FROM runs")" = "complete 1" ]
+awk 'BEGIN { print "op,dtype,m,n,k,bytes,group,level,time_s,reps"
+    for (m = 256; m <= 8192; m *= 2) printf "gemm,bf16,%d,%d,4096,0,1,,%.6e,10\n", m, m, 2 * m * m * 4096 / 1.5e14 + 8e-6 }' >"$TMP/prof.csv"
+cat >"$TMP/cal.yaml" <<EOS
+models: [gpt3-175b]
+hardware: [a100-80g]
+plan: {devices: 512, tp: [2, 8], pp: 8}
+calibration: {a100-80g: prof.csv}
+EOS
+$BIN run "$TMP/cal.yaml" --db "$TMP/cal.db" --quiet >/dev/null 2>&1; rc0=$?
+q "$TMP/cal.db" "UPDATE runs SET status = 'interrupted'; DELETE FROM chunks"
+sed -i 's/,10$/,11/' "$TMP/prof.csv"
+$BIN run "$TMP/cal.yaml" --db "$TMP/cal.db" --resume --quiet >"$TMP/c.out" 2>&1; rc=$?
+check "--resume after the calibration profile changed exits 1 naming it" \
+    sh -c "[ $rc0 -eq 0 -a $rc -eq 1 ] && grep -q \"calibration 'a100-80g' has changed\" '$TMP/c.out'"
+
+# 5. a damaged file is not appended to
+$BIN run $SMALL --db "$TMP/bad.db" --quiet >/dev/null 2>&1
+pages=$(q "$TMP/bad.db" "PRAGMA page_count")
+psz=$(q "$TMP/bad.db" "PRAGMA page_size")
+head -c "$psz" /dev/zero | tr '\000' '\377' |
+    dd of="$TMP/bad.db" bs="$psz" seek=$((pages / 2)) conv=notrunc 2>/dev/null
+cp "$TMP/bad.db" "$TMP/bad.copy"
+$BIN run $SMALL --db "$TMP/bad.db" --quiet >/dev/null 2>"$TMP/d.out"; rc=$?
+check "a sweep into a damaged database exits 1 saying so" \
+    sh -c "[ $rc -eq 1 ] && grep -q 'the database is damaged: PRAGMA quick_check says' '$TMP/d.out'"
+check "the damaged database is left byte for byte as it was" cmp -s "$TMP/bad.db" "$TMP/bad.copy"
+
+# 6. a full disk: a small tmpfs holds the database
+mkdir "$TMP/mnt"
+if mount -t tmpfs -o size=8m tmpfs "$TMP/mnt" 2>/dev/null; then
+    trap 'umount "$TMP/mnt" 2>/dev/null; rm -rf "$TMP"' EXIT
+    M=tests/data/sweep_medium.yaml
+    $BIN run $M --db "$TMP/mnt/full.db" --quiet >"$TMP/f.out" 2>&1; rc=$?
+    check "disk full: exit 2, a message that says so and how to resume" \
+        sh -c "[ $rc -eq 2 ] && grep -q 'the disk holding $TMP/mnt/full.db is full' '$TMP/f.out' && grep -q -- '--db $TMP/mnt/full.db --resume' '$TMP/f.out'"
+    check "disk full: integrity_check ok" [ "$(q "$TMP/mnt/full.db" "PRAGMA integrity_check")" = ok ]
+    check "disk full: n_done equals the committed chunks, at most the total, nothing filtered" \
+        [ "$(q "$TMP/mnt/full.db" "SELECT n_done = (SELECT coalesce(sum(hi - lo), 0) FROM chunks) AND n_done <= total AND coalesce(n_filtered, 0) = 0 FROM runs")" = 1 ]
+    rows=$(q "$TMP/mnt/full.db" "SELECT count(*) FROM results")
+    check "disk full: the summary reports the $rows rows committed" \
+        sh -c "[ $rows -gt 0 ] && grep -q 'failed: .* $rows rows' '$TMP/f.out'"
+    sqlite3 "$TMP/mnt/full.db" ".backup '$TMP/moved.db'"
+    umount "$TMP/mnt"
+    $BIN run $M --db "$TMP/moved.db" --resume --quiet >/dev/null 2>"$TMP/r.out"; rc=$?
+    $BIN run $M --db "$TMP/ref.db" --quiet >/dev/null 2>&1
+    result_rows "$TMP/ref.db" >"$TMP/ref.rows"
+    result_rows "$TMP/moved.db" >"$TMP/moved.rows"
+    check "disk full: moved to a larger disk, --resume completes with the rows of an uninterrupted run" \
+        sh -c "[ $rc -eq 0 ] && cmp -s '$TMP/ref.rows' '$TMP/moved.rows'"
+else
+    skip "disk full (cannot mount a small tmpfs here: needs root with CAP_SYS_ADMIN)"
+fi
