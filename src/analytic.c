@@ -52,12 +52,17 @@ void analytic_compute(const ccs_model *m, const ccs_plan *p, const ccs_oplist *o
         default:
             break;
         }
+        if (op->region == CCS_RG_DP_COMM && p->dp_overlap == CCS_DPOV_BUCKETED)
+            v *= mb; /* reduced after every micro-batch */
         if (op->comm == CCS_COMM_TP)
             out->tp_bytes += v;
         else if (op->comm == CCS_COMM_DP)
             out->dp_bytes += v;
-        else /* an activation forward and a gradient backward per model chunk */
+        else if (op->region == CCS_RG_PP_COMM) /* an activation forward and a gradient
+                                                  backward per model chunk */
             out->pp_bytes += v * 2.0 * p->vpp * mb;
+        else
+            out->pp_bytes += v;
         if (op->region == CCS_RG_FWD_ATTN_TP || op->region == CCS_RG_FWD_MLP_TP)
             fwd_tp += cost_coll_volume(op->kind, op->bytes, op->group, p->innet_reduce, &steps) *
                       op->count;

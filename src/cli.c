@@ -79,7 +79,7 @@ int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *ev
     rc |= jset(plan, "zero", json_integer(p->zero));
     rc |= jset(plan, "recompute", json_string(recompute_name(p->recompute)));
     rc |= jset(plan, "flash_attn", json_boolean(p->flash_attn));
-    rc |= jset(plan, "dp_overlap", json_boolean(p->dp_overlap));
+    rc |= jset(plan, "dp_overlap", json_string(dp_overlap_name(p->dp_overlap)));
     rc |= jset(plan, "tp_overlap", json_boolean(p->tp_overlap));
     rc |= jset(plan, "innet_reduce", json_boolean(p->innet_reduce));
     rc |= jset(plan, "comm_compress", json_real(p->comm_compress));
@@ -163,7 +163,8 @@ static void project_usage(FILE *f)
             "                       [--tp T] [--pp P] [--dp D] [--vpp V] [--seq S] [--gbs B]\n"
             "                       [--mbs b] [--sp] [--recompute none|selective|full]\n"
             "                       [--zero 0..3] [--dtype bf16|fp16|fp8|fp32] [--flash-attn]\n"
-            "                       [--tp-overlap] [--no-dp-overlap] [--innet-reduce]\n"
+            "                       [--tp-overlap] [--dp-overlap none|last-microbatch|bucketed]\n"
+            "                       [--innet-reduce]\n"
             "                       [--comm-compress X] [--net-bw-factor X]\n"
             "                       [--calib FILE] [--catalog DIR] [--json]\n\n"
             "Projects one training iteration: analytic FLOPs, bytes and memory, and a\n"
@@ -186,7 +187,10 @@ static void project_usage(FILE *f)
             "  --dtype T          arithmetic type (bf16)\n"
             "  --flash-attn       fused attention kernel (no s^2 tensors)\n"
             "  --tp-overlap       overlap TP collectives with their GEMMs (max instead of sum)\n"
-            "  --no-dp-overlap    DP gradient reduction after the backward pass, not under it\n"
+            "  --dp-overlap MODE  when DP gradients are reduced: none (after the backward pass,\n"
+            "                     Megatron-LM's default), last-microbatch (under the last\n"
+            "                     micro-batch's backward), bucketed (under every backward) (none)\n"
+            "  --no-dp-overlap    same as --dp-overlap none\n"
             "  --innet-reduce     in-network reduction: all-reduce traffic halved\n"
             "  --comm-compress X  bytes factor on TP/DP collectives, e.g. 0.5 (1)\n"
             "  --net-bw-factor X  factor on every link bandwidth (1)\n"
@@ -260,7 +264,7 @@ static void print_human(const ccs_model *m, const ccs_hw *hw, const char *evo, c
 enum {
     O_MODEL = 256, O_LAYERS, O_HIDDEN, O_HEADS, O_KV, O_FFN, O_VOCAB, O_GATED, O_HW, O_GEN,
     O_EVO, O_DEVICES, O_TP, O_PP, O_DP, O_VPP, O_SEQ, O_GBS, O_MBS, O_SP, O_RECOMP, O_ZERO,
-    O_DTYPE, O_FLASH, O_TPOV, O_NODPOV, O_INNET, O_COMPRESS, O_NETBW, O_CALIB, O_CATALOG,
+    O_DTYPE, O_FLASH, O_TPOV, O_NODPOV, O_DPOV, O_INNET, O_COMPRESS, O_NETBW, O_CALIB, O_CATALOG,
     O_JSON, O_HELP
 };
 
@@ -292,6 +296,7 @@ int cli_project(int argc, char **argv)
         {"recompute", required_argument, 0, O_RECOMP}, {"zero", required_argument, 0, O_ZERO},
         {"dtype", required_argument, 0, O_DTYPE},   {"flash-attn", no_argument, 0, O_FLASH},
         {"tp-overlap", no_argument, 0, O_TPOV},     {"no-dp-overlap", no_argument, 0, O_NODPOV},
+        {"dp-overlap", required_argument, 0, O_DPOV},
         {"innet-reduce", no_argument, 0, O_INNET},
         {"comm-compress", required_argument, 0, O_COMPRESS},
         {"net-bw-factor", required_argument, 0, O_NETBW},
@@ -333,7 +338,15 @@ int cli_project(int argc, char **argv)
         case O_SP: p.sp = 1; break;
         case O_FLASH: p.flash_attn = 1; break;
         case O_TPOV: p.tp_overlap = 1; break;
-        case O_NODPOV: p.dp_overlap = 0; break;
+        case O_NODPOV: p.dp_overlap = CCS_DPOV_NONE; break;
+        case O_DPOV:
+            p.dp_overlap = (int8_t)dp_overlap_parse(optarg);
+            if (p.dp_overlap < 0) {
+                fprintf(stderr, "ccsweep project: --dp-overlap: expected none, last-microbatch or "
+                                "bucketed, got '%s'\n", optarg);
+                bad = 1;
+            }
+            break;
         case O_INNET: p.innet_reduce = 1; break;
         case O_COMPRESS: bad = pos_double("--comm-compress", optarg, &p.comm_compress); break;
         case O_NETBW: bad = pos_double("--net-bw-factor", optarg, &p.net_bw_factor); break;

@@ -35,8 +35,11 @@ int hw_validate(const ccs_hw *hw, ccs_err *err)
             return CCS_EINPUT;
         }
     }
-    if (!(hw->variability >= 0 && hw->variability < 1)) {
-        ccs_err_set(err, "hardware '%s': field 'variability' must be in [0, 1)", hw->name);
+    if (!(hw->variability >= 0 && hw->variability < 0.1)) {
+        ccs_err_set(err,
+                    "hardware '%s': field 'variability' (relative standard deviation) must be "
+                    "in [0, 0.1)",
+                    hw->name);
         return CCS_EINPUT;
     }
     if (hw->intra_lat < 0 || hw->inter_lat < 0 || hw->kernel_lat < 0) {

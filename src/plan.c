@@ -13,7 +13,7 @@ void plan_defaults(ccs_plan *p)
     p->mbs = 1;
     p->dtype = CCS_BF16;
     p->recompute = CCS_RECOMPUTE_NONE;
-    p->dp_overlap = 1;
+    p->dp_overlap = CCS_DPOV_NONE;
     p->comm_compress = 1.0;
     p->net_bw_factor = 1.0;
 }
@@ -118,6 +118,21 @@ int recompute_parse(const char *s)
 {
     for (int i = 0; i <= 2; i++)
         if (s && strcmp(s, rc_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static const char *const dpov_names[] = {"none", "last-microbatch", "bucketed"};
+
+const char *dp_overlap_name(int mode)
+{
+    return (mode >= 0 && mode <= 2) ? dpov_names[mode] : "?";
+}
+
+int dp_overlap_parse(const char *s)
+{
+    for (int i = 0; i <= 2; i++)
+        if (s && strcmp(s, dpov_names[i]) == 0)
             return i;
     return -1;
 }

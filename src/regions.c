@@ -19,6 +19,12 @@ typedef struct builder {
     double compress; /* plan's communication-compression bytes factor */
 } builder;
 
+typedef struct dims {
+    double b, s, sq, h, f, t, e, ea, d, at, gt, qkv, f1, V, tok;
+    double causal; /* fraction of the s x s score blocks a fused kernel computes */
+    int dropout, sp, tp, tp_node;
+} dims;
+
 static ccs_op *push(builder *b, int kind, int region, double count)
 {
     ccs_oplist *l = b->l;
@@ -64,18 +70,35 @@ static void mem(builder *b, int kind, int region, double bytes, double flops)
     op->flops = flops;
 }
 
-static void coll(builder *b, int kind, int comm, int region, double bytes, int group,
-                 int per_node, double count)
+static ccs_op *coll(builder *b, int kind, int comm, int region, double bytes, int group,
+                    int per_node, double count)
 {
     if (group < 2 && kind != CCS_OP_P2P)
-        return;
+        return NULL;
     ccs_op *op = push(b, kind, region, count);
     if (!op)
-        return;
+        return NULL;
     op->comm = (uint8_t)comm;
     op->bytes = bytes * b->compress;
     op->group = group;
     op->per_node = per_node;
+    return op;
+}
+
+/* Sequence parallelism keeps only the s/t shard of a column-parallel linear's
+ * input, so its weight gradient needs the input all-gathered again
+ * (megatron/core/tensor_parallel/layers.py,
+ * LinearWithGradAccumulationAndAsyncCommunication.backward). Megatron-LM
+ * issues it asynchronously under the input-gradient GEMM, but the measured
+ * per-layer backward times (Korthikanti et al. 2022, Table 4: 11.8 ms with
+ * sequence parallelism vs 11.9 without, tests/data/korthikanti2022_layer.csv)
+ * show the extra all-gather paid almost in full on A100: the collective's
+ * kernels share the SMs and memory with the GEMM. It stays on the critical
+ * path here until that contention is modelled from a measurement. */
+static void sp_regather(builder *b, const dims *x, int rt)
+{
+    double full = x->b * x->s * x->h * x->e;
+    coll(b, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
 }
 
 double regions_padded_vocab(const ccs_model *m, int tp)
@@ -93,10 +116,6 @@ static int members_per_node(int group, int64_t stride, int dpn)
     return (int)(k < group ? k : group);
 }
 
-typedef struct dims {
-    double b, s, sq, h, f, t, e, ea, d, at, gt, qkv, f1, V, tok;
-    int dropout, sp, tp, tp_node;
-} dims;
 
 /* One attention block forward into regions (rc = compute, rt = TP comm).
  * core_only: emit only the attention core (selective recompute). */
@@ -118,7 +137,9 @@ static void attn_fwd(builder *B, const dims *x, const ccs_plan *p, int rc, int r
             op->n = x->s;
             op->k = x->d;
             op->batch = x->b * x->at;
-            op->flops = 4.0 * x->b * x->s * x->s * x->d * x->at;
+            /* causal mask: the kernel skips the blocks above the diagonal
+             * (Dao 2023, arXiv 2307.08691, section 3.1.1), half the work */
+            op->flops = x->causal * 4.0 * x->b * x->s * x->s * x->d * x->at;
             op->bytes = x->tok * (x->qkv + x->at * x->d) * x->e;
         }
     } else {
@@ -165,11 +186,8 @@ static void mlp_bwd(builder *B, const dims *x, int rc, int rt)
     gemm_bwd(B, rc, x->tok, x->h, x->f / x->t, x->e);
     /* GeLU backward reads x and dy, writes dx; SwiGLU reads gate, up, dy, writes two */
     mem(B, CCS_OP_ELEMENTWISE, rc, inner * (x->f1 > x->f / x->t ? 5 : 3), 12 * inner / x->e);
-    /* Sequence parallelism keeps only the s/t shard of FC1's input, so the
-     * weight gradient needs it all-gathered again (Megatron-LM's
-     * LinearWithGradAccumulationAndAsyncCommunication backward). */
     if (x->sp)
-        coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
+        sp_regather(B, x, rt);
     gemm_bwd(B, rc, x->tok, x->f1, x->h, x->e);
     /* backward of the identity/all-gather at the block input */
     coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, rt, full, x->tp,
@@ -195,7 +213,7 @@ static void attn_bwd(builder *B, const dims *x, const ccs_plan *p, int rc, int r
             op->n = x->s;
             op->k = x->d;
             op->batch = x->b * x->at;
-            op->flops = 10.0 * x->b * x->s * x->s * x->d * x->at;
+            op->flops = x->causal * 10.0 * x->b * x->s * x->s * x->d * x->at;
             op->bytes = x->tok * (2 * x->qkv + 2 * x->at * x->d) * x->e;
         }
     } else {
@@ -211,7 +229,7 @@ static void attn_bwd(builder *B, const dims *x, const ccs_plan *p, int rc, int r
         gemm(B, rc, x->s, x->d, x->s, x->b * x->at, x->e);
     }
     if (x->sp) /* re-gather the QKV input for its weight gradient, as for FC1 */
-        coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
+        sp_regather(B, x, rt);
     gemm_bwd(B, rc, x->tok, x->qkv, x->h, x->e);
     coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, rt, full, x->tp,
          x->tp_node, 1);
@@ -243,6 +261,10 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
     x.tok = x.b * x.s;
     x.dropout = m->bias; /* GPT-style blocks train with dropout, Llama-style without */
     x.tp_node = members_per_node(p->tp, 1, devices_per_node);
+    /* every catalog model is a decoder-only language model with a causal mask;
+     * only a fused kernel skips the masked half (unfused attention computes
+     * the full s x s scores and masks them) */
+    x.causal = 0.5;
 
     attn_fwd(&B, &x, p, CCS_RG_FWD_ATTN, CCS_RG_FWD_ATTN_TP, 0);
     mlp_fwd(&B, &x, CCS_RG_FWD_MLP, CCS_RG_FWD_MLP_TP);
@@ -310,8 +332,8 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
 
     /* Data parallelism: gradients reduced in fp32 (Megatron main grads). The DP
      * group strides over tp ranks. ZeRO-1/2 reduce-scatter the gradients and
-     * all-gather the updated 16-bit parameters; ZeRO-3 also all-gathers the
-     * parameters in every micro-batch's forward and backward. */
+     * all-gather the updated 16-bit parameters after the step; ZeRO-3 instead
+     * all-gathers the parameters in every micro-batch's forward and backward. */
     if (p->dp > 1) {
         int dp_node = members_per_node(p->dp, p->tp, devices_per_node);
         double gbytes = pmax * 4.0;
@@ -320,10 +342,22 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
             coll(&B, CCS_OP_ALLREDUCE, CCS_COMM_DP, CCS_RG_DP_COMM, gbytes, p->dp, dp_node, 1);
         } else {
             coll(&B, CCS_OP_REDUCESCATTER, CCS_COMM_DP, CCS_RG_DP_COMM, gbytes, p->dp, dp_node, 1);
-            coll(&B, CCS_OP_ALLGATHER, CCS_COMM_DP, CCS_RG_DP_COMM, wbytes, p->dp, dp_node, 1);
+            if (p->zero < 3) /* ZeRO-3 gathers parameters where they are used instead */
+                coll(&B, CCS_OP_ALLGATHER, CCS_COMM_DP, CCS_RG_DP_PARAM_GATHER, wbytes, p->dp,
+                     dp_node, 1);
         }
         if (p->zero == 3)
             coll(&B, CCS_OP_ALLGATHER, CCS_COMM_DP, CCS_RG_ZERO_GATHER, wbytes, p->dp, dp_node, 2);
+    }
+
+    /* A tied output head is a copy of the embedding on the last stage: Megatron-LM
+     * all-reduces the two copies' gradients between the first and the last
+     * stage every iteration (megatron/core/distributed/finalize_model_grads.py,
+     * _allreduce_word_embedding_grads), fp32 main gradients. */
+    if (p->pp > 1 && m->tied) {
+        int64_t apart = (int64_t)(p->pp - 1) * p->tp * p->dp;
+        coll(&B, CCS_OP_ALLREDUCE, CCS_COMM_PP, CCS_RG_EMBED_GRAD, x.V / x.t * x.h * 4.0, 2,
+             apart < devices_per_node ? 2 : 1, 1);
     }
 
     /* Pipeline: one activation (or gradient) per stage boundary per micro-batch.
@@ -364,6 +398,8 @@ static const struct {
     [CCS_RG_DP_COMM] = {"dp.grad", CCS_SCOPE_ITER, 1},
     [CCS_RG_ZERO_GATHER] = {"dp.zero3_gather", CCS_SCOPE_MICRO, 1},
     [CCS_RG_PP_COMM] = {"pp.p2p", CCS_SCOPE_ITER, 1},
+    [CCS_RG_DP_PARAM_GATHER] = {"dp.param_gather", CCS_SCOPE_ITER, 1},
+    [CCS_RG_EMBED_GRAD] = {"pp.embed_grad", CCS_SCOPE_ITER, 1},
 };
 
 const char *region_name(int region)

@@ -42,7 +42,7 @@ struct ccs_spec {
 };
 
 /* How the values of an axis are read and bounded. */
-enum { K_INDEX, K_INT, K_INT_MODEL, K_REAL, K_BOOL, K_DTYPE, K_RECOMP };
+enum { K_INDEX, K_INT, K_INT_MODEL, K_REAL, K_BOOL, K_DTYPE, K_RECOMP, K_DPOV };
 static const struct {
     const char *name; /* key in the spec (plan axes under plan:) */
     int kind;
@@ -65,7 +65,7 @@ static const struct {
     [SPEC_AX_RECOMPUTE] = {"recompute", K_RECOMP, 0, 0, CCS_RECOMPUTE_NONE},
     [SPEC_AX_FLASH_ATTN] = {"flash_attn", K_BOOL, 0, 1, 0},
     [SPEC_AX_TP_OVERLAP] = {"tp_overlap", K_BOOL, 0, 1, 0},
-    [SPEC_AX_DP_OVERLAP] = {"dp_overlap", K_BOOL, 0, 1, 1},
+    [SPEC_AX_DP_OVERLAP] = {"dp_overlap", K_DPOV, 0, 2, CCS_DPOV_NONE},
     [SPEC_AX_INNET_REDUCE] = {"innet_reduce", K_BOOL, 0, 1, 0},
     [SPEC_AX_COMM_COMPRESS] = {"comm_compress", K_REAL, 0, 1e6, 1},
     [SPEC_AX_NET_BW_FACTOR] = {"net_bw_factor", K_REAL, 0, 1e6, 1},
@@ -158,6 +158,20 @@ static int read_value(const ydoc *d, const ynode *n, int a, const char *field, d
         if (b < 0 || b == CCS_TF32) {
             ydoc_error(d, n, err, "field '%s': expected bf16, fp16, fp8 or fp32, got '%s'", field,
                        s ? s : "a collection");
+            return CCS_EINPUT;
+        }
+        *out = b;
+        return CCS_OK;
+    case K_DPOV:
+        /* true/false name the two Megatron-LM settings (--overlap-grad-reduce or not) */
+        b = dp_overlap_parse(s);
+        if (b < 0 && s && (!strcmp(s, "true") || !strcmp(s, "false")))
+            b = !strcmp(s, "true") ? CCS_DPOV_LAST_MICRO : CCS_DPOV_NONE;
+        if (b < 0) {
+            ydoc_error(d, n, err,
+                       "field '%s': expected none, last-microbatch, bucketed, true or false, "
+                       "got '%s'",
+                       field, s ? s : "a collection");
             return CCS_EINPUT;
         }
         *out = b;

@@ -1,14 +1,17 @@
 /* timeline.c - iteration time from region times.
  *
  * Per micro-batch a stage runs its layers' forward, recompute and backward
- * regions with TP collectives on the critical path (or, with fine-grained
- * overlap, max(compute, comm) per block), plus the embedding (first stage) or
- * output head (last stage). The slowest stage sets the pace: m micro-batches,
- * a 1F1B bubble of (p-1)/vpp micro-batch times (Narayanan et al. 2021, sec.
- * 2.2), and blocking stage-boundary transfers, two per micro-batch per model
- * chunk. Data-parallel gradient reduction overlaps the last micro-batch's
- * backward of all but the first-reduced layer; what does not fit is exposed.
- * ZeRO-3 parameter gathers are prefetched under each micro-batch's compute. */
+ * regions with TP collectives on the critical path (with fine-grained overlap,
+ * max(compute, comm) per block). The embedding (first stage) or output head (last stage) is added.
+ * The slowest stage sets the pace: m micro-batches, a 1F1B bubble of
+ * (p-1)/vpp micro-batch times (Narayanan et al. 2021, sec. 2.2), and blocking
+ * stage-boundary exchanges, two per micro-batch per model chunk.
+ *
+ * Links are accounted once: every data-parallel collective (gradient
+ * reduction, ZeRO parameter gathers) shares the DP group's links, so they are
+ * hidden together under one window of compute, never each under its own; and
+ * per link class (intra-node, inter-node) the iteration is never shorter than
+ * the time the link is busy. */
 #include "ccsweep/timeline.h"
 
 #include <math.h>
@@ -16,44 +19,53 @@
 
 typedef struct compose {
     double t_iter, t_compute, t_tp, t_tp_exp, t_dp, t_dp_exp, t_pp, t_bubble, t_opt;
-    double rc_hidden_budget;
 } compose;
+
+/* Per-region sums of one occurrence: rt all ops, gemm the GEMM-class ops.
+ * busy: seconds per iteration each link class carries (0 intra, 1 inter),
+ * for the first-stage and the last-stage device. */
+typedef struct sums {
+    double rt[CCS_RG_N], gemm[CCS_RG_N];
+    double busy_first[2], busy_last[2];
+} sums;
 
 /* Compute part and TP part of a (compute region, tp region) pair. With
  * fine-grained overlap (e.g. Wang et al. 2023, "Overlap communication with
  * dependent computation via decomposition") a block's collectives run under
- * its producer/consumer GEMMs: the block costs max(GEMMs, comm) + the rest. */
-static void block(const double *rt, const double *gemm, int rc, int rtp, int overlap, double *c,
-                  double *tp, double *tp_exp)
+ * its GEMMs: the block costs max(GEMMs, comm) + the rest. */
+static void block(const sums *S, int rc, int rtp, int overlap, double *c, double *tp,
+                  double *tp_exp)
 {
-    *c += rt[rc];
-    *tp += rt[rtp];
-    *tp_exp += overlap ? fmax(0.0, rt[rtp] - gemm[rc]) : rt[rtp];
+    double comm = S->rt[rtp];
+    double exp = overlap ? fmax(0.0, comm - S->gemm[rc]) : comm;
+    *c += S->rt[rc];
+    *tp += comm;
+    *tp_exp += exp;
 }
 
-static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const double *rt,
-                         const double *gemm, compose *o)
+static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S, compose *o)
 {
+    const double *rt = S->rt;
     int ov = p->tp_overlap;
     double lc = 0, ltp = 0, ltpe = 0; /* one layer, one micro-batch */
-    block(rt, gemm, CCS_RG_FWD_ATTN, CCS_RG_FWD_ATTN_TP, ov, &lc, &ltp, &ltpe);
-    block(rt, gemm, CCS_RG_FWD_MLP, CCS_RG_FWD_MLP_TP, ov, &lc, &ltp, &ltpe);
-    block(rt, gemm, CCS_RG_RECOMP_ATTN, CCS_RG_RECOMP_ATTN_TP, ov, &lc, &ltp, &ltpe);
-    block(rt, gemm, CCS_RG_RECOMP_MLP, CCS_RG_RECOMP_MLP_TP, ov, &lc, &ltp, &ltpe);
+    block(S, CCS_RG_FWD_ATTN, CCS_RG_FWD_ATTN_TP, ov, &lc, &ltp, &ltpe);
+    block(S, CCS_RG_FWD_MLP, CCS_RG_FWD_MLP_TP, ov, &lc, &ltp, &ltpe);
+    block(S, CCS_RG_RECOMP_ATTN, CCS_RG_RECOMP_ATTN_TP, ov, &lc, &ltp, &ltpe);
+    block(S, CCS_RG_RECOMP_MLP, CCS_RG_RECOMP_MLP_TP, ov, &lc, &ltp, &ltpe);
     double bwd_c = rt[CCS_RG_BWD_MLP] + rt[CCS_RG_BWD_ATTN] + rt[CCS_RG_RECOMP_ATTN] +
                    rt[CCS_RG_RECOMP_MLP];
-    block(rt, gemm, CCS_RG_BWD_MLP, CCS_RG_BWD_MLP_TP, ov, &lc, &ltp, &ltpe);
-    block(rt, gemm, CCS_RG_BWD_ATTN, CCS_RG_BWD_ATTN_TP, ov, &lc, &ltp, &ltpe);
+    block(S, CCS_RG_BWD_MLP, CCS_RG_BWD_MLP_TP, ov, &lc, &ltp, &ltpe);
+    block(S, CCS_RG_BWD_ATTN, CCS_RG_BWD_ATTN_TP, ov, &lc, &ltp, &ltpe);
 
     double ls = ops->layers_per_stage;
-    double fc = 0, ftp = 0, ftpe = 0, hc = 0, htp = 0, htpe = 0;
-    fc = rt[CCS_RG_EMBED_FWD] + rt[CCS_RG_EMBED_BWD];
-    ftp = ftpe = rt[CCS_RG_EMBED_TP];
-    hc = rt[CCS_RG_HEAD_FWD] + rt[CCS_RG_HEAD_BWD];
-    htp = htpe = rt[CCS_RG_HEAD_TP];
+    double fc = rt[CCS_RG_EMBED_FWD] + rt[CCS_RG_EMBED_BWD];
+    double ftp = rt[CCS_RG_EMBED_TP], ftpe = ftp;
+    double hc = rt[CCS_RG_HEAD_FWD] + rt[CCS_RG_HEAD_BWD];
+    double htp = rt[CCS_RG_HEAD_TP], htpe = htp;
 
     double mc, mtp, mtpe; /* slowest stage, one micro-batch */
     double head_bwd = 0;
+    const double *busy = S->busy_first;
     if (p->pp == 1) {
         mc = ls * lc + fc + hc;
         mtp = ls * ltp + ftp + htp;
@@ -71,6 +83,7 @@ static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const double 
             mtp = ls * ltp + htp;
             mtpe = ls * ltpe + htpe;
             head_bwd = rt[CCS_RG_HEAD_BWD];
+            busy = S->busy_last;
         }
     }
     double m = ops->micro_batches;
@@ -78,19 +91,49 @@ static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const double 
 
     o->t_bubble = (p->pp - 1.0) / p->vpp * t_mb;
     o->t_pp = p->pp > 1 ? 2.0 * (m * p->vpp + p->pp - 1.0) * rt[CCS_RG_PP_COMM] : 0.0;
+    o->t_pp += rt[CCS_RG_EMBED_GRAD]; /* after the backward pass, before the step */
 
-    /* ZeRO-3 gathers run ahead of each micro-batch's compute */
-    double zg = rt[CCS_RG_ZERO_GATHER];
-    double zg_exp = fmax(0.0, zg - mc);
-    double budget = p->dp_overlap ? (ls - 1.0) * bwd_c + head_bwd : 0.0;
-    o->t_dp = rt[CCS_RG_DP_COMM] + m * zg;
-    o->t_dp_exp = fmax(0.0, rt[CCS_RG_DP_COMM] - budget) + m * zg_exp;
+    /* Data parallelism, one window for all of it. g: gradient reduction (per
+     * micro-batch when bucketed), zg: ZeRO-3 gathers, prefetched under each
+     * micro-batch's compute; G: the backward compute the gradient buckets can
+     * run under (all but the first-reduced layer, plus the output head). */
+    double g = rt[CCS_RG_DP_COMM], zg = m * rt[CCS_RG_ZERO_GATHER];
+    double pg = rt[CCS_RG_DP_PARAM_GATHER]; /* after the step: never hidden */
+    double G = (ls - 1.0) * bwd_c + head_bwd;
+    double zg_in_G = mc > 0 ? rt[CCS_RG_ZERO_GATHER] * G / mc : 0;
+    double exposed;
+    switch (p->dp_overlap) {
+    case CCS_DPOV_LAST_MICRO:
+        exposed = fmax(0.0, fmax(zg + g - m * mc, g + zg_in_G - G));
+        o->t_dp = g + zg + pg;
+        break;
+    case CCS_DPOV_BUCKETED:
+        exposed = fmax(0.0, fmax(zg + m * g - m * mc, m * (g + zg_in_G - G)));
+        o->t_dp = m * g + zg + pg;
+        break;
+    default:
+        exposed = g + fmax(0.0, zg - m * mc);
+        o->t_dp = g + zg + pg;
+        break;
+    }
+    o->t_dp_exp = exposed + pg;
     o->t_opt = rt[CCS_RG_OPTIMIZER];
 
     o->t_tp = m * mtp;
     o->t_tp_exp = m * mtpe;
     o->t_compute = m * mc + o->t_opt;
     o->t_iter = o->t_compute + o->t_tp_exp + o->t_dp_exp + o->t_pp + o->t_bubble;
+
+    /* A link cannot carry more than the iteration's length: what the windows
+     * above would hide beyond that is exposed after all. */
+    double deficit = fmax(busy[0], busy[1]) - o->t_iter;
+    if (deficit > 0) {
+        double dp_hidden = o->t_dp - o->t_dp_exp;
+        double to_dp = fmin(deficit, dp_hidden);
+        o->t_dp_exp += to_dp;
+        o->t_tp_exp += deficit - to_dp;
+        o->t_iter += deficit;
+    }
 }
 
 static void fail(ccs_result *out, int status, int reason)
@@ -134,20 +177,42 @@ void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, 
     out->pp_bytes = an.pp_bytes;
     out->ccr = an.ccr;
 
-    double rt[CCS_RG_N] = {0}, rlo[CCS_RG_N] = {0}, rhi[CCS_RG_N] = {0};
-    double gemm[CCS_RG_N] = {0}, glo[CCS_RG_N] = {0}, ghi[CCS_RG_N] = {0};
+    /* three sums: best estimate, low and high end of the band */
+    sums S[3];
+    memset(S, 0, sizeof S);
     double extrap = 0;
+    double m_b = ops.micro_batches, ls = ops.layers_per_stage;
     for (int i = 0; i < ops.n; i++) {
         const ccs_op *op = &ops.ops[i];
         ccs_optime ot;
         cost_op(c, op, &ot);
-        rt[op->region] += ot.t * op->count;
-        rlo[op->region] += ot.lo * op->count;
-        rhi[op->region] += ot.hi * op->count;
-        if (op->kind == CCS_OP_GEMM || op->kind == CCS_OP_BMM || op->kind == CCS_OP_ATTENTION) {
-            gemm[op->region] += ot.t * op->count;
-            glo[op->region] += ot.lo * op->count;
-            ghi[op->region] += ot.hi * op->count;
+        double t3[3] = {ot.t, ot.lo, ot.hi};
+        int is_gemm =
+            op->kind == CCS_OP_GEMM || op->kind == CCS_OP_BMM || op->kind == CCS_OP_ATTENTION;
+        /* occurrences per iteration, for the link accounting */
+        double per_iter = 1;
+        int sc = region_scope(op->region);
+        if (sc == CCS_SCOPE_LAYER)
+            per_iter = m_b * ls;
+        else if (sc != CCS_SCOPE_ITER)
+            per_iter = m_b;
+        if (op->region == CCS_RG_PP_COMM)
+            per_iter = 2.0 * m_b * p->vpp; /* sent per direction; links are full duplex */
+        if (op->region == CCS_RG_DP_COMM && p->dp_overlap == CCS_DPOV_BUCKETED)
+            per_iter = m_b;
+        int link = op->kind == CCS_OP_P2P ? op->per_node < 2 : op->per_node < op->group;
+        for (int k = 0; k < 3; k++) {
+            sums *s = &S[k];
+            double t = t3[k] * op->count;
+            s->rt[op->region] += t;
+            if (is_gemm)
+                s->gemm[op->region] += t;
+            if (op->comm) {
+                if (sc != CCS_SCOPE_LAST)
+                    s->busy_first[link] += t * per_iter;
+                if (sc != CCS_SCOPE_FIRST)
+                    s->busy_last[link] += t * per_iter;
+            }
         }
         if (ot.extrap > extrap)
             extrap = ot.extrap;
@@ -156,10 +221,11 @@ void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, 
             regions[op->region].bytes += op->bytes * op->count;
         }
     }
+    double *rt = S[0].rt;
     compose co, lo, hi;
-    compose_iter(p, &ops, rt, gemm, &co);
-    compose_iter(p, &ops, rlo, glo, &lo);
-    compose_iter(p, &ops, rhi, ghi, &hi);
+    compose_iter(p, &ops, &S[0], &co);
+    compose_iter(p, &ops, &S[1], &lo);
+    compose_iter(p, &ops, &S[2], &hi);
 
     out->t_iter = co.t_iter;
     out->t_iter_lo = lo.t_iter;
@@ -176,15 +242,19 @@ void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, 
     out->t_comm = co.t_tp + co.t_dp + co.t_pp;
     out->t_comm_exposed = co.t_tp_exp + co.t_dp_exp + co.t_pp;
     out->comm_fraction = co.t_iter > 0 ? out->t_comm_exposed / co.t_iter : 0;
-    double ovl = co.t_dp + (p->tp_overlap ? co.t_tp : 0);
-    double ovl_exp = co.t_dp_exp + (p->tp_overlap ? co.t_tp_exp : 0);
+    /* TP and DP communication that ran under compute, of all TP and DP traffic */
+    double ovl = co.t_dp + co.t_tp, ovl_exp = co.t_dp_exp + co.t_tp_exp;
     out->hidden_fraction = ovl > 0 ? 1.0 - ovl_exp / ovl : 0;
     double peak = c->hw->peak_flops[p->dtype];
+    /* MFU counts the model's FLOPs (Megatron-LM/PaLM convention: attention as
+     * if unmasked, no recomputation); HFU adds the recomputed FLOPs
+     * (Korthikanti et al. 2022, section 6.3); both against the dense peak of
+     * the plan's dtype. */
     out->mfu = co.t_iter > 0 ? an.model_flops / (co.t_iter * p->devices * peak) : 0;
+    out->hfu = co.t_iter > 0 ? an.hw_flops / (co.t_iter * p->devices * peak) : 0;
     out->tokens_per_s = co.t_iter > 0 ? (double)p->gbs * p->seq / co.t_iter : 0;
 
     if (regions) {
-        double m_b = ops.micro_batches, ls = ops.layers_per_stage;
         for (int r = 0; r < CCS_RG_N; r++) {
             regions[r].time = rt[r];
             switch (region_scope(r)) {

@@ -116,7 +116,7 @@ static void test_bad_entries(void **state)
     expect_error("models", "models:\n  - name: m\n    layers: 2\n    hidden: 64\n    vocab: 10\n",
                  2, "missing field 'heads'", NULL);
     /* negative size */
-    expect_error("hardware", "hardware:\n  - name: x\n" HW_OK "    variability: 0.1\n"
+    expect_error("hardware", "hardware:\n  - name: x\n" HW_OK "    variability: 0.05\n"
                              "  - name: y\n    mem_gib: -80\n" HW_OK,
                  20, "field 'mem_gib'", "positive");
     /* zero size */

@@ -275,7 +275,8 @@ static void test_keys(void **state)
                         "gemm_efficiency: 0.8, mem_efficiency: 0.9, intra_efficiency: 0.8, "
                         "inter_efficiency: 0.8}]\n"
                         "generations: 1\nevolution: memory-wall\n"
-                        "plan:\n  devices: 16\n  tp: 2\n  pp: 2\n  seq: 128\n  gbs: 64\n");
+                        "plan:\n  devices: 16\n  tp: 2\n  pp: 2\n  seq: 128\n  gbs: 64\n"
+                        "  dp_overlap: true\n"); /* the default when the key was recorded */
     ccs_grid *gk = grid(k);
     ccs_scenario s0;
     grid_decode(gk, 0, &s0);

@@ -25,9 +25,9 @@ typedef struct ccs_hw {
     double mem_eff;      /* achieved fraction of mem_bw by large streaming kernels */
     double intra_eff;    /* achieved all-reduce bus bandwidth / intra_bw */
     double inter_eff;    /* achieved all-reduce bus bandwidth / inter_bw */
-    double variability;  /* device-to-device spread of matrix throughput: a synchronized
-                            multi-device job computes at the slowest, this much below
-                            the measured single-device rate (fraction, 0 = none) */
+    double variability;  /* relative standard deviation of sustained matrix throughput
+                            between devices of this part; a synchronized job of n
+                            devices runs at the slowest (cost_straggler_derate) */
 } ccs_hw;
 
 /* Per-generation scaling rule: hardware at generation g is the base with each

@@ -23,7 +23,8 @@ typedef struct ccs_cost {
     double f_flops, f_mem, f_intra, f_inter, f_lat; /* factor^generation per resource */
     double net_bw_factor;          /* plan's bandwidth what-if */
     int innet_reduce;              /* plan's in-network reduction what-if */
-    double sync_derate;            /* 1 - hw->variability for multi-device plans, else 1 */
+    double sync_derate;            /* matrix throughput of the slowest of the plan's devices,
+                                      relative to the measured mean (cost_straggler_derate) */
 } ccs_cost;
 
 /* Prepare a cost context. hw (borrowed, must outlive c) is the evolved
@@ -42,6 +43,10 @@ double cost_synthetic(const ccs_cost *c, const ccs_op *op);
 /* Fraction of a GEMM's launched tile slots doing useful work (tile and wave
  * quantization, NVIDIA "Matrix Multiplication Background" guide), in (0, 1]. */
 double cost_wave_efficiency(const ccs_hw *hw, double m, double n, double batch);
+
+/* Throughput of the slowest of n devices relative to their mean, for a
+ * per-device relative standard deviation sigma (hw->variability). 1 for n < 2. */
+double cost_straggler_derate(double sigma, int32_t n);
 
 /* Bytes each rank sends for a collective of buffer size `bytes` over `group`
  * ranks with a ring algorithm (2(n-1)/n for all-reduce, (n-1)/n for

@@ -8,6 +8,16 @@
 
 enum { CCS_RECOMPUTE_NONE = 0, CCS_RECOMPUTE_SELECTIVE = 1, CCS_RECOMPUTE_FULL = 2 };
 
+/* When data-parallel gradients are reduced (plan field dp_overlap).
+ * NONE: after the last micro-batch's backward pass, as Megatron-LM's own DDP
+ *   does by default (megatron/core/distributed/distributed_data_parallel_config.py:
+ *   overlap_grad_reduce = False).
+ * LAST_MICRO: bucket by bucket under the last micro-batch's backward pass
+ *   (Megatron-LM --overlap-grad-reduce: earlier micro-batches accumulate locally).
+ * BUCKETED: every micro-batch's gradients reduced under its own backward pass
+ *   (PyTorch DistributedDataParallel without no_sync): m times the traffic. */
+enum { CCS_DPOV_NONE = 0, CCS_DPOV_LAST_MICRO = 1, CCS_DPOV_BUCKETED = 2 };
+
 typedef struct ccs_plan {
     int32_t devices; /* tp * pp * dp */
     int32_t tp;      /* tensor-parallel degree */
@@ -21,7 +31,7 @@ typedef struct ccs_plan {
     int8_t sp;       /* 1: Megatron sequence parallelism (needs tp > 1 to matter) */
     int8_t zero;     /* ZeRO stage 0..3 over the data-parallel group */
     int8_t recompute;    /* CCS_RECOMPUTE_* */
-    int8_t dp_overlap;   /* 1: bucketed DP gradient reduction overlaps backward */
+    int8_t dp_overlap;   /* CCS_DPOV_*: when DP gradients are reduced */
     int8_t tp_overlap;   /* 1: fine-grained TP collective / GEMM overlap */
     int8_t innet_reduce; /* 1: in-network reduction (switch computes the sum) */
     int8_t flash_attn;   /* 1: fused attention kernel, no s^2 tensors in memory */
@@ -49,8 +59,8 @@ typedef enum ccs_reason {
     CCS_R_N
 } ccs_reason;
 
-/* Defaults: dp derived, vpp 1, bf16, no sp, zero 0, no recompute, dp_overlap on,
- * no mitigations. Sizes left 0 for the caller. */
+/* Defaults: dp derived, vpp 1, bf16, no sp, zero 0, no recompute, dp_overlap
+ * none (Megatron-LM's default), no mitigations. Sizes left 0 for the caller. */
 void plan_defaults(ccs_plan *p);
 
 /* If p->dp == 0 and p->devices > 0, set dp = devices / (tp * pp) when exact;
@@ -72,5 +82,9 @@ const char *plan_reason_text(int reason);
 /* "none" | "selective" | "full"; parse returns -1 for unknown text. */
 const char *recompute_name(int mode);
 int recompute_parse(const char *s);
+
+/* "none" | "last-microbatch" | "bucketed"; parse returns -1 for unknown text. */
+const char *dp_overlap_name(int mode);
+int dp_overlap_parse(const char *s);
 
 #endif

@@ -47,9 +47,12 @@ typedef enum ccs_region {
     CCS_RG_HEAD_TP,
     /* per iteration */
     CCS_RG_OPTIMIZER,
-    CCS_RG_DP_COMM,
+    CCS_RG_DP_COMM,     /* gradient reduction (all-reduce, or ZeRO reduce-scatter) */
     CCS_RG_ZERO_GATHER, /* ZeRO-3 parameter all-gathers, per micro-batch */
     CCS_RG_PP_COMM,     /* one stage-boundary transfer (activation or gradient) */
+    /* appended, so stored region numbers of older runs keep their meaning */
+    CCS_RG_DP_PARAM_GATHER, /* ZeRO-1/2: updated parameters all-gathered after the step */
+    CCS_RG_EMBED_GRAD,      /* tied embedding: gradient all-reduce, first <-> last stage */
     CCS_RG_N
 } ccs_region;
 

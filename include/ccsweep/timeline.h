@@ -31,16 +31,17 @@ typedef struct ccs_result {
     double t_bubble;          /* s, pipeline fill/drain */
     double t_optimizer;       /* s */
     double comm_fraction;     /* t_comm_exposed / t_iter */
-    double hidden_fraction;   /* 1 - exposed/total of overlappable comm; 0 when none */
+    double hidden_fraction;   /* share of TP + DP communication hidden under compute */
     double mem_weights, mem_grads, mem_optimizer, mem_activations; /* bytes per device */
     double mem_total;         /* bytes per device */
     double params;            /* model parameters */
     double model_flops;       /* per iteration, all devices */
     double hw_flops;          /* per iteration, all devices, incl. recompute */
-    double mfu;               /* model_flops / (t_iter * devices * peak) */
+    double mfu;               /* model_flops / (t_iter * devices * peak), Megatron/PaLM */
     double tokens_per_s;
     double tp_bytes, dp_bytes, pp_bytes; /* sent per device per iteration */
     double ccr;               /* analytic per-layer FLOPs/TP byte, 0 when tp == 1 */
+    double hfu;               /* hw_flops / (t_iter * devices * peak) */
 } ccs_result;
 
 /* Per-region breakdown for one micro-batch (layer regions: one layer). */
