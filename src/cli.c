@@ -119,6 +119,7 @@ int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *ev
         {"model_flops", r->model_flops},
         {"hw_flops", r->hw_flops},
         {"mfu", r->mfu},
+        {"hfu", r->hfu},
         {"tokens_per_s", r->tokens_per_s},
         {"tp_bytes_per_device", r->tp_bytes},
         {"dp_bytes_per_device", r->dp_bytes},
@@ -216,10 +217,10 @@ static void print_human(const ccs_model *m, const ccs_hw *hw, const char *evo, c
            hw->name, hw->generation, hw->generation ? ", " : "", hw->generation ? evo : "",
            p->devices, p->tp, p->pp, p->dp);
     printf("  %-20s seq %d, gbs %d, mbs %d (%d micro-batches), vpp %d, %s%s, recompute %s, "
-           "zero %d%s\n",
+           "zero %d%s, dp-overlap %s\n",
            "plan", p->seq, p->gbs, p->mbs, r->micro_batches, p->vpp, dtype_name(p->dtype),
            p->sp ? ", sp" : "", recompute_name(p->recompute), p->zero,
-           p->flash_attn ? ", flash-attn" : "");
+           p->flash_attn ? ", flash-attn" : "", dp_overlap_name(p->dp_overlap));
     printf("  %-20s %.4g (%.1f B)\n", "parameters", r->params, r->params / 1e9);
     if (r->status == CCS_ST_INVALID) {
         printf("  %-20s invalid: %s\n", "status", plan_reason_text(r->reason));
@@ -237,13 +238,13 @@ static void print_human(const ccs_model *m, const ccs_hw *hw, const char *evo, c
     pct_line("  dp exposed", r->t_dp_comm_exposed, r->t_iter);
     pct_line("  pp p2p", r->t_pp_comm, r->t_iter);
     pct_line("pipeline bubble", r->t_bubble, r->t_iter);
-    printf("  %-20s %12.4f s  (dp %.4f s, %.0f%% of overlappable comm hidden)\n", "comm total",
+    printf("  %-20s %12.4f s  (dp %.4f s, %.0f%% of tp + dp comm hidden)\n", "comm total",
            r->t_comm, r->t_dp_comm, 100 * r->hidden_fraction);
     printf("  %-20s weights %.2f + grads %.2f + optimizer %.2f + activations %.2f GiB\n",
            "memory/device", gib(r->mem_weights), gib(r->mem_grads), gib(r->mem_optimizer),
            gib(r->mem_activations));
-    printf("  %-20s %.4g FLOP/iter, MFU %.1f%%, %.4g tokens/s\n", "throughput", r->model_flops,
-           100 * r->mfu, r->tokens_per_s);
+    printf("  %-20s %.4g FLOP/iter, MFU %.1f%%, HFU %.1f%%, %.4g tokens/s\n", "throughput",
+           r->model_flops, 100 * r->mfu, 100 * r->hfu, r->tokens_per_s);
     printf("  %-20s tp %.4g, dp %.4g, pp %.4g bytes/device/iter\n", "traffic", r->tp_bytes,
            r->dp_bytes, r->pp_bytes);
     if (r->ccr > 0)

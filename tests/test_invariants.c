@@ -1,0 +1,127 @@
+/* test_invariants.c - physical invariants of the projection over a generated
+ * set of plans: every catalog model on every catalog device with bf16 (or
+ * fp16) matrix units, generation 0 under memory-wall, tp, pp, mbs, ZeRO stage,
+ * sequence parallelism and DP overlap mode crossed, on 64 and 512 devices
+ * with the model's published batch (512 sequences when it has none). For each
+ * valid plan:
+ *   - the iteration is no shorter than its compute, its TP, DP or PP traffic;
+ *   - more recomputation (none -> selective -> full) is never faster;
+ *   - a fused attention kernel is never slower than the unfused one;
+ *   - twice the link bandwidth is never slower;
+ *   - the next hardware generation is never slower.
+ * Comparisons hold the model, batch, devices and plan fixed, so each compares
+ * equal work. The test counts the plans it checked and needs >= 100,000. */
+#include "testutil.h"
+
+static const ccs_evolution *evo;
+
+static double project(const ccs_model *m, const ccs_hw *base, int gen, ccs_plan p, ccs_result *r)
+{
+    ccs_hw h;
+    hw_evolve(base, evo, gen, &h);
+    ccs_cost c;
+    cost_init(&c, &h, NULL, evo, gen, &p);
+    timeline_project(m, &p, &c, r, NULL);
+    return r->t_iter;
+}
+
+/* Relative slack for "never slower": the same arithmetic in another order. */
+#define EPS 1e-9
+
+static void fail_plan(const char *what, const ccs_model *m, const ccs_hw *hw, const ccs_plan *p,
+                      double a, double b)
+{
+    print_error("%s: %s on %s, %d devices tp %d pp %d dp %d mbs %d zero %d sp %d dpov %d "
+                "recompute %d flash %d: %.9g vs %.9g\n",
+                what, m->name, hw->name, p->devices, p->tp, p->pp, p->dp, p->mbs, p->zero, p->sp,
+                p->dp_overlap, p->recompute, p->flash_attn, a, b);
+}
+
+static void test_invariants_sweep(void **state)
+{
+    (void)state;
+    ccs_catalog *cat = test_cat();
+    evo = catalog_evolution(cat, "memory-wall");
+    assert_non_null(evo);
+    static const int tps[] = {1, 2, 4, 8, 16}, pps[] = {1, 2, 4, 8}, mbss[] = {1, 2, 4};
+    static const int devs[] = {64, 512};
+    long checked = 0, failures = 0;
+    for (size_t mi = 0; mi < catalog_n_models(cat); mi++) {
+        const ccs_model *m = catalog_model_at(cat, mi);
+        for (size_t hi = 0; hi < catalog_n_hw(cat); hi++) {
+            const ccs_hw *hw = catalog_hw_at(cat, hi);
+            int dtype = hw->peak_flops[CCS_BF16] > 0 ? CCS_BF16 : CCS_FP16;
+            for (size_t di = 0; di < 2; di++)
+                for (size_t ti = 0; ti < 5; ti++)
+                    for (size_t pi = 0; pi < 4; pi++)
+                        for (size_t bi = 0; bi < 3; bi++)
+                            for (int zero = 0; zero <= 3; zero++)
+                                for (int sp = 0; sp <= 1; sp++)
+                                    for (int dpov = 0; dpov <= 2; dpov++) {
+                                        ccs_plan p;
+                                        plan_defaults(&p);
+                                        p.devices = devs[di];
+                                        p.tp = tps[ti];
+                                        p.pp = pps[pi];
+                                        p.mbs = mbss[bi];
+                                        p.seq = m->seq > 0 ? m->seq : 2048;
+                                        p.gbs = m->gbs > 0 ? m->gbs : 512;
+                                        p.dtype = (int8_t)dtype;
+                                        p.zero = (int8_t)zero;
+                                        p.sp = (int8_t)sp;
+                                        p.dp_overlap = (int8_t)dpov;
+                                        if (sp && p.tp == 1)
+                                            continue;
+                                        if (plan_derive(&p) != CCS_R_OK ||
+                                            plan_check(m, hw, &p) != CCS_R_OK)
+                                            continue;
+                                        ccs_result r, q;
+                                        double t = project(m, hw, 0, p, &r);
+                                        checked++;
+                                        double lim[] = {r.t_compute, r.t_tp_comm, r.t_dp_comm,
+                                                        r.t_pp_comm};
+                                        for (int k = 0; k < 4; k++)
+                                            if (t < lim[k] * (1 - EPS)) {
+                                                if (failures++ < 5)
+                                                    fail_plan("iteration shorter than a part", m,
+                                                              hw, &p, t, lim[k]);
+                                            }
+                                        ccs_plan v = p;
+                                        double prev = t;
+                                        for (int rc = 1; rc <= 2; rc++) {
+                                            v.recompute = (int8_t)rc;
+                                            double tr = project(m, hw, 0, v, &q);
+                                            if (tr < prev * (1 - EPS) && failures++ < 5)
+                                                fail_plan("more recomputation faster", m, hw, &v,
+                                                          tr, prev);
+                                            prev = tr;
+                                        }
+                                        v = p;
+                                        v.flash_attn = 1;
+                                        double tf = project(m, hw, 0, v, &q);
+                                        if (tf > t * (1 + EPS) && failures++ < 5)
+                                            fail_plan("flash attention slower", m, hw, &v, tf, t);
+                                        v = p;
+                                        v.net_bw_factor = 2;
+                                        double tb = project(m, hw, 0, v, &q);
+                                        if (tb > t * (1 + EPS) && failures++ < 5)
+                                            fail_plan("faster links slower", m, hw, &v, tb, t);
+                                        double tg = project(m, hw, 1, p, &q);
+                                        if (tg > t * (1 + EPS) && failures++ < 5)
+                                            fail_plan("next generation slower", m, hw, &p, tg, t);
+                                    }
+        }
+    }
+    printf("  %ld valid plans checked, %ld invariant violations\n", checked, failures);
+    assert_true(checked >= 100000);
+    assert_int_equal(failures, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_invariants_sweep),
+    };
+    return cmocka_run_group_tests_name("invariants", tests, test_catalog_setup,
+                                       test_catalog_teardown);
+}
