@@ -25,6 +25,119 @@ int cli_int(const char *cmd, const char *opt, const char *text, long min, long m
     return 0;
 }
 
+int cli_launch_rank(void)
+{
+    /* Open MPI, PMIx (also srun --mpi=pmix), MPICH/Hydra, plain srun */
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
+                                       "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        char *end;
+        if (v && *v) {
+            long r = strtol(v, &end, 10);
+            if (!*end && r >= 0 && r < 1L << 30)
+                return (int)r;
+        }
+    }
+    return 0;
+}
+
+/* Levenshtein distance between a and b (short words). */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63)
+        return 64;
+    size_t row[64];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+const char *cli_suggest(const char *word, const char *const *cands, size_t n)
+{
+    const char *best = NULL;
+    size_t bd = (size_t)-1, len = strlen(word);
+    for (size_t i = 0; word && i < n; i++) {
+        if (!cands[i])
+            continue;
+        size_t d = edit_distance(word, cands[i]);
+        /* a prefix of a candidate ("--mod", "list model") also counts as close */
+        if (len >= 2 && !strncmp(word, cands[i], len))
+            d = 0;
+        if (d < bd) {
+            bd = d;
+            best = cands[i];
+        }
+    }
+    size_t limit = len < 6 ? 2 : len / 3 + 1;
+    return best && bd <= limit ? best : NULL;
+}
+
+void cli_bad_option(const char *cmd, const char *arg, const struct option *opts)
+{
+    char word[64];
+    const char *cands[128];
+    size_t n = 0;
+    ccs_strlcpy(word, arg ? arg : "?", sizeof word);
+    char *eq = strchr(word, '=');
+    if (eq)
+        *eq = '\0';
+    const char *name = word[0] == '-' && word[1] == '-' ? word + 2 : word;
+    for (size_t i = 0; opts[i].name && n < sizeof cands / sizeof cands[0]; i++) {
+        if (!strcmp(opts[i].name, name) && opts[i].has_arg == required_argument) {
+            fprintf(stderr, "ccsweep %s: option '--%s' needs a value (see 'ccsweep %s --help')\n",
+                    cmd, name, cmd);
+            return;
+        }
+        cands[n++] = opts[i].name;
+    }
+    const char *best = word[0] == '-' ? cli_suggest(name, cands, n) : NULL;
+    if (best)
+        fprintf(stderr,
+                "ccsweep %s: unknown option '%s'; did you mean '--%s'? (see 'ccsweep %s "
+                "--help')\n",
+                cmd, word, best, cmd);
+    else
+        fprintf(stderr, "ccsweep %s: unknown option '%s' (see 'ccsweep %s --help')\n", cmd, word,
+                cmd);
+}
+
+/* " (did you mean 'x'?)" for a mistyped catalog name, or "". */
+static const char *name_hint(char *buf, size_t n, const char *word, const ccs_catalog *cat,
+                             int kind)
+{
+    const char *cands[512];
+    size_t k = 0;
+    size_t total = kind == 0   ? catalog_n_models(cat)
+                   : kind == 1 ? catalog_n_hw(cat)
+                               : catalog_n_evolutions(cat);
+    for (size_t i = 0; i < total && k < sizeof cands / sizeof cands[0]; i++)
+        cands[k++] = kind == 0   ? catalog_model_at(cat, i)->name
+                     : kind == 1 ? catalog_hw_at(cat, i)->name
+                                 : catalog_evolution_at(cat, i)->name;
+    const char *best = cli_suggest(word, cands, k);
+    if (best)
+        snprintf(buf, n, "; did you mean '%s'?", best);
+    else
+        buf[0] = '\0';
+    return buf;
+}
+
 ccs_catalog *cli_catalog(const char *cmd, const char *dir)
 {
     char buf[4096];
@@ -51,6 +164,12 @@ static int jset(json_t *o, const char *k, json_t *v)
     return v ? json_object_set_new(o, k, v) : -1;
 }
 
+/* A count (parameters, occurrences): an exact JSON integer. */
+static json_t *jcount(double v)
+{
+    return fabs(v) < 9.0e18 ? json_integer((json_int_t)llround(v)) : json_real(v);
+}
+
 int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *evolution,
                    const ccs_plan *p, const ccs_result *r, const ccs_region_time *regions)
 {
@@ -61,8 +180,11 @@ int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *ev
         json_decref(plan);
         return -1;
     }
+    /* Keys are the column names of the database's results_view (and regions
+     * table), so one quantity has one name everywhere; units are SI. */
     int rc = 0;
     rc |= jset(o, "model", json_string(m->name));
+    rc |= jset(o, "params", jcount(r->params));
     rc |= jset(o, "hardware", json_string(hw->name));
     rc |= jset(o, "generation", json_integer(hw->generation));
     rc |= jset(o, "evolution", evolution ? json_string(evolution) : json_null());
@@ -75,62 +197,63 @@ int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *ev
     rc |= jset(plan, "gbs", json_integer(p->gbs));
     rc |= jset(plan, "seq", json_integer(p->seq));
     rc |= jset(plan, "dtype", json_string(dtype_name(p->dtype)));
-    rc |= jset(plan, "sp", json_boolean(p->sp));
+    rc |= jset(plan, "sp", json_integer(p->sp));
     rc |= jset(plan, "zero", json_integer(p->zero));
     rc |= jset(plan, "recompute", json_string(recompute_name(p->recompute)));
-    rc |= jset(plan, "flash_attn", json_boolean(p->flash_attn));
-    rc |= jset(plan, "dp_overlap", json_string(dp_overlap_name(p->dp_overlap)));
-    rc |= jset(plan, "tp_overlap", json_boolean(p->tp_overlap));
-    rc |= jset(plan, "innet_reduce", json_boolean(p->innet_reduce));
+    rc |= jset(plan, "flash_attn", json_integer(p->flash_attn));
+    rc |= jset(plan, "dp_overlap", json_integer(p->dp_overlap));
+    rc |= jset(plan, "tp_overlap", json_integer(p->tp_overlap));
+    rc |= jset(plan, "innet_reduce", json_integer(p->innet_reduce));
     rc |= jset(plan, "comm_compress", json_real(p->comm_compress));
     rc |= jset(plan, "net_bw_factor", json_real(p->net_bw_factor));
-    rc |= jset(plan, "micro_batches", json_integer(r->micro_batches));
     rc |= json_object_set_new(o, "plan", plan);
 
     static const char *const st[] = {"ok", "invalid", "oom"};
     rc |= jset(o, "status", json_string(st[r->status]));
-    rc |= jset(o, "reason", r->reason ? json_string(plan_reason_text(r->reason)) : json_null());
+    rc |= jset(o, "reason", r->reason ? json_string(plan_reason_name(r->reason)) : json_null());
+    rc |=
+        jset(o, "reason_text", r->reason ? json_string(plan_reason_text(r->reason)) : json_null());
     int timed = r->status != CCS_ST_INVALID;
+    rc |= jset(o, "fits", timed ? json_integer(r->fits) : json_null());
+    rc |= jset(o, "micro_batches", timed ? json_integer(r->micro_batches) : json_null());
     const struct {
         const char *k;
         double v;
     } nums[] = {
-        {"t_iter_s", r->t_iter},
-        {"t_iter_lo_s", r->t_iter_lo},
-        {"t_iter_hi_s", r->t_iter_hi},
-        {"t_compute_s", r->t_compute},
-        {"t_comm_s", r->t_comm},
-        {"t_comm_exposed_s", r->t_comm_exposed},
-        {"t_tp_comm_s", r->t_tp_comm},
-        {"t_tp_comm_exposed_s", r->t_tp_comm_exposed},
-        {"t_dp_comm_s", r->t_dp_comm},
-        {"t_dp_comm_exposed_s", r->t_dp_comm_exposed},
-        {"t_pp_comm_s", r->t_pp_comm},
-        {"t_bubble_s", r->t_bubble},
-        {"t_optimizer_s", r->t_optimizer},
+        {"t_iter", r->t_iter},
+        {"t_iter_lo", r->t_iter_lo},
+        {"t_iter_hi", r->t_iter_hi},
+        {"extrap", r->extrap},
+        {"t_compute", r->t_compute},
+        {"t_comm", r->t_comm},
+        {"t_comm_exposed", r->t_comm_exposed},
+        {"t_tp_comm", r->t_tp_comm},
+        {"t_tp_comm_exposed", r->t_tp_comm_exposed},
+        {"t_dp_comm", r->t_dp_comm},
+        {"t_dp_comm_exposed", r->t_dp_comm_exposed},
+        {"t_pp_comm", r->t_pp_comm},
+        {"t_bubble", r->t_bubble},
+        {"t_optimizer", r->t_optimizer},
         {"comm_fraction", r->comm_fraction},
         {"hidden_fraction", r->hidden_fraction},
-        {"mem_per_device_bytes", r->mem_total},
-        {"mem_weights_bytes", r->mem_weights},
-        {"mem_grads_bytes", r->mem_grads},
-        {"mem_optimizer_bytes", r->mem_optimizer},
-        {"mem_activations_bytes", r->mem_activations},
-        {"mem_capacity_bytes", hw->mem_cap},
+        {"mem_weights", r->mem_weights},
+        {"mem_grads", r->mem_grads},
+        {"mem_optimizer", r->mem_optimizer},
+        {"mem_activations", r->mem_activations},
+        {"mem_total", r->mem_total},
+        {"mem_cap", hw->mem_cap},
         {"model_flops", r->model_flops},
         {"hw_flops", r->hw_flops},
         {"mfu", r->mfu},
         {"hfu", r->hfu},
         {"tokens_per_s", r->tokens_per_s},
-        {"tp_bytes_per_device", r->tp_bytes},
-        {"dp_bytes_per_device", r->dp_bytes},
-        {"pp_bytes_per_device", r->pp_bytes},
+        {"tp_bytes", r->tp_bytes},
+        {"dp_bytes", r->dp_bytes},
+        {"pp_bytes", r->pp_bytes},
+        {"ccr", r->ccr},
     };
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
         rc |= jset(o, nums[i].k, timed ? json_real(nums[i].v) : json_null());
-    rc |= jset(o, "params", json_real(r->params));
-    rc |= jset(o, "fits", timed ? json_boolean(r->fits) : json_null());
-    rc |= jset(o, "compute_comm_ratio", timed && r->ccr > 0 ? json_real(r->ccr) : json_null());
-    rc |= jset(o, "extrapolation", r->extrap > 0 ? json_real(r->extrap) : json_null());
 
     json_t *arr = json_array();
     for (int i = 0; arr && regions && timed && i < CCS_RG_N; i++) {
@@ -139,15 +262,16 @@ int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *ev
         json_t *e = json_object();
         rc |= jset(e, "name", json_string(region_name(i)));
         rc |= jset(e, "kind", json_string(region_is_comm(i) ? "comm" : "compute"));
-        rc |= jset(e, "time_s", json_real(regions[i].time));
-        rc |= jset(e, "count", json_real(regions[i].count));
+        rc |= jset(e, "time", json_real(regions[i].time));
+        rc |= jset(e, "count", jcount(regions[i].count));
         rc |= jset(e, "flops", json_real(regions[i].flops));
         rc |= jset(e, "bytes", json_real(regions[i].bytes));
         rc |= json_array_append_new(arr, e);
     }
     rc |= jset(o, "regions", arr);
+    /* 15 significant digits (DBL_DIG): every decimal the model prints survives */
     if (rc == 0)
-        rc = json_dumpf(o, f, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+        rc = json_dumpf(o, f, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
     fputc('\n', f);
     json_decref(o);
     return rc ? -1 : 0;
@@ -216,11 +340,14 @@ static void print_human(const ccs_model *m, const ccs_hw *hw, const char *evo, c
     printf("%s on %s (generation %d%s%s), %d devices = tp %d x pp %d x dp %d\n", m->name,
            hw->name, hw->generation, hw->generation ? ", " : "", hw->generation ? evo : "",
            p->devices, p->tp, p->pp, p->dp);
-    printf("  %-20s seq %d, gbs %d, mbs %d (%d micro-batches), vpp %d, %s%s, recompute %s, "
+    char mb[32] = "";
+    if (r->micro_batches > 0)
+        snprintf(mb, sizeof mb, " (%d micro-batches)", r->micro_batches);
+    printf("  %-20s seq %d, gbs %d, mbs %d%s, vpp %d, %s%s, recompute %s, "
            "zero %d%s, dp-overlap %s\n",
-           "plan", p->seq, p->gbs, p->mbs, r->micro_batches, p->vpp, dtype_name(p->dtype),
-           p->sp ? ", sp" : "", recompute_name(p->recompute), p->zero,
-           p->flash_attn ? ", flash-attn" : "", dp_overlap_name(p->dp_overlap));
+           "plan", p->seq, p->gbs, p->mbs, mb, p->vpp, dtype_name(p->dtype), p->sp ? ", sp" : "",
+           recompute_name(p->recompute), p->zero, p->flash_attn ? ", flash-attn" : "",
+           dp_overlap_name(p->dp_overlap));
     printf("  %-20s %.4g (%.1f B)\n", "parameters", r->params, r->params / 1e9);
     if (r->status == CCS_ST_INVALID) {
         printf("  %-20s invalid: %s\n", "status", plan_reason_text(r->reason));
@@ -400,8 +527,7 @@ int cli_project(int argc, char **argv)
         }
         case O_HELP: project_usage(stdout); return 0;
         default:
-            fprintf(stderr, "ccsweep project: unknown or incomplete option '%s'\n", o);
-            project_usage(stderr);
+            cli_bad_option("project", optind > 0 ? argv[optind - 1] : o, opts);
             return 1;
         }
         if (bad)
@@ -436,8 +562,11 @@ int cli_project(int argc, char **argv)
     if (model_name) {
         const ccs_model *cm = catalog_model(cat, model_name);
         if (!cm) {
-            fprintf(stderr, "ccsweep project: --model: unknown model '%s' (see 'ccsweep list "
-                            "models')\n", model_name);
+            char hint[128];
+            fprintf(stderr,
+                    "ccsweep project: --model: unknown model '%s'%s (see 'ccsweep list "
+                    "models')\n",
+                    model_name, name_hint(hint, sizeof hint, model_name, cat, 0));
             goto out;
         }
         m = *cm;
@@ -456,13 +585,19 @@ int cli_project(int argc, char **argv)
         }
     }
     if (!base) {
-        fprintf(stderr, "ccsweep project: --hw: unknown hardware '%s' (see 'ccsweep list "
-                        "hardware')\n", hw_name);
+        char hint[128];
+        fprintf(stderr,
+                "ccsweep project: --hw: unknown hardware '%s'%s (see 'ccsweep list "
+                "hardware')\n",
+                hw_name, name_hint(hint, sizeof hint, hw_name, cat, 1));
         goto out;
     }
     if (!ev && gen > 0) {
-        fprintf(stderr, "ccsweep project: --evolution: unknown rule '%s' (see 'ccsweep list "
-                        "evolutions')\n", evo_name);
+        char hint[128];
+        fprintf(stderr,
+                "ccsweep project: --evolution: unknown rule '%s'%s (see 'ccsweep list "
+                "evolutions')\n",
+                evo_name, name_hint(hint, sizeof hint, evo_name, cat, 2));
         goto out;
     }
     if (calib) {
@@ -526,13 +661,27 @@ int cli_list(int argc, char **argv)
             catdir = argv[++i];
         } else if (!what && argv[i][0] != '-') {
             what = argv[i];
+        } else if (argv[i][0] == '-') {
+            static const struct option lopts[] = {
+                {"catalog", required_argument, 0, 1}, {"help", no_argument, 0, 2}, {0, 0, 0, 0}};
+            cli_bad_option("list", argv[i], lopts);
+            return 1;
         } else {
             fprintf(stderr, "ccsweep list: unexpected argument '%s'\n", argv[i]);
             return 1;
         }
     }
-    if (!what || (strcmp(what, "models") && strcmp(what, "hardware") && strcmp(what, "evolutions"))) {
-        fprintf(stderr, "usage: ccsweep list models|hardware|evolutions [--catalog DIR]\n");
+    static const char *const subjects[] = {"models", "hardware", "evolutions"};
+    if (!what) {
+        fprintf(stderr, "ccsweep list: what to list? expected models, hardware or evolutions\n");
+        return 1;
+    }
+    if (strcmp(what, "models") && strcmp(what, "hardware") && strcmp(what, "evolutions")) {
+        const char *best = cli_suggest(what, subjects, 3);
+        fprintf(stderr,
+                "ccsweep list: unknown list '%s' (expected models, hardware or "
+                "evolutions)%s%s%s\n",
+                what, best ? "; did you mean '" : "", best ? best : "", best ? "'?" : "");
         return 1;
     }
     ccs_catalog *cat = cli_catalog("list", catdir);
@@ -548,14 +697,23 @@ int cli_list(int argc, char **argv)
                    m->seq, model_params(m) / 1e9);
         }
     } else if (!strcmp(what, "hardware")) {
-        printf("%-10s %9s %9s %9s %7s %8s %5s %9s %9s\n", "name", "bf16 TF/s", "fp8 TF/s",
-               "fp32 TF/s", "HBM GiB", "HBM GB/s", "/node", "intra GB/s", "inter GB/s");
+        /* dense peaks; '-' where the device has no such arithmetic */
+        printf("%-10s %9s %9s %9s %9s %7s %8s %5s %10s %10s\n", "name", "fp16 TF/s", "bf16 TF/s",
+               "fp8 TF/s", "fp32 TF/s", "HBM GiB", "HBM GB/s", "/node", "intra GB/s", "inter GB/s");
         for (size_t i = 0; i < catalog_n_hw(cat); i++) {
             const ccs_hw *h = catalog_hw_at(cat, i);
-            printf("%-10s %9.1f %9.1f %9.1f %7.0f %8.0f %5d %10.0f %9.1f\n", h->name,
-                   h->peak_flops[CCS_BF16] / 1e12, h->peak_flops[CCS_FP8] / 1e12,
-                   h->peak_flops[CCS_FP32] / 1e12, gib(h->mem_cap), h->mem_bw / 1e9,
-                   h->devices_per_node, h->intra_bw / 1e9, h->inter_bw / 1e9);
+            const int dt[] = {CCS_FP16, CCS_BF16, CCS_FP8, CCS_FP32};
+            char pk[4][16];
+            for (int k = 0; k < 4; k++) {
+                double v = h->peak_flops[dt[k]] / 1e12;
+                if (v > 0)
+                    snprintf(pk[k], sizeof pk[k], "%.1f", v);
+                else
+                    ccs_strlcpy(pk[k], "-", sizeof pk[k]);
+            }
+            printf("%-10s %9s %9s %9s %9s %7.0f %8.0f %5d %10.0f %10.1f\n", h->name, pk[0], pk[1],
+                   pk[2], pk[3], gib(h->mem_cap), h->mem_bw / 1e9, h->devices_per_node,
+                   h->intra_bw / 1e9, h->inter_bw / 1e9);
         }
     } else {
         printf("%-16s %6s %7s %7s %8s %9s %9s %8s\n", "name", "years", "flops", "mem_bw",

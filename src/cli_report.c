@@ -60,9 +60,7 @@ int cli_report(int argc, char **argv)
             report_usage(stdout);
             return 0;
         default:
-            fprintf(stderr, "ccsweep report: %s '%s'\n\n",
-                    c == ':' ? "missing value for" : "unknown option", argv[optind - 1]);
-            report_usage(stderr);
+            cli_bad_option("report", argv[optind - 1], opts);
             return 1;
         }
     }

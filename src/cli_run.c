@@ -140,10 +140,8 @@ static int parse_args(int argc, char **argv, run_args *a, int print)
             }
             break;
         default:
-            fprintf(e,
-                    "ccsweep run: unknown or incomplete option '%s' (see 'ccsweep run "
-                    "--help')\n",
-                    argv[optind - 1]);
+            if (print)
+                cli_bad_option("run", argv[optind - 1], opts);
             bad = 1;
         }
     }
@@ -223,7 +221,8 @@ int cli_run(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            run_usage(stdout);
+            if (cli_launch_rank() == 0)
+                run_usage(stdout);
             return 0;
         }
     }

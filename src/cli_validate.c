@@ -43,7 +43,7 @@ static void usage(FILE *f)
             "measured time and error per configuration, then mean and max absolute error\n"
             "for the configurations whose operators lie inside the profiled range and for\n"
             "those that extrapolate beyond it.\n\n"
-            "  --profile CSV     calibration profile (DESIGN section 6)\n"
+            "  --profile CSV     calibration profile (tools/profiler; format in sweeps/README.md)\n"
             "  --measured CSV    ground-truth measurements\n"
             "  --hw-entry YAML   hardware description of the measured machine, in the catalog\n"
             "                    format (tools/profiler --hw-out); default: the profile's name\n"
@@ -381,9 +381,7 @@ int cli_validate(int argc, char **argv)
             usage(stdout);
             return 0;
         default:
-            fprintf(stderr, "ccsweep validate: unknown or incomplete option '%s'\n",
-                    argv[optind - 1]);
-            usage(stderr);
+            cli_bad_option("validate", argv[optind - 1], opts);
             return 1;
         }
     }

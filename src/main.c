@@ -28,6 +28,10 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* Only 'run' is an MPI program: under a launcher (mpirun -n 2 ccsweep
+     * list ...) every other command runs on the first rank only. */
+    if (cli_launch_rank() > 0 && !(argc > 1 && !strcmp(argv[1], "run")))
+        return 0;
     if (argc < 2) {
         usage(stderr);
         return 1;
@@ -40,10 +44,19 @@ int main(int argc, char **argv)
         printf("ccsweep %s (%s)\n", CCS_VERSION, CCS_GIT_REV);
         return 0;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name))
-            return commands[i].fn(argc - 1, argv + 1);
-    fprintf(stderr, "ccsweep: unknown command '%s'\n\n", argv[1]);
-    usage(stderr);
+    const char *names[sizeof commands / sizeof commands[0]];
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        names[i] = commands[i].name;
+        if (strcmp(argv[1], commands[i].name))
+            continue;
+        return commands[i].fn(argc - 1, argv + 1);
+    }
+    const char *best = cli_suggest(argv[1], names, sizeof names / sizeof names[0]);
+    if (best)
+        fprintf(stderr,
+                "ccsweep: unknown command '%s'; did you mean '%s'? (see 'ccsweep --help')\n",
+                argv[1], best);
+    else
+        fprintf(stderr, "ccsweep: unknown command '%s' (see 'ccsweep --help')\n", argv[1]);
     return 1;
 }

@@ -21,6 +21,22 @@ int cli_report(int argc, char **argv);   /* cli_report.c: report and plots from 
  * "ccsweep CMD: --opt: expected ..., got 'text'" and returns -1. */
 int cli_int(const char *cmd, const char *opt, const char *text, long min, long max, long *out);
 
+/* The process's rank when a launcher (mpirun, srun) started it, from the
+ * launcher's environment (OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK,
+ * SLURM_PROCID); 0 otherwise. Subcommands other than 'run' do not use MPI:
+ * main runs them on rank 0 only, so a launcher prints their output once. */
+int cli_launch_rank(void);
+
+/* The candidate closest to word (edit distance, or word a prefix of it) when
+ * it is close enough to be a likely typo, else NULL. Borrowed from cands. */
+const char *cli_suggest(const char *word, const char *const *cands, size_t n);
+
+/* One line on stderr for an option getopt_long rejected (arg as typed):
+ * "needs a value" for a known option, else "unknown option" with the closest
+ * option of opts (NULL-terminated getopt table) as a suggestion. */
+struct option;
+void cli_bad_option(const char *cmd, const char *arg, const struct option *opts);
+
 /* Load the catalog from dir (NULL: catalog_default_dir). Prints the error and
  * returns NULL on failure. */
 ccs_catalog *cli_catalog(const char *cmd, const char *dir);

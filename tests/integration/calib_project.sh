@@ -29,17 +29,17 @@ inband() { [ -n "$1" ] && lt "$1" "$2" && lt "$2" "$3"; } # lo t hi
 
 # small enough for every operator to lie inside the profile
 if $P --layers 1 --hidden 512 --heads 8 --seq 128 --vocab 1024 > $TMP/in.json 2> $TMP/err; then
-    t=$(num t_iter_s $TMP/in.json); lo=$(num t_iter_lo_s $TMP/in.json); hi=$(num t_iter_hi_s $TMP/in.json)
+    t=$(num t_iter $TMP/in.json); lo=$(num t_iter_lo $TMP/in.json); hi=$(num t_iter_hi $TMP/in.json)
     check "inside the profile: band lo < t < hi" inband "$lo" "$t" "$hi"
-    check "inside the profile: extrapolation is null" grep -q '^  "extrapolation": null,$' $TMP/in.json
+    check "inside the profile: extrap is 0" grep -q '^  "extrap": 0.0,$' $TMP/in.json
 else
     fail "project --calib (small model): $(cat $TMP/err)"
 fi
 # far larger GEMMs than profiled: flagged, with how far
 if $P --layers 2 --hidden 8192 --heads 64 --seq 2048 --tp 2 --devices 2 > $TMP/ex.json 2> $TMP/err; then
-    x=$(num extrapolation $TMP/ex.json)
-    check "beyond the profile: extrapolation factor > 1 ($x)" lt 1 "$x"
-    t=$(num t_iter_s $TMP/ex.json); lo=$(num t_iter_lo_s $TMP/ex.json); hi=$(num t_iter_hi_s $TMP/ex.json)
+    x=$(num extrap $TMP/ex.json)
+    check "beyond the profile: extrap factor > 1 ($x)" lt 1 "$x"
+    t=$(num t_iter $TMP/ex.json); lo=$(num t_iter_lo $TMP/ex.json); hi=$(num t_iter_hi $TMP/ex.json)
     check "beyond the profile: band lo < t < hi" inband "$lo" "$t" "$hi"
 else
     fail "project --calib (large model): $(cat $TMP/err)"
@@ -47,7 +47,7 @@ fi
 # generations scale the measured curves: two memory-wall generations are faster
 $P --layers 1 --hidden 1024 --heads 16 --seq 512 > $TMP/g0.json 2> /dev/null
 $P --layers 1 --hidden 1024 --heads 16 --seq 512 --gen 2 --evolution memory-wall > $TMP/g2.json 2> /dev/null
-check "generation 2 projects faster than generation 0" lt "$(num t_iter_s $TMP/g2.json)" "$(num t_iter_s $TMP/g0.json)"
+check "generation 2 projects faster than generation 0" lt "$(num t_iter $TMP/g2.json)" "$(num t_iter $TMP/g0.json)"
 # a broken profile names file, line and field; exit status 1
 { head -20 $PROF; echo "gemm,fp32,64,64,sixty-four,0,1,,1e-5,3"; } > $TMP/broken.csv
 $BIN project --catalog $TMP/cat --hw ci-cpu --layers 1 --hidden 512 --heads 8 --calib $TMP/broken.csv \

@@ -16,24 +16,24 @@ $B project --model gpt3-175b --hw h100-sxm $ARGS >"$T/h.json"
 $B project --model gpt3-175b --hw a100-80g --gen 2 $ARGS >"$T/g.json"
 check "project --json exits 0" "[ $rc_a -eq 0 ]"
 missing=""
-for k in t_iter_s t_compute_s t_comm_s t_comm_exposed_s t_tp_comm_s t_dp_comm_s t_dp_comm_exposed_s \
-         t_pp_comm_s t_bubble_s comm_fraction mem_per_device_bytes fits model_flops mfu tokens_per_s \
+for k in t_iter t_compute t_comm t_comm_exposed t_tp_comm t_dp_comm t_dp_comm_exposed \
+         t_pp_comm t_bubble comm_fraction mem_total fits model_flops mfu tokens_per_s \
          status reason regions; do
     n=$(sqlite3 :memory: "select count(*) from json_each(readfile('$T/a.json')) where key='$k';")
     [ "$n" = 1 ] || missing="$missing $k"
 done
 check "project --json has every documented key (missing:$missing)" "[ -z \"$missing\" ]"
 check "status ok for the issue's gpt3-175b plan" "[ \"$(jget "$T/a.json" status)\" = ok ]"
-nreg=$(sqlite3 :memory: "select count(*) from json_each(readfile('$T/a.json'), '\$.regions') where json_extract(value,'\$.name') is not null and json_extract(value,'\$.time_s') > 0;")
+nreg=$(sqlite3 :memory: "select count(*) from json_each(readfile('$T/a.json'), '\$.regions') where json_extract(value,'\$.name') is not null and json_extract(value,'\$.time') > 0;")
 check "regions array lists named, timed regions ($nreg)" "[ $nreg -ge 10 ]"
 cmp_lt() { sqlite3 :memory: "select $1 < $2;"; }
-ta=$(jget "$T/a.json" t_iter_s); th=$(jget "$T/h.json" t_iter_s); tg=$(jget "$T/g.json" t_iter_s)
+ta=$(jget "$T/a.json" t_iter); th=$(jget "$T/h.json" t_iter); tg=$(jget "$T/g.json" t_iter)
 ca=$(jget "$T/a.json" comm_fraction); ch=$(jget "$T/h.json" comm_fraction); cg=$(jget "$T/g.json" comm_fraction)
 check "h100-sxm is faster than a100-80g ($th < $ta s)" "[ $(cmp_lt $th $ta) = 1 ]"
 check "h100-sxm has a larger comm_fraction ($ch > $ca)" "[ $(cmp_lt $ca $ch) = 1 ]"
 check "--gen 2 is faster ($tg < $ta s)" "[ $(cmp_lt $tg $ta) = 1 ]"
 check "--gen 2 has a larger comm_fraction ($cg > $ca)" "[ $(cmp_lt $ca $cg) = 1 ]"
-sum=$(sqlite3 :memory: "select abs(json_extract(j,'\$.t_compute_s') + json_extract(j,'\$.t_comm_exposed_s') + json_extract(j,'\$.t_bubble_s') - json_extract(j,'\$.t_iter_s')) < 1e-9 * json_extract(j,'\$.t_iter_s') from (select readfile('$T/a.json') j);")
+sum=$(sqlite3 :memory: "select abs(json_extract(j,'\$.t_compute') + json_extract(j,'\$.t_comm_exposed') + json_extract(j,'\$.t_bubble') - json_extract(j,'\$.t_iter')) < 1e-9 * json_extract(j,'\$.t_iter') from (select readfile('$T/a.json') j);")
 check "t_iter = compute + exposed comm + bubble" "[ \"$sum\" = 1 ]"
 
 $B project --model gpt3-175b --hw a100-80g --devices 64 --tp 8 --pp 8 --gbs 64 >"$T/human.txt" 2>&1
@@ -43,6 +43,10 @@ check "ad-hoc model projects" "[ \"$(jget "$T/adhoc.json" status)\" = ok ]"
 $B project --model gpt3-175b --hw a100-80g --dp 2 --tp 5 --pp 8 --json >"$T/inv.json"
 check "invalid plan is reported with its reason" \
     "[ \"$(jget "$T/inv.json" status)\" = invalid ] && grep -q 'tp does not divide' \"$T/inv.json\""
+$B project --model gpt3-175b --hw a100-80g --dp 2 --tp 5 --pp 8 >"$T/inv.txt"
+check "invalid plan: no '(0 micro-batches)' in the plan line" \
+    "grep -q '^  plan .*mbs 1, vpp' '$T/inv.txt' && ! grep -q 'micro-batches' '$T/inv.txt'"
+check "valid plan: the plan line counts its micro-batches" "grep -q '(64 micro-batches)' '$T/human.txt'"
 
 # bad input: exit status 1 and a message naming what is wrong
 expect1() {
@@ -56,7 +60,17 @@ expect1 "non-integer --tp" "--tp: expected an integer" $B project --model gpt3-1
 expect1 "negative --pp" "--pp: expected an integer" $B project --model gpt3-175b --hw a100-80g --pp -2
 expect1 "devices not divisible" "not a multiple of tp" $B project --model gpt3-175b --hw a100-80g --devices 10 --tp 8
 expect1 "missing --hw" "--hw NAME is required" $B project --model gpt3-175b
-expect1 "unknown option" "unknown or incomplete option" $B project --model gpt3-175b --hw a100-80g --frobnicate
+expect1 "unknown option" "unknown option '--frobnicate' (see 'ccsweep project --help')" $B project --model gpt3-175b --hw a100-80g --frobnicate
+expect1 "mistyped project flag: did you mean" "unknown option '--modle'; did you mean '--model'?" $B project --modle gpt3-175b --hw a100-80g
+$B project --modle gpt3-175b --hw a100-80g >/dev/null 2>"$T/err"
+check "mistyped project flag: one line, not the usage ($(wc -l <"$T/err") lines)" "[ $(wc -l <"$T/err") -eq 1 ]"
+expect1 "option without its value" "option '--tp' needs a value" $B project --model gpt3-175b --hw a100-80g --tp
+expect1 "mistyped run flag: did you mean" "unknown option '--detial'; did you mean '--detail'?" $B run sweeps/default.yaml --detial
+expect1 "mistyped model name: did you mean" "unknown model 'gpt3-175'; did you mean 'gpt3-175b'?" $B project --model gpt3-175 --hw a100-80g
+expect1 "mistyped hardware name: did you mean" "unknown hardware 'h100'; did you mean 'h100-sxm'?" $B project --model gpt3-175b --hw h100
+expect1 "mistyped subcommand: did you mean" "unknown command 'porject'; did you mean 'project'?" $B porject
+expect1 "list foo: names the bad list and the valid ones" "unknown list 'foo' (expected models, hardware or evolutions)" $B list foo
+expect1 "list model: did you mean" "did you mean 'models'?" $B list model
 expect1 "bad --recompute" "expected none, selective or full" $B project --model gpt3-175b --hw a100-80g --recompute some
 expect1 "unknown evolution" "unknown rule" $B project --model gpt3-175b --hw a100-80g --gen 1 --evolution nope
 expect1 "unknown command" "unknown command" $B frobnicate
@@ -69,6 +83,50 @@ expect1 "bad catalog entry names file, line and field" "hardware.yaml:$line:.*fi
 $B list models >"$T/models"; $B list hardware >"$T/hw"; $B list evolutions >"$T/evo"
 check "list models names the catalog" "grep -q '^llama3-405b' \"$T/models\" && grep -q '^future-100t' \"$T/models\""
 check "list hardware names the catalog" "grep -q '^mi300x' \"$T/hw\" && grep -q '^b200' \"$T/hw\""
+check "list hardware has an fp16 column; v100 shows fp16 125 and no bf16" \
+    "head -1 '$T/hw' | grep -q 'fp16 TF/s' && grep -q '^v100 *125.0 *- ' '$T/hw'"
 check "list evolutions has memory-wall" "grep -q '^memory-wall' \"$T/evo\""
 check "--help and --version exit 0" "$B --help >/dev/null && $B --version >/dev/null && $B project --help >/dev/null && $B list --help >/dev/null"
+
+# JSON: counts are exact integers; keys are the database's column names
+check "JSON params is the exact integer 174604259328" "grep -q '^  \"params\": 174604259328,\$' '$T/a.json'"
+check "JSON region counts are integers (\"count\": 1152)" "grep -q '\"count\": 1152,\$' '$T/a.json'"
+cat >"$T/one.yaml" <<EOF
+name: one
+models: [gpt3-175b]
+hardware: [a100-80g]
+plan: {devices: 1024, tp: 8, pp: 8, gbs: 1536, mbs: 1, seq: 2048, recompute: selective, sp: true}
+EOF
+if $B run "$T/one.yaml" --db "$T/one.db" --quiet >/dev/null 2>"$T/err"; then
+    cols=$(sqlite3 "$T/one.db" "select group_concat(name, ' ') from pragma_table_info('results_view');")
+    # every numeric JSON key must be a column holding the same number
+    diff=""
+    nokey=""
+    for k in $(sqlite3 :memory: "select key from json_each(readfile('$T/a.json')) where type in ('integer','real');"); do
+        case " $cols " in
+        *" $k "*)
+            same=$(sqlite3 "$T/one.db" "select abs(json_extract(readfile('$T/a.json'), '\$.$k') - $k) <= 1e-12 * abs($k) from results_view;")
+            [ "$same" = 1 ] || diff="$diff $k" ;;
+        *) nokey="$nokey $k" ;;
+        esac
+    done
+    check "every numeric JSON key is a results_view column (not:$nokey)" "[ -z '$nokey' ]"
+    check "and holds the database's value (differ:$diff)" "[ -z '$diff' ]"
+    nokey=""
+    for k in $(sqlite3 :memory: "select key from json_each(readfile('$T/a.json'), '\$.plan');") status reason reason_text model hardware; do
+        case " $cols " in *" $k "*) ;; *) nokey="$nokey $k" ;; esac
+    done
+    check "plan keys and names are results_view columns too (not:$nokey)" "[ -z '$nokey' ]"
+else
+    bad "one-scenario sweep for the JSON/database comparison: $(cat "$T/err")"
+fi
+
+# under a launcher, commands other than run print once
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+n=$(mpirun --oversubscribe -n 2 $B project --model gpt3-175b --hw a100-80g 2>&1 | grep -c '^  iteration')
+check "mpirun -n 2 ccsweep project prints once ($n)" "[ $n -eq 1 ]"
+n=$(mpirun --oversubscribe -n 2 $B list models 2>&1 | grep -c '^gpt3-175b ')
+check "mpirun -n 2 ccsweep list prints once ($n)" "[ $n -eq 1 ]"
+n=$(mpirun --oversubscribe -n 2 $B project --model gpt5 --hw a100-80g 2>&1 | grep -c "unknown model")
+check "mpirun -n 2: an error is printed once ($n)" "[ $n -eq 1 ]"
 exit 0
