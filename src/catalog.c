@@ -3,10 +3,12 @@
  * entries are converted to SI here, once. */
 #include "ccsweep/catalog.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef CCS_DATADIR
@@ -20,6 +22,10 @@ struct ccs_catalog {
     size_t n_hw, cap_hw;
     ccs_evolution *evo;
     size_t n_evo, cap_evo;
+    /* While an overlay loads: entries below these indices came from earlier
+     * layers and are replaced by name; 0 otherwise (a repeated name is an
+     * error). */
+    size_t below_models, below_hw, below_evo;
 };
 
 ccs_catalog *catalog_new(void)
@@ -350,7 +356,12 @@ int catalog_parse_evolution(const ydoc *d, const ynode *map, ccs_evolution *out,
 
 int catalog_add_model(ccs_catalog *c, const ccs_model *m, ccs_err *err)
 {
-    if (catalog_model(c, m->name)) {
+    const ccs_model *old = catalog_model(c, m->name);
+    if (old && (size_t)(old - c->models) < c->below_models) {
+        c->models[old - c->models] = *m; /* an overlay redefines it */
+        return CCS_OK;
+    }
+    if (old) {
         ccs_err_set(err, "model '%s' is defined twice", m->name);
         return CCS_EINPUT;
     }
@@ -364,7 +375,12 @@ int catalog_add_model(ccs_catalog *c, const ccs_model *m, ccs_err *err)
 
 int catalog_add_hw(ccs_catalog *c, const ccs_hw *hw, ccs_err *err)
 {
-    if (catalog_hw(c, hw->name)) {
+    const ccs_hw *old = catalog_hw(c, hw->name);
+    if (old && (size_t)(old - c->hw) < c->below_hw) {
+        c->hw[old - c->hw] = *hw; /* an overlay redefines it */
+        return CCS_OK;
+    }
+    if (old) {
         ccs_err_set(err, "hardware '%s' is defined twice", hw->name);
         return CCS_EINPUT;
     }
@@ -378,7 +394,12 @@ int catalog_add_hw(ccs_catalog *c, const ccs_hw *hw, ccs_err *err)
 
 int catalog_add_evolution(ccs_catalog *c, const ccs_evolution *ev, ccs_err *err)
 {
-    if (catalog_evolution(c, ev->name)) {
+    const ccs_evolution *old = catalog_evolution(c, ev->name);
+    if (old && (size_t)(old - c->evo) < c->below_evo) {
+        c->evo[old - c->evo] = *ev; /* an overlay redefines it */
+        return CCS_OK;
+    }
+    if (old) {
         ccs_err_set(err, "evolution '%s' is defined twice", ev->name);
         return CCS_EINPUT;
     }
@@ -391,49 +412,71 @@ int catalog_add_evolution(ccs_catalog *c, const ccs_evolution *ev, ccs_err *err)
 }
 
 enum { K_MODEL, K_HW, K_EVO };
+static const char *const tops[] = {"models", "hardware", "evolutions"};
 
-/* Load a file whose root is {<top>: [entries]} and add each entry. */
-static int load_file(ccs_catalog *c, const char *path, int kind, ccs_err *err)
+/* Load a file whose root maps some of the keys allowed by mask (bit k: tops[k])
+ * to lists of entries, and add each entry. required: bits that must be present. */
+static int load_file(ccs_catalog *c, const char *path, int mask, int required, ccs_err *err)
 {
-    static const char *const tops[] = {"models", "hardware", "evolutions"};
-    const char *top = tops[kind];
     ydoc *d = ydoc_load_file(path, err);
     if (!d)
         return CCS_EINPUT;
     int rc = CCS_OK;
     ynode *root = ydoc_root(d);
-    const char *const allowed[] = {top, NULL};
-    ynode *list = NULL;
+    const char *allowed[4];
+    int na = 0;
+    for (int k = 0; k < 3; k++)
+        if (mask & (1 << k))
+            allowed[na++] = tops[k];
+    allowed[na] = NULL;
     if (ynode_kind(root) != YN_MAP) {
-        ydoc_error(d, root, err, "expected a mapping with the key '%s'", top);
+        ydoc_error(d, root, err, "expected a mapping with the key%s '%s'%s%s%s%s",
+                   na > 1 ? "s" : "", allowed[0], na > 1 ? ", '" : "", na > 1 ? allowed[1] : "",
+                   na > 1 ? "' or '" : "", na > 2 ? allowed[2] : "");
         rc = CCS_EINPUT;
-    } else if ((rc = ydoc_check_keys(d, root, "the catalog's top level", allowed, err)) == 0) {
-        list = ynode_get(d, root, top);
+    } else {
+        rc = ydoc_check_keys(d, root, "the catalog's top level", allowed, err);
+    }
+    int found = 0;
+    for (int kind = 0; rc == CCS_OK && kind < 3; kind++) {
+        if (!(mask & (1 << kind)))
+            continue;
+        const char *top = tops[kind];
+        ynode *list = ynode_get(d, root, top);
+        if (!list && !(required & (1 << kind)))
+            continue;
+        found = 1;
         if (ynode_kind(list) != YN_SEQ || ynode_len(list) == 0) {
             ydoc_error(d, list ? list : root, err, "field '%s': expected a non-empty list of entries",
                        top);
             rc = CCS_EINPUT;
         }
-    }
-    for (size_t i = 0; rc == CCS_OK && i < ynode_len(list); i++) {
-        ynode *e = ynode_item(d, list, i);
-        ccs_err inner;
-        if (kind == K_MODEL) {
-            ccs_model m;
-            rc = catalog_parse_model(d, e, &m, err);
-            if (rc == CCS_OK && (rc = catalog_add_model(c, &m, &inner)) != CCS_OK)
-                ydoc_error(d, e, err, "%s", inner.msg);
-        } else if (kind == K_HW) {
-            ccs_hw hw;
-            rc = catalog_parse_hw(d, e, &hw, err);
-            if (rc == CCS_OK && (rc = catalog_add_hw(c, &hw, &inner)) != CCS_OK)
-                ydoc_error(d, e, err, "%s", inner.msg);
-        } else {
-            ccs_evolution ev;
-            rc = catalog_parse_evolution(d, e, &ev, err);
-            if (rc == CCS_OK && (rc = catalog_add_evolution(c, &ev, &inner)) != CCS_OK)
-                ydoc_error(d, e, err, "%s", inner.msg);
+        for (size_t i = 0; rc == CCS_OK && i < ynode_len(list); i++) {
+            ynode *e = ynode_item(d, list, i);
+            ccs_err inner;
+            if (kind == K_MODEL) {
+                ccs_model m;
+                rc = catalog_parse_model(d, e, &m, err);
+                if (rc == CCS_OK && (rc = catalog_add_model(c, &m, &inner)) != CCS_OK)
+                    ydoc_error(d, e, err, "%s", inner.msg);
+            } else if (kind == K_HW) {
+                ccs_hw hw;
+                rc = catalog_parse_hw(d, e, &hw, err);
+                if (rc == CCS_OK && (rc = catalog_add_hw(c, &hw, &inner)) != CCS_OK)
+                    ydoc_error(d, e, err, "%s", inner.msg);
+            } else {
+                ccs_evolution ev;
+                rc = catalog_parse_evolution(d, e, &ev, err);
+                if (rc == CCS_OK && (rc = catalog_add_evolution(c, &ev, &inner)) != CCS_OK)
+                    ydoc_error(d, e, err, "%s", inner.msg);
+            }
         }
+    }
+    if (rc == CCS_OK && !found) {
+        ydoc_error(d, root, err,
+                   "no catalog entries: expected the key 'models', 'hardware' or "
+                   "'evolutions'");
+        rc = CCS_EINPUT;
     }
     ydoc_free(d);
     return rc;
@@ -441,17 +484,17 @@ static int load_file(ccs_catalog *c, const char *path, int kind, ccs_err *err)
 
 int catalog_load_models(ccs_catalog *c, const char *path, ccs_err *err)
 {
-    return load_file(c, path, K_MODEL, err);
+    return load_file(c, path, 1 << K_MODEL, 1 << K_MODEL, err);
 }
 
 int catalog_load_hardware(ccs_catalog *c, const char *path, ccs_err *err)
 {
-    return load_file(c, path, K_HW, err);
+    return load_file(c, path, 1 << K_HW, 1 << K_HW, err);
 }
 
 int catalog_load_evolutions(ccs_catalog *c, const char *path, ccs_err *err)
 {
-    return load_file(c, path, K_EVO, err);
+    return load_file(c, path, 1 << K_EVO, 1 << K_EVO, err);
 }
 
 int catalog_load_dir(ccs_catalog *c, const char *dir, ccs_err *err)
@@ -463,11 +506,75 @@ int catalog_load_dir(ccs_catalog *c, const char *dir, ccs_err *err)
             ccs_err_set(err, "%s: path too long", dir);
             return CCS_EINPUT;
         }
-        int rc = load_file(c, path, k, err);
+        int rc = load_file(c, path, 1 << k, 1 << k, err);
         if (rc != CCS_OK)
             return rc;
     }
     return CCS_OK;
+}
+
+int catalog_overlay(ccs_catalog *c, const char *path, ccs_err *err)
+{
+    static const char *const files[] = {"models.yaml", "hardware.yaml", "evolutions.yaml"};
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        ccs_err_set(err, "%s: cannot open catalog overlay: %s", path, strerror(errno));
+        return CCS_EINPUT;
+    }
+    c->below_models = c->n_models;
+    c->below_hw = c->n_hw;
+    c->below_evo = c->n_evo;
+    int rc = CCS_OK, any = 0, dir = S_ISDIR(sb.st_mode);
+    if (!dir) {
+        rc = load_file(c, path, 7, 0, err);
+        any = 1;
+    }
+    for (int k = 0; rc == CCS_OK && dir && k < 3; k++) {
+        char file[PATH_MAX];
+        if (snprintf(file, sizeof file, "%s/%s", path, files[k]) >= (int)sizeof file) {
+            ccs_err_set(err, "%s: path too long", path);
+            rc = CCS_EINPUT;
+        } else if (access(file, F_OK) == 0) {
+            rc = load_file(c, file, 1 << k, 1 << k, err);
+            any |= 1 << k;
+        }
+    }
+    if (rc == CCS_OK && !any) {
+        ccs_err_set(err,
+                    "%s: a catalog overlay directory needs models.yaml, hardware.yaml or "
+                    "evolutions.yaml",
+                    path);
+        rc = CCS_EINPUT;
+    }
+    c->below_models = c->below_hw = c->below_evo = 0;
+    return rc;
+}
+
+int catalog_load_layers(ccs_catalog *c, const char *const *overlays, size_t n, ccs_err *err)
+{
+    char dir[PATH_MAX];
+    int rc = catalog_load_dir(c, catalog_default_dir(dir, sizeof dir), err);
+    const char *env = getenv("CCSWEEP_CATALOG_PATH");
+    if (rc == CCS_OK && env && *env) {
+        char *copy = strdup(env), *save = NULL;
+        if (!copy) {
+            ccs_err_set(err, "out of memory");
+            return CCS_ENOMEM;
+        }
+        for (char *p = strtok_r(copy, ":", &save); p && rc == CCS_OK;
+             p = strtok_r(NULL, ":", &save)) {
+            rc = catalog_overlay(c, p, err);
+            if (rc != CCS_OK) {
+                char msg[sizeof err->msg];
+                ccs_strlcpy(msg, err->msg, sizeof msg);
+                ccs_err_set(err, "%s (from $CCSWEEP_CATALOG_PATH)", msg);
+            }
+        }
+        free(copy);
+    }
+    for (size_t i = 0; rc == CCS_OK && i < n; i++)
+        rc = catalog_overlay(c, overlays[i], err);
+    return rc;
 }
 
 const char *catalog_default_dir(char *buf, size_t n)

@@ -138,18 +138,25 @@ static const char *name_hint(char *buf, size_t n, const char *word, const ccs_ca
     return buf;
 }
 
-ccs_catalog *cli_catalog(const char *cmd, const char *dir)
+int cli_add_catalog(const char *cmd, const char **overlays, size_t *n, const char *path)
 {
-    char buf[4096];
-    if (!dir)
-        dir = catalog_default_dir(buf, sizeof buf);
+    if (*n >= CLI_MAX_CATALOGS) {
+        fprintf(stderr, "ccsweep %s: --catalog: at most %d overlays\n", cmd, CLI_MAX_CATALOGS);
+        return -1;
+    }
+    overlays[(*n)++] = path;
+    return 0;
+}
+
+ccs_catalog *cli_catalog(const char *cmd, const char *const *overlays, size_t n)
+{
     ccs_catalog *c = catalog_new();
     ccs_err err;
     if (!c) {
         fprintf(stderr, "ccsweep %s: out of memory\n", cmd);
         return NULL;
     }
-    if (catalog_load_dir(c, dir, &err) != CCS_OK) {
+    if (catalog_load_layers(c, overlays, n, &err) != CCS_OK) {
         fprintf(stderr, "ccsweep %s: %s\n", cmd, err.msg);
         catalog_free(c);
         return NULL;
@@ -291,7 +298,7 @@ static void project_usage(FILE *f)
             "                       [--tp-overlap] [--dp-overlap none|last-microbatch|bucketed]\n"
             "                       [--innet-reduce]\n"
             "                       [--comm-compress X] [--net-bw-factor X]\n"
-            "                       [--calib FILE] [--catalog DIR] [--json]\n\n"
+            "                       [--calib FILE] [--catalog PATH] [--json]\n\n"
             "Projects one training iteration: analytic FLOPs, bytes and memory, and a\n"
             "timeline split into compute, tensor/data/pipeline communication (serialized,\n"
             "hidden, exposed) and pipeline bubble.\n\n"
@@ -320,7 +327,9 @@ static void project_usage(FILE *f)
             "  --comm-compress X  bytes factor on TP/DP collectives, e.g. 0.5 (1)\n"
             "  --net-bw-factor X  factor on every link bandwidth (1)\n"
             "  --calib FILE       measured calibration profile instead of the synthetic curves\n"
-            "  --catalog DIR      catalog directory (default: $CCSWEEP_CATALOG or the built-in one)\n"
+            "  --catalog PATH     catalog overlay (directory or YAML file): its entries add to\n"
+            "                     and override the built-in ones by name; repeatable, later\n"
+            "                     wins; $CCSWEEP_CATALOG_PATH lists overlays too (':')\n"
             "  --json             one JSON object with every output, SI units\n");
 }
 
@@ -432,7 +441,8 @@ int cli_project(int argc, char **argv)
         {"json", no_argument, 0, O_JSON},           {"help", no_argument, 0, O_HELP},
         {0, 0, 0, 0}};
     const char *model_name = NULL, *hw_name = NULL, *evo_name = "memory-wall", *calib = NULL,
-               *catdir = NULL;
+               *catdirs[CLI_MAX_CATALOGS];
+    size_t ncat = 0;
     ccs_model adhoc;
     memset(&adhoc, 0, sizeof adhoc);
     adhoc.bias = adhoc.tied = 1;
@@ -460,7 +470,9 @@ int cli_project(int argc, char **argv)
         case O_HW: hw_name = optarg; break;
         case O_EVO: evo_name = optarg; break;
         case O_CALIB: calib = optarg; break;
-        case O_CATALOG: catdir = optarg; break;
+        case O_CATALOG:
+            bad = cli_add_catalog("project", catdirs, &ncat, optarg);
+            break;
         case O_JSON: json = 1; break;
         case O_GATED: adhoc.gated = 1; adhoc_given = 1; break;
         case O_SP: p.sp = 1; break;
@@ -551,7 +563,7 @@ int cli_project(int argc, char **argv)
         return 1;
     }
 
-    ccs_catalog *cat = cli_catalog("project", catdir);
+    ccs_catalog *cat = cli_catalog("project", catdirs, ncat);
     if (!cat)
         return 1;
     int rc = 1;
@@ -651,14 +663,18 @@ out:
 
 int cli_list(int argc, char **argv)
 {
-    const char *catdir = NULL, *what = NULL;
+    const char *catdirs[CLI_MAX_CATALOGS], *what = NULL;
+    size_t ncat = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: ccsweep list models|hardware|evolutions [--catalog DIR]\n\n"
-                   "Lists the catalog entries with their key figures.\n");
+            printf("usage: ccsweep list models|hardware|evolutions [--catalog PATH]...\n\n"
+                   "Lists the catalog entries with their key figures: the built-in catalog,\n"
+                   "then the overlays of $CCSWEEP_CATALOG_PATH and --catalog (repeatable),\n"
+                   "whose entries add to and override earlier ones by name.\n");
             return 0;
         } else if (!strcmp(argv[i], "--catalog") && i + 1 < argc) {
-            catdir = argv[++i];
+            if (cli_add_catalog("list", catdirs, &ncat, argv[++i]))
+                return 1;
         } else if (!what && argv[i][0] != '-') {
             what = argv[i];
         } else if (argv[i][0] == '-') {
@@ -684,7 +700,7 @@ int cli_list(int argc, char **argv)
                 what, best ? "; did you mean '" : "", best ? best : "", best ? "'?" : "");
         return 1;
     }
-    ccs_catalog *cat = cli_catalog("list", catdir);
+    ccs_catalog *cat = cli_catalog("list", catdirs, ncat);
     if (!cat)
         return 1;
     if (!strcmp(what, "models")) {

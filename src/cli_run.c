@@ -12,35 +12,36 @@
 
 static void run_usage(FILE *f)
 {
-    fprintf(
-        f,
-        "usage: [mpirun -n N] ccsweep run SPEC.yaml [--db PATH] [--resume] [--detail]\n"
-        "                     [--chunk N] [--progress SECS] [--quiet] [--catalog DIR]\n"
-        "                     [--db-locking normal|exclusive|none] [--staged-from PATH]\n\n"
-        "Sweeps the spec's model x hardware x generation x plan grid (format:\n"
-        "sweeps/README.md) across the MPI ranks into one SQLite database (schema and\n"
-        "example queries: results/README.md). Rank 0 writes; the other ranks project.\n\n"
-        "  --db PATH          database file, created if missing; every run is added,\n"
-        "                     nothing is overwritten (results/ccsweep.db)\n"
-        "  --resume           continue the latest unfinished run of this same spec\n"
-        "                     (same sha256), computing only what is not yet stored; starts\n"
-        "                     a new run when there is none, does nothing when it is complete\n"
-        "  --detail           also store per-region times (table regions; much larger)\n"
-        "  --chunk N          scenarios per work request (default: adaptive)\n"
-        "  --progress SECS    seconds between progress lines on stderr (3)\n"
-        "  --quiet            no progress lines\n"
-        "  --catalog DIR      catalog directory (default: $CCSWEEP_CATALOG or the built-in one)\n"
-        "  --db-locking MODE  normal: WAL, readers may query during the run; exclusive: one\n"
-        "                     process holds the file (filesystems whose locks or shared\n"
-        "                     memory do not work, e.g. some NFS/Lustre mounts); none: no\n"
-        "                     locks at all (nothing else may open the file meanwhile)\n"
-        "  --staged-from PATH --db is a working copy of PATH (e.g. on node-local disk) that\n"
-        "                     is copied back afterwards: messages, the resume hint and the\n"
-        "                     command line recorded in runs/sessions name PATH\n\n"
-        "SIGINT, SIGTERM or SIGUSR1 stop the sweep: committed rows stay, the run is marked\n"
-        "interrupted and --resume completes it.\n"
-        "Exit status: 0 done, 1 bad spec or options, 2 runtime failure, 128+signal when\n"
-        "interrupted.\n");
+    fprintf(f,
+            "usage: [mpirun -n N] ccsweep run SPEC.yaml [--db PATH] [--resume] [--detail]\n"
+            "                     [--chunk N] [--progress SECS] [--quiet] [--catalog PATH]\n"
+            "                     [--db-locking normal|exclusive|none] [--staged-from PATH]\n\n"
+            "Sweeps the spec's model x hardware x generation x plan grid (format:\n"
+            "sweeps/README.md) across the MPI ranks into one SQLite database (schema and\n"
+            "example queries: results/README.md). Rank 0 writes; the other ranks project.\n\n"
+            "  --db PATH          database file, created if missing; every run is added,\n"
+            "                     nothing is overwritten (results/ccsweep.db)\n"
+            "  --resume           continue the latest unfinished run of this same spec\n"
+            "                     (same sha256), computing only what is not yet stored; starts\n"
+            "                     a new run when there is none, does nothing when it is complete\n"
+            "  --detail           also store per-region times (table regions; much larger)\n"
+            "  --chunk N          scenarios per work request (default: adaptive)\n"
+            "  --progress SECS    seconds between progress lines on stderr (3)\n"
+            "  --quiet            no progress lines\n"
+            "  --catalog PATH     catalog overlay (directory or YAML file): its entries add to\n"
+            "                     and override the built-in ones by name; repeatable, later\n"
+            "                     wins; $CCSWEEP_CATALOG_PATH lists overlays too (':')\n"
+            "  --db-locking MODE  normal: WAL, readers may query during the run; exclusive: one\n"
+            "                     process holds the file (filesystems whose locks or shared\n"
+            "                     memory do not work, e.g. some NFS/Lustre mounts); none: no\n"
+            "                     locks at all (nothing else may open the file meanwhile)\n"
+            "  --staged-from PATH --db is a working copy of PATH (e.g. on node-local disk) that\n"
+            "                     is copied back afterwards: messages, the resume hint and the\n"
+            "                     command line recorded in runs/sessions name PATH\n\n"
+            "SIGINT, SIGTERM or SIGUSR1 stop the sweep: committed rows stay, the run is marked\n"
+            "interrupted and --resume completes it.\n"
+            "Exit status: 0 done, 1 bad spec or options, 2 runtime failure, 128+signal when\n"
+            "interrupted.\n");
 }
 
 enum {
@@ -57,7 +58,9 @@ enum {
 };
 
 typedef struct run_args {
-    const char *spec, *db, *catdir, *staged;
+    const char *spec, *db, *staged;
+    const char *catdirs[CLI_MAX_CATALOGS];
+    size_t ncat;
     int resume, detail, quiet, locking;
     long chunk;
     double progress;
@@ -99,7 +102,8 @@ static int parse_args(int argc, char **argv, run_args *a, int print)
             a->quiet = 1;
             break;
         case O_CATALOG:
-            a->catdir = optarg;
+            if (cli_add_catalog("run", a->catdirs, &a->ncat, optarg))
+                bad = 1;
             break;
         case O_STAGED:
             a->staged = optarg;
@@ -266,11 +270,8 @@ int cli_run(int argc, char **argv)
     /* Spec and catalog on every rank: rank 0 reads the file once and
      * broadcasts it, so all ranks build the same grid from the same bytes. */
     {
-        char dir[4096];
         cat = catalog_new();
-        rc = cat ? catalog_load_dir(cat, a.catdir ? a.catdir : catalog_default_dir(dir, sizeof dir),
-                                    &err)
-                 : CCS_ENOMEM;
+        rc = cat ? catalog_load_layers(cat, a.catdirs, a.ncat, &err) : CCS_ENOMEM;
     }
     if (agree(w, rc, &err) != CCS_OK)
         goto out;

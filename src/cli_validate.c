@@ -34,7 +34,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: ccsweep validate --profile CSV --measured CSV [--hw-entry YAML | --hw NAME]\n"
-            "                        [--catalog DIR] [--sweep SPEC.yaml] [--iters N]\n"
+            "                        [--catalog PATH] [--sweep SPEC.yaml] [--iters N]\n"
             "                        [--max-mean PCT] [--max-err PCT] [--regions] [--json]\n\n"
             "Projects every configuration of a ground-truth CSV (tools/groundtruth: one row\n"
             "per configuration, times per region and total_s for all layers of one\n"
@@ -50,7 +50,7 @@ static void usage(FILE *f)
             "                    with .yaml instead of .csv\n"
             "  --hw NAME         a catalog hardware entry instead (or the entry of that name\n"
             "                    in --hw-entry)\n"
-            "  --catalog DIR     catalog directory for --hw and --sweep\n"
+            "  --catalog PATH    catalog overlay for --hw and --sweep (repeatable)\n"
             "  --sweep SPEC      also report the profiling-cost reduction: the wall time to\n"
             "                    measure every scenario of this sweep end to end (projected,\n"
             "                    --iters iterations each, default 10) over the profiling time\n"
@@ -328,9 +328,10 @@ int cli_validate(int argc, char **argv)
                                          {"json", no_argument, 0, O_JSON},
                                          {"help", no_argument, 0, O_HELP},
                                          {0, 0, 0, 0}};
-    const char *profile = NULL, *measured = NULL, *hw_entry = NULL, *hw_name = NULL, *catdir = NULL,
-               *sweep = NULL;
+    const char *profile = NULL, *measured = NULL, *hw_entry = NULL, *hw_name = NULL,
+               *catdirs[CLI_MAX_CATALOGS], *sweep = NULL;
     long iters = 10;
+    size_t ncat = 0;
     double max_mean = -1, max_err = -1;
     int json = 0, show_rg = 0, c;
     optind = 1;
@@ -351,7 +352,8 @@ int cli_validate(int argc, char **argv)
             hw_name = optarg;
             break;
         case O_CATALOG:
-            catdir = optarg;
+            if (cli_add_catalog("validate", catdirs, &ncat, optarg))
+                return 1;
             break;
         case O_SWEEP:
             sweep = optarg;
@@ -411,7 +413,7 @@ int cli_validate(int argc, char **argv)
     int ncf = 0;
     double gt_wall = 0;
     if (hw_name || sweep) {
-        if (!(cat = cli_catalog("validate", catdir)))
+        if (!(cat = cli_catalog("validate", catdirs, ncat)))
             return 1;
     }
     const ccs_hw *hw = NULL;

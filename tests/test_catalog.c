@@ -169,13 +169,132 @@ static void test_missing_file(void **state)
     catalog_free(c);
 }
 
+/* A minimal but complete hardware entry in the catalog's format. */
+#define HW_ENTRY(name, gib)                                                                        \
+    "  - name: " name "\n"                                                                         \
+    "    peak_tflops: {fp32: 10, bf16: 100}\n"                                                     \
+    "    mem_gib: " #gib "\n"                                                                      \
+    "    mem_gbps: 1000\n    devices_per_node: 4\n    compute_units: 64\n"                         \
+    "    gemm_tile: [128, 128]\n    intra_gbps: 100\n    inter_gbps: 10\n"                         \
+    "    intra_latency_us: 2\n    inter_latency_us: 5\n    kernel_latency_us: 3\n"                 \
+    "    gemm_efficiency: 0.8\n    mem_efficiency: 0.8\n    intra_efficiency: 0.8\n"               \
+    "    inter_efficiency: 0.8\n"
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(fputs(text, f) >= 0, 1);
+    fclose(f);
+}
+
+/* An overlay adds entries and replaces same-named ones in place; the rest of
+ * the built-in catalog stays. */
+static void test_overlay(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/ccsweep-overlayXXXXXX", path[128], file[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/hardware.yaml", dir);
+    write_file(path, "hardware:\n" HW_ENTRY("my-gpu", 48) HW_ENTRY("a100-80g", 160));
+    char mpath[128];
+    snprintf(mpath, sizeof mpath, "%s/models.yaml", dir); /* read before hardware.yaml */
+    write_file(mpath,
+               "models:\n  - {name: gpt3-175b, layers: 2, hidden: 64, heads: 4, vocab: 100}\n");
+    snprintf(file, sizeof file, "%s/extra.yaml", dir);
+    write_file(file, "models:\n  - {name: tiny, layers: 2, hidden: 64, heads: 4, vocab: 100}\n"
+                     "hardware:\n" HW_ENTRY("my-gpu", 96));
+
+    ccs_catalog *c = test_catalog();
+    size_t n_hw = catalog_n_hw(c), n_models = catalog_n_models(c);
+    size_t a100_at = 0;
+    while (strcmp(catalog_hw_at(c, a100_at)->name, "a100-80g"))
+        a100_at++;
+    ccs_err err;
+    assert_int_equal(catalog_overlay(c, dir, &err), CCS_OK);
+    assert_int_equal(catalog_n_hw(c), n_hw + 1); /* my-gpu added, a100-80g replaced */
+    assert_rel(catalog_hw(c, "a100-80g")->mem_cap, 160.0 * 1073741824.0, 1e-12);
+    assert_string_equal(catalog_hw_at(c, a100_at)->name, "a100-80g"); /* in its place */
+    assert_rel(catalog_hw(c, "my-gpu")->mem_cap, 48.0 * 1073741824.0, 1e-12);
+    assert_non_null(catalog_hw(c, "h100-sxm"));
+    assert_int_equal(catalog_n_models(c), n_models);
+    assert_int_equal(catalog_model(c, "gpt3-175b")->layers, 2);
+    unlink(mpath);
+
+    /* a later layer (one file, two kinds) wins over an earlier overlay */
+    assert_int_equal(catalog_overlay(c, file, &err), CCS_OK);
+    assert_rel(catalog_hw(c, "my-gpu")->mem_cap, 96.0 * 1073741824.0, 1e-12);
+    assert_non_null(catalog_model(c, "tiny"));
+    assert_int_equal(catalog_n_models(c), n_models + 1);
+
+    /* after the overlay, a repeated name is an error again (inline spec entries) */
+    ccs_hw dup = *catalog_hw(c, "my-gpu");
+    assert_int_equal(catalog_add_hw(c, &dup, &err), CCS_EINPUT);
+    catalog_free(c);
+
+    /* a name twice within one overlay is an error naming the file and line */
+    write_file(path, "hardware:\n" HW_ENTRY("my-gpu", 48) HW_ENTRY("my-gpu", 64));
+    c = test_catalog();
+    assert_int_equal(catalog_overlay(c, dir, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "hardware.yaml:"));
+    assert_non_null(strstr(err.msg, "defined twice"));
+    catalog_free(c);
+
+    /* a directory without catalog files, a missing path */
+    unlink(path);
+    unlink(file);
+    c = test_catalog();
+    assert_int_equal(catalog_overlay(c, dir, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "needs models.yaml, hardware.yaml or evolutions.yaml"));
+    assert_int_equal(catalog_overlay(c, "/nonexistent-overlay", &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "/nonexistent-overlay"));
+    catalog_free(c);
+    rmdir(dir);
+}
+
+/* Layers: built-in, then $CCSWEEP_CATALOG_PATH, then the --catalog list. */
+static void test_layers(void **state)
+{
+    (void)state;
+    char d1[] = "/tmp/ccsweep-layer1XXXXXX", d2[] = "/tmp/ccsweep-layer2XXXXXX", p1[96], p2[96];
+    assert_non_null(mkdtemp(d1));
+    assert_non_null(mkdtemp(d2));
+    snprintf(p1, sizeof p1, "%s/hardware.yaml", d1);
+    snprintf(p2, sizeof p2, "%s/hardware.yaml", d2);
+    write_file(p1, "hardware:\n" HW_ENTRY("my-gpu", 48));
+    write_file(p2, "hardware:\n" HW_ENTRY("my-gpu", 64));
+    setenv("CCSWEEP_CATALOG", "sweeps/catalog", 1);
+    setenv("CCSWEEP_CATALOG_PATH", d1, 1);
+    ccs_catalog *c = catalog_new();
+    ccs_err err;
+    assert_int_equal(catalog_load_layers(c, NULL, 0, &err), CCS_OK);
+    assert_rel(catalog_hw(c, "my-gpu")->mem_cap, 48.0 * 1073741824.0, 1e-12);
+    catalog_free(c);
+    const char *ov[] = {d2};
+    c = catalog_new();
+    assert_int_equal(catalog_load_layers(c, ov, 1, &err), CCS_OK);
+    assert_rel(catalog_hw(c, "my-gpu")->mem_cap, 64.0 * 1073741824.0, 1e-12);
+    assert_non_null(catalog_hw(c, "a100-80g"));
+    catalog_free(c);
+    setenv("CCSWEEP_CATALOG_PATH", "/nonexistent-layer", 1);
+    c = catalog_new();
+    assert_int_equal(catalog_load_layers(c, NULL, 0, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "CCSWEEP_CATALOG_PATH"));
+    catalog_free(c);
+    unsetenv("CCSWEEP_CATALOG_PATH");
+    unsetenv("CCSWEEP_CATALOG");
+    unlink(p1);
+    unlink(p2);
+    rmdir(d1);
+    rmdir(d2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_shipped_catalog),
-        cmocka_unit_test(test_good_entry),
-        cmocka_unit_test(test_bad_entries),
-        cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_shipped_catalog), cmocka_unit_test(test_good_entry),
+        cmocka_unit_test(test_bad_entries),     cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_overlay),         cmocka_unit_test(test_layers),
     };
     return cmocka_run_group_tests_name("catalog", tests, NULL, NULL);
 }

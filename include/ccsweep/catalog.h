@@ -22,6 +22,19 @@ int catalog_load_models(ccs_catalog *c, const char *path, ccs_err *err);
 int catalog_load_hardware(ccs_catalog *c, const char *path, ccs_err *err);
 int catalog_load_evolutions(ccs_catalog *c, const char *path, ccs_err *err);
 
+/* Overlay path onto the catalog: a directory with any of models.yaml,
+ * hardware.yaml and evolutions.yaml, or one YAML file with any of the keys
+ * models, hardware and evolutions. An entry whose name is already in the
+ * catalog replaces it (in its place); others are appended. A name repeated
+ * within the overlay is an error. Returns CCS_OK or CCS_EINPUT with err. */
+int catalog_overlay(ccs_catalog *c, const char *path, ccs_err *err);
+
+/* The layered catalog every command uses, later layers overriding earlier ones
+ * by name: the default directory (catalog_default_dir), then each entry of
+ * $CCSWEEP_CATALOG_PATH (':'-separated), then overlays[0..n) in order (the
+ * --catalog options). */
+int catalog_load_layers(ccs_catalog *c, const char *const *overlays, size_t n, ccs_err *err);
+
 /* The default catalog directory: $CCSWEEP_CATALOG, else sweeps/catalog next to
  * the running executable (a build tree), else the installed data directory.
  * Writes into buf (size n) and returns it. */

@@ -37,9 +37,17 @@ const char *cli_suggest(const char *word, const char *const *cands, size_t n);
 struct option;
 void cli_bad_option(const char *cmd, const char *arg, const struct option *opts);
 
-/* Load the catalog from dir (NULL: catalog_default_dir). Prints the error and
- * returns NULL on failure. */
-ccs_catalog *cli_catalog(const char *cmd, const char *dir);
+/* Most --catalog options one command takes. */
+#define CLI_MAX_CATALOGS 16
+
+/* Add a --catalog value to overlays[*n] (at most CLI_MAX_CATALOGS); prints the
+ * error and returns -1 when there are too many. */
+int cli_add_catalog(const char *cmd, const char **overlays, size_t *n, const char *path);
+
+/* Load the layered catalog (catalog_load_layers: the built-in one,
+ * $CCSWEEP_CATALOG_PATH, then overlays[0..n)). Prints the error and returns
+ * NULL on failure. */
+ccs_catalog *cli_catalog(const char *cmd, const char *const *overlays, size_t n);
 
 /* Print a one-object JSON description of a projection (jansson) to f.
  * regions may be NULL. Returns 0, or -1 when out of memory. */

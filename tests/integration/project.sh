@@ -129,4 +129,30 @@ n=$(mpirun --oversubscribe -n 2 $B list models 2>&1 | grep -c '^gpt3-175b ')
 check "mpirun -n 2 ccsweep list prints once ($n)" "[ $n -eq 1 ]"
 n=$(mpirun --oversubscribe -n 2 $B project --model gpt5 --hw a100-80g 2>&1 | grep -c "unknown model")
 check "mpirun -n 2: an error is printed once ($n)" "[ $n -eq 1 ]"
+# catalog overlays: a directory with only hardware.yaml adds one GPU to the built-in catalog
+mkdir -p "$T/mycat"
+awk '/^  - name: a100-80g/{p=1} /^  - name: h100-sxm/{p=0} p' sweeps/catalog/hardware.yaml |
+    sed 's/name: a100-80g/name: my-gpu/; s/^    mem_gib: 80$/    mem_gib: 96/' >"$T/entry.yaml"
+{ echo "hardware:"; cat "$T/entry.yaml"; } >"$T/mycat/hardware.yaml"
+$B list hardware --catalog "$T/mycat" >"$T/hw2" 2>&1
+check "--catalog DIR with one GPU adds it to the built-in hardware" \
+    "grep -q '^my-gpu .* 96 ' '$T/hw2' && grep -q '^h100-sxm' '$T/hw2'"
+$B project --model gpt3-175b --hw my-gpu --catalog "$T/mycat" --devices 64 --tp 8 --pp 8 --gbs 64 >"$T/my.txt" 2>&1
+check "project --hw my-gpu from the overlay" "grep -q '^  iteration' '$T/my.txt'"
+# a second overlay (one file) overrides the first by name; the environment path comes before --catalog
+{ echo "hardware:"; sed 's/^    mem_gib: 96$/    mem_gib: 128/' "$T/entry.yaml"; } >"$T/my2.yaml"
+$B list hardware --catalog "$T/mycat" --catalog "$T/my2.yaml" >"$T/hw3" 2>&1
+check "repeated --catalog: the later overlay wins (my-gpu 128 GiB)" \
+    "grep -q '^my-gpu .* 128 ' '$T/hw3' && [ \$(grep -c '^my-gpu ' '$T/hw3') -eq 1 ]"
+CCSWEEP_CATALOG_PATH="$T/my2.yaml" $B list hardware >"$T/hw4" 2>&1
+check "CCSWEEP_CATALOG_PATH overlays without --catalog" "grep -q '^my-gpu .* 128 ' '$T/hw4'"
+CCSWEEP_CATALOG_PATH="$T/my2.yaml" $B list hardware --catalog "$T/mycat" >"$T/hw5" 2>&1
+check "--catalog overrides CCSWEEP_CATALOG_PATH" "grep -q '^my-gpu .* 96 ' '$T/hw5'"
+{ echo "hardware:"; sed 's/^    mem_gib: 96$/    mem_gib: 160/; s/name: my-gpu/name: a100-80g/' "$T/entry.yaml"; } >"$T/a100.yaml"
+$B project --model gpt3-175b --hw a100-80g --catalog "$T/a100.yaml" >"$T/a160.txt" 2>&1
+check "an overlay entry overrides a built-in one by name (a100-80g with 160 GiB)" \
+    "grep -q 'of 160.00 GiB per device' '$T/a160.txt'"
+mkdir -p "$T/emptycat"
+expect1 "an empty overlay directory is an error naming it" "emptycat: a catalog overlay directory needs" \
+    $B list hardware --catalog "$T/emptycat"
 exit 0
