@@ -73,8 +73,8 @@ check "--group without rank lines" [ "$(grep -c ',8,intra,' $TMP/g.csv)" = 11 ]
 # the imported curves drive a projection: TP all-reduces of llama3-8b on 8 H100s
 if $BIN project --model llama3-8b --hw h100-sxm --tp 8 --devices 8 --calib $TMP/ar.csv \
         --json > $TMP/p.json 2> $TMP/err; then
-    lo=$(sed -n 's/^  "t_iter_lo_s": \(.*\),$/\1/p' $TMP/p.json)
-    hi=$(sed -n 's/^  "t_iter_hi_s": \(.*\),$/\1/p' $TMP/p.json)
+    lo=$(sed -n 's/^  "t_iter_lo": \(.*\),$/\1/p' $TMP/p.json)
+    hi=$(sed -n 's/^  "t_iter_hi": \(.*\),$/\1/p' $TMP/p.json)
     check "project --calib with imported all-reduce curves: a band (lo < hi)" \
         awk -v a="$lo" -v b="$hi" 'BEGIN { exit !(a + 0 > 0 && a + 0 < b + 0) }'
 else
