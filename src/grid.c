@@ -79,6 +79,10 @@ static uint64_t hw_hash(const ccs_hw *b, int gen, const ccs_evolution *ev)
     const int64_t iv[] = {b->devices_per_node, b->compute_units, b->tile_m, b->tile_n};
     for (size_t i = 0; i < sizeof iv / sizeof iv[0]; i++)
         h = absorb(h, (uint64_t)iv[i]);
+    /* absorbed only when it differs from the default, so that the keys of
+     * entries that do not set it stay what they were before it existed */
+    if (b->gemm_ref_k != CCS_GEMM_REF_K_DEFAULT)
+        h = absorb(h, (uint64_t)(int64_t)b->gemm_ref_k);
     for (int d = 0; d < CCS_DTYPE_N; d++)
         h = absorb_d(h, b->peak_flops[d]);
     const double dv[] = {b->mem_cap,   b->mem_bw,     b->intra_bw,   b->inter_bw,    b->intra_lat,

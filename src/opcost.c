@@ -32,11 +32,43 @@ double cost_straggler_derate(double sigma, int32_t n)
     return d > 0.5 ? d : 0.5; /* sigma is validated < 0.1, so this never binds */
 }
 
-double cost_wave_efficiency(const ccs_hw *hw, double m, double n, double batch)
+/* Every output tile of a GEMM pays a fixed time beside its k loop: the
+ * pipeline fill before the first MMA and the epilogue that writes the tile.
+ * In units of k that overhead is k0 = TAU * (peak / compute units) /
+ * (2 tile_m tile_n), so a GEMM of depth k runs at k / (k + k0) of its
+ * large-k rate. TAU is fitted to XLA's published H100 SXM bf16 GEMM
+ * measurements (tensorflow/tensorflow, third_party/xla/xla/service/gpu/model/
+ * matmul_interpolator_data.h, sm_90 table: 4096 x 4096 at k = 256 (batch 1
+ * and 4), 512 (batch 4), 2048 (batch 2), 4096: 392, 504, 620, 763, 783 TFLOP/s),
+ * where t = flops (k + k0) / (P k) + L fits all five within 2% with k0 = 130
+ * on 132 SMs, 256 x 128 tiles, 989 TFLOP/s: TAU = 130 * 2 * 256 * 128 * 132 /
+ * 989e12 = 1.14 us. The same fixed time, from memory latency and the
+ * epilogue, is assumed on other devices; on a faster SM it costs more k. */
+#define CCS_GEMM_TILE_TAU 1.137e-6
+
+/* Overhead of one output tile in units of k (see CCS_GEMM_TILE_TAU). */
+static double tile_k0(const ccs_hw *hw, int dtype, int64_t tm, int64_t tn)
 {
-    /* integer arithmetic: GEMM dimensions are whole numbers, and libm's ceil
-     * is a call on baseline x86-64 (this runs ~50 times per projection) */
-    int64_t tm = hw->tile_m, tn = hw->tile_n, cu = hw->compute_units;
+    double peak = hw->peak_flops[dtype] > 0 ? hw->peak_flops[dtype] : hw->peak_flops[CCS_FP32];
+    return CCS_GEMM_TILE_TAU * peak / hw->compute_units / (2.0 * (double)(tm * tn));
+}
+
+double cost_gemm_k_efficiency(const ccs_hw *hw, int dtype, double k)
+{
+    double k0 = tile_k0(hw, dtype, hw->tile_m, hw->tile_n);
+    double kref = hw->gemm_ref_k > 0 ? hw->gemm_ref_k : CCS_GEMM_REF_K_DEFAULT;
+    if (k < 1)
+        k = 1;
+    /* relative to the shape the catalog's gemm_efficiency was measured at */
+    return (k / (k + k0)) / (kref / (kref + k0));
+}
+
+/* Tile slots doing useful work for an m x n output in tm x tn tiles over cu
+ * compute units, batch independent problems. Integer arithmetic: GEMM
+ * dimensions are whole numbers, and libm's ceil is a call on baseline x86-64
+ * (this runs a few hundred times per projection). */
+static double wave_eff(int64_t tm, int64_t tn, int64_t cu, double m, double n, double batch)
+{
     int64_t mi = (int64_t)m, ni = (int64_t)n, bi = (int64_t)batch;
     if (mi < 1 || ni < 1 || bi < 1)
         return 1.0;
@@ -44,6 +76,33 @@ double cost_wave_efficiency(const ccs_hw *hw, double m, double n, double batch)
     int64_t waves = (tiles + cu - 1) / cu;
     double eff = (m * n * batch) / ((double)waves * cu * tm * tn);
     return eff > 1.0 ? 1.0 : eff;
+}
+
+double cost_wave_efficiency(const ccs_hw *hw, double m, double n, double batch)
+{
+    return wave_eff(hw->tile_m, hw->tile_n, hw->compute_units, m, n, batch);
+}
+
+/* Efficiency of one GEMM relative to the catalog's gemm_efficiency (the
+ * catalog tile at full waves and depth gemm_ref_k): wave quantization of the
+ * output in the catalog tile or its transpose, whichever wastes less (GEMM
+ * libraries ship both orientations), times the per-tile fixed cost over the
+ * k loop. Only the catalog tile's size is modelled: a library's smaller
+ * tiles, which it picks for outputs too small to fill the device once, run
+ * at an efficiency no published figure gives here, so such GEMMs come out
+ * slow (tests/test_opcost.c checks the shapes that fill the device against
+ * XLA's published H100 table, on shapes not used to fit the tile cost). */
+double cost_gemm_shape_efficiency(const ccs_hw *hw, int dtype, double m, double n, double k,
+                                  double batch)
+{
+    int64_t tm = hw->tile_m, tn = hw->tile_n, cu = hw->compute_units;
+    double w = wave_eff(tm, tn, cu, m, n, batch);
+    if (tm != tn) {
+        double wt = wave_eff(tn, tm, cu, m, n, batch);
+        if (wt > w)
+            w = wt;
+    }
+    return w * cost_gemm_k_efficiency(hw, dtype, k);
 }
 
 double cost_coll_volume(int kind, double bytes, int group, int innet, double *steps)
@@ -101,8 +160,9 @@ double cost_synthetic(const ccs_cost *c, const ccs_op *op)
     switch (op->kind) {
     case CCS_OP_GEMM:
     case CCS_OP_BMM:
-        t_flops = op->flops / (peak * hw->gemm_eff * hw->clock_ratio * c->sync_derate *
-                               cost_wave_efficiency(hw, op->m, op->n, op->batch));
+        t_flops = op->flops /
+                  (peak * hw->gemm_eff * hw->clock_ratio * c->sync_derate *
+                   cost_gemm_shape_efficiency(hw, op->dtype, op->m, op->n, op->k, op->batch));
         break;
     case CCS_OP_ATTENTION:
         t_flops = op->flops /

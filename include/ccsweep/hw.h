@@ -6,12 +6,17 @@
 
 #include "ccsweep/common.h"
 
+/* k of the measurement behind gemm_efficiency when the catalog does not say:
+ * published maximum-achievable figures come from large-k shapes. */
+#define CCS_GEMM_REF_K_DEFAULT 4096
+
 typedef struct ccs_hw {
     char name[CCS_NAME_MAX];
     int32_t generation;             /* 0 = as catalogued, g = evolved g times */
     int32_t devices_per_node;       /* devices sharing the intra-node fabric */
     int32_t compute_units;          /* SMs / CUs, for GEMM wave quantization */
     int32_t tile_m, tile_n;         /* output tile of large library GEMM kernels */
+    int32_t gemm_ref_k;             /* k of the GEMM shape gemm_eff was measured at */
     double peak_flops[CCS_DTYPE_N]; /* FLOP/s, dense matrix units; 0 = unsupported */
     double mem_cap;                 /* bytes of device memory */
     double mem_bw;                  /* bytes/s, peak device memory bandwidth */

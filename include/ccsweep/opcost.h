@@ -40,6 +40,18 @@ void cost_op(const ccs_cost *c, const ccs_op *op, ccs_optime *out);
  * build synthetic calibration profiles). */
 double cost_synthetic(const ccs_cost *c, const ccs_op *op);
 
+/* Efficiency of a depth-k GEMM relative to the depth hw->gemm_ref_k at which
+ * the catalog's gemm_efficiency was measured: the per-tile fixed cost (pipeline
+ * fill, epilogue) amortised over the k loop. Close to 1 for large k, below it
+ * for shallow GEMMs such as attention scores (k = head dimension). */
+double cost_gemm_k_efficiency(const ccs_hw *hw, int dtype, double k);
+
+/* Efficiency of an m x n x k GEMM (batch problems) relative to the catalog's
+ * gemm_efficiency: the best of a few tile sizes, each with its wave
+ * quantization and its per-tile fixed cost over the k loop. */
+double cost_gemm_shape_efficiency(const ccs_hw *hw, int dtype, double m, double n, double k,
+                                  double batch);
+
 /* Fraction of a GEMM's launched tile slots doing useful work (tile and wave
  * quantization, NVIDIA "Matrix Multiplication Background" guide), in (0, 1]. */
 double cost_wave_efficiency(const ccs_hw *hw, double m, double n, double batch);
