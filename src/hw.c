@@ -35,6 +35,11 @@ int hw_validate(const ccs_hw *hw, ccs_err *err)
             return CCS_EINPUT;
         }
     }
+    if (!(hw->gemm_eff_fp8 >= 0 && hw->gemm_eff_fp8 <= 1)) {
+        ccs_err_set(err, "hardware '%s': field 'gemm_efficiency_fp8' must be in (0, 1] (got %g)",
+                    hw->name, hw->gemm_eff_fp8);
+        return CCS_EINPUT;
+    }
     if (!(hw->variability >= 0 && hw->variability < 0.1)) {
         ccs_err_set(err,
                     "hardware '%s': field 'variability' (relative standard deviation) must be "
@@ -106,5 +111,15 @@ double hw_gemm_flops(const ccs_hw *hw, int dtype)
 {
     if (dtype < 0 || dtype >= CCS_DTYPE_N)
         return 0.0;
-    return hw->peak_flops[dtype] * hw->gemm_eff * hw->clock_ratio;
+    return hw->peak_flops[dtype] * hw_gemm_eff(hw, dtype, NULL) * hw->clock_ratio;
+}
+
+double hw_gemm_eff(const ccs_hw *hw, int dtype, double *ref_k)
+{
+    int fp8 = dtype == CCS_FP8 && hw->gemm_eff_fp8 > 0;
+    if (ref_k) {
+        int32_t k = fp8 ? hw->gemm_fp8_ref_k : hw->gemm_ref_k;
+        *ref_k = k > 0 ? k : CCS_GEMM_REF_K_DEFAULT;
+    }
+    return fp8 ? hw->gemm_eff_fp8 : hw->gemm_eff;
 }

@@ -56,7 +56,8 @@ static double tile_k0(const ccs_hw *hw, int dtype, int64_t tm, int64_t tn)
 double cost_gemm_k_efficiency(const ccs_hw *hw, int dtype, double k)
 {
     double k0 = tile_k0(hw, dtype, hw->tile_m, hw->tile_n);
-    double kref = hw->gemm_ref_k > 0 ? hw->gemm_ref_k : CCS_GEMM_REF_K_DEFAULT;
+    double kref;
+    hw_gemm_eff(hw, dtype, &kref);
     if (k < 1)
         k = 1;
     /* relative to the shape the catalog's gemm_efficiency was measured at */
@@ -161,12 +162,12 @@ double cost_synthetic(const ccs_cost *c, const ccs_op *op)
     case CCS_OP_GEMM:
     case CCS_OP_BMM:
         t_flops = op->flops /
-                  (peak * hw->gemm_eff * hw->clock_ratio * c->sync_derate *
+                  (peak * hw_gemm_eff(hw, op->dtype, NULL) * hw->clock_ratio * c->sync_derate *
                    cost_gemm_shape_efficiency(hw, op->dtype, op->m, op->n, op->k, op->batch));
         break;
     case CCS_OP_ATTENTION:
         t_flops = op->flops /
-                  (peak * hw->gemm_eff * hw->clock_ratio * c->sync_derate * CCS_ATTN_REL_EFF);
+                  (peak * hw_gemm_eff(hw, op->dtype, NULL) * hw->clock_ratio * c->sync_derate * CCS_ATTN_REL_EFF);
         break;
     default:
         /* element-wise work runs on the vector units: bandwidth-bound here */

@@ -130,6 +130,12 @@ static void attn_fwd(builder *B, const dims *x, const ccs_plan *p, int rc, int r
             coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
         gemm(B, rc, x->tok, x->qkv, x->h, 1, x->e);
     }
+    /* fp8 recipes cast only the linear layers' GEMMs to fp8; dot-product
+     * attention stays in 16-bit (Transformer Engine's fp8 attention is opt-in:
+     * NVTE_FP8_DPA) */
+    int saved = B->dtype;
+    if (B->dtype == CCS_FP8)
+        B->dtype = CCS_BF16;
     if (p->flash_attn) {
         ccs_op *op = push(B, CCS_OP_ATTENTION, rc, 1);
         if (op) {
@@ -149,6 +155,7 @@ static void attn_fwd(builder *B, const dims *x, const ccs_plan *p, int rc, int r
             mem(B, CCS_OP_ELEMENTWISE, rc, sc * (2 * x->e + 1), sc);
         gemm(B, rc, x->s, x->d, x->s, x->b * x->at, x->e);
     }
+    B->dtype = saved;
     if (core_only)
         return;
     gemm(B, rc, x->tok, x->h, x->at * x->d, 1, x->e);
@@ -205,6 +212,9 @@ static void attn_bwd(builder *B, const dims *x, const ccs_plan *p, int rc, int r
     if (x->sp)
         coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
     gemm_bwd(B, rc, x->tok, x->h, x->at * x->d, x->e);
+    int saved = B->dtype; /* attention in 16-bit, as in the forward pass */
+    if (B->dtype == CCS_FP8)
+        B->dtype = CCS_BF16;
     if (p->flash_attn) {
         /* FlashAttention-2 backward: five s x s x d matmuls (S recomputed) vs two forward */
         ccs_op *op = push(B, CCS_OP_ATTENTION, rc, 1);
@@ -228,6 +238,7 @@ static void attn_bwd(builder *B, const dims *x, const ccs_plan *p, int rc, int r
         gemm(B, rc, x->s, x->d, x->s, x->b * x->at, x->e);
         gemm(B, rc, x->s, x->d, x->s, x->b * x->at, x->e);
     }
+    B->dtype = saved;
     if (x->sp) /* re-gather the QKV input for its weight gradient, as for FC1 */
         sp_regather(B, x, rt);
     gemm_bwd(B, rc, x->tok, x->qkv, x->h, x->e);

@@ -17,6 +17,7 @@ typedef struct ccs_hw {
     int32_t compute_units;          /* SMs / CUs, for GEMM wave quantization */
     int32_t tile_m, tile_n;         /* output tile of large library GEMM kernels */
     int32_t gemm_ref_k;             /* k of the GEMM shape gemm_eff was measured at */
+    int32_t gemm_fp8_ref_k;         /* same for gemm_eff_fp8 */
     double peak_flops[CCS_DTYPE_N]; /* FLOP/s, dense matrix units; 0 = unsupported */
     double mem_cap;                 /* bytes of device memory */
     double mem_bw;                  /* bytes/s, peak device memory bandwidth */
@@ -26,6 +27,7 @@ typedef struct ccs_hw {
     double inter_lat;               /* s, per step of an inter-node collective */
     double kernel_lat;              /* s, fixed cost of launching one kernel */
     double gemm_eff;     /* achieved fraction of peak by the best large GEMM (measured) */
+    double gemm_eff_fp8; /* the same for fp8 GEMMs against the fp8 peak; 0 = gemm_eff */
     double clock_ratio;  /* sustained / boost clock under dense matrix load (1 = none) */
     double mem_eff;      /* achieved fraction of mem_bw by large streaming kernels */
     double intra_eff;    /* achieved all-reduce bus bandwidth / intra_bw */
@@ -57,7 +59,11 @@ int evolution_validate(const ccs_evolution *ev, ccs_err *err);
  * ev may be NULL only when gen == 0. out->generation = base->generation + gen. */
 void hw_evolve(const ccs_hw *base, const ccs_evolution *ev, int gen, ccs_hw *out);
 
-/* Effective matrix FLOP/s for dtype: peak * gemm_eff * clock_ratio, or 0 when
+/* Measured large-GEMM efficiency for dtype (gemm_eff_fp8 for fp8 when the
+ * catalog gives it) and the GEMM depth it was measured at. */
+double hw_gemm_eff(const ccs_hw *hw, int dtype, double *ref_k);
+
+/* Effective matrix FLOP/s for dtype: peak * efficiency * clock_ratio, or 0 when
  * the device lacks the dtype. */
 double hw_gemm_flops(const ccs_hw *hw, int dtype);
 
