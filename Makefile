@@ -13,6 +13,8 @@ DESTDIR ?=
 BINDIR   = $(PREFIX)/bin
 DATADIR  = $(PREFIX)/share/ccsweep
 DOCDIR   = $(PREFIX)/share/doc/ccsweep
+MANDIR   = $(PREFIX)/share/man
+COMPDIR  = $(PREFIX)/share/bash-completion/completions
 NP      ?= $(shell nproc 2>/dev/null || echo 2)
 
 BUILD   := build
@@ -104,19 +106,34 @@ study: deps
 	@$(MAKE) --no-print-directory all
 	@sh tools/study.sh $(NP)
 
+# Installed names of the tools (build/tools/NAME -> BINDIR/ccsweep-NAME).
+TOOL_INST := profiler groundtruth nccl-import
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/catalog $(DESTDIR)$(DATADIR)/sweeps \
-	    $(DESTDIR)$(DATADIR)/calibration $(DESTDIR)$(DOCDIR)
+	    $(DESTDIR)$(DATADIR)/calibration $(DESTDIR)$(DATADIR)/queries $(DESTDIR)$(DATADIR)/slurm \
+	    $(DESTDIR)$(DOCDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(COMPDIR)
 	install -m 755 ccsweep $(DESTDIR)$(BINDIR)/ccsweep
+	install -m 755 $(BUILD)/tools/profiler $(DESTDIR)$(BINDIR)/ccsweep-profiler
+	install -m 755 $(BUILD)/tools/groundtruth $(DESTDIR)$(BINDIR)/ccsweep-groundtruth
+	install -m 755 $(BUILD)/tools/nccl_import $(DESTDIR)$(BINDIR)/ccsweep-nccl-import
 	install -m 644 sweeps/catalog/*.yaml $(DESTDIR)$(DATADIR)/catalog/
-	install -m 644 sweeps/*.yaml $(DESTDIR)$(DATADIR)/sweeps/ 2>/dev/null || true
-	-install -m 644 sweeps/calibration/*.csv $(DESTDIR)$(DATADIR)/calibration/ 2>/dev/null
+	install -m 644 sweeps/*.yaml $(DESTDIR)$(DATADIR)/sweeps/
+	install -m 644 sweeps/calibration/*.csv sweeps/calibration/*.yaml $(DESTDIR)$(DATADIR)/calibration/
+	install -m 644 tools/queries/*.sql $(DESTDIR)$(DATADIR)/queries/
+	install -m 644 tools/validate-configs.txt $(DESTDIR)$(DATADIR)/
+	sed 's|^default_bin=ccsweep$$|default_bin=$(BINDIR)/ccsweep|' tools/slurm/ccsweep.sbatch \
+	    > $(DESTDIR)$(DATADIR)/slurm/ccsweep.sbatch
+	chmod 755 $(DESTDIR)$(DATADIR)/slurm/ccsweep.sbatch
 	install -m 644 README.md $(DESTDIR)$(DOCDIR)/
-	-install -m 644 sweeps/README.md $(DESTDIR)$(DOCDIR)/sweeps.md 2>/dev/null
-	-install -m 644 results/README.md $(DESTDIR)$(DOCDIR)/results.md 2>/dev/null
+	install -m 644 sweeps/README.md $(DESTDIR)$(DOCDIR)/sweeps.md
+	install -m 644 results/README.md $(DESTDIR)$(DOCDIR)/results.md
+	install -m 644 tools/slurm/README.md $(DESTDIR)$(DOCDIR)/slurm.md
+	install -m 644 tools/ccsweep.1 $(DESTDIR)$(MANDIR)/man1/ccsweep.1
+	install -m 644 tools/ccsweep.bash-completion $(DESTDIR)$(COMPDIR)/ccsweep
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/ccsweep
+	rm -f $(DESTDIR)$(BINDIR)/ccsweep $(TOOL_INST:%=$(DESTDIR)$(BINDIR)/ccsweep-%)
+	rm -f $(DESTDIR)$(MANDIR)/man1/ccsweep.1 $(DESTDIR)$(COMPDIR)/ccsweep
 	rm -rf $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR)
 
 format:

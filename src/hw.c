@@ -1,5 +1,5 @@
-/* hw.c - hardware validation and generation scaling (DESIGN section 2/6:
- * hardware at generation g is the base scaled by the evolution factors^g). */
+/* hw.c - hardware validation and generation scaling (hardware at
+ * generation g is the base scaled by the evolution factors^g). */
 #include "ccsweep/hw.h"
 
 #include <math.h>

@@ -1,6 +1,6 @@
 #!/bin/sh
-# bench.sh - 'make bench': engine figures for DESIGN section 12. Prints
-# numbers; asserts nothing about timing.
+# bench.sh - 'make bench': how fast the engine sweeps, against the raw SQLite
+# insert rate that bounds it. Prints numbers; asserts nothing about timing.
 #   1. projections/s on one core (decode + project + filter, no output)
 #   2. raw insert rate of the same rows (store_put of precomputed rows, no
 #      projection, no MPI; batches of 10k rows, WAL, synchronous=NORMAL)

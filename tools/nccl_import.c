@@ -1,6 +1,6 @@
 /* nccl_import.c - turn nccl-tests / rccl-tests output (all_reduce_perf,
  * all_gather_perf, reduce_scatter_perf, sendrecv_perf) into calibration
- * profile rows (DESIGN section 6), so GPU clusters are calibrated from the
+ * profile rows (format: include/ccsweep/opmodel.h), so GPU clusters are calibrated from the
  * tool everyone already runs.
  *
  *   nccl_import [--op OP] [--group N] [--level intra|inter] [--in-place]

@@ -1,5 +1,5 @@
 /* profiler.c - measure this machine's operator timings into a calibration
- * profile (DESIGN section 6 CSV) and a matching hardware catalog entry.
+ * profile (CSV, format in include/ccsweep/opmodel.h) and a matching hardware catalog entry.
  *
  *   mpirun -n 2 build/tools/profiler --budget 100 --out prof.csv --hw-out hw.yaml
  *

@@ -2,7 +2,7 @@
  * operator timings of one hardware, one curve per (op, dtype[, group, level]).
  * The object is immutable after opmodel_load and may be shared by threads.
  *
- * Profile CSV (DESIGN section 6): op,dtype,m,n,k,bytes,group,level,time_s,reps
+ * Profile CSV (format also in sweeps/README.md): op,dtype,m,n,k,bytes,group,level,time_s,reps
  * with '#' comment lines; a comment "# key: value" is kept as metadata (the
  * profiler records host, cpu, blas, mpi, date and profiling_wall_s). Columns
  * by op:
@@ -34,7 +34,7 @@
 
 typedef struct ccs_opmodel ccs_opmodel;
 
-/* Parse the profile CSV at path (DESIGN section 6 format) and fit its curves.
+/* Parse the profile CSV at path (the format above) and fit its curves.
  * Returns a new model the caller frees with opmodel_free, or NULL with err
  * naming the file, line and field. Turns GSL's abort-on-error handler off. */
 ccs_opmodel *opmodel_load(const char *path, ccs_err *err);

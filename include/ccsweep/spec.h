@@ -1,4 +1,4 @@
-/* spec.h - a sweep specification (YAML, DESIGN section 10; format in
+/* spec.h - a sweep specification (YAML; format in
  * sweeps/README.md): the models, hardware, generations and plan axes whose
  * cross product (with zips) is the scenario grid, plus the `where` filter, the
  * scenario name template and calibration profiles. Parsing validates
