@@ -200,6 +200,12 @@ int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *ev
     rc |= jset(plan, "pp", json_integer(p->pp));
     rc |= jset(plan, "dp", json_integer(p->dp));
     rc |= jset(plan, "vpp", json_integer(p->vpp));
+    int32_t sf, sm, sl;
+    if (plan_stage_layers(m, p, &sf, &sm, &sl) == CCS_R_OK) {
+        rc |= jset(plan, "pp_first_layers", json_integer(sf));
+        rc |= jset(plan, "pp_mid_layers", json_integer(sm));
+        rc |= jset(plan, "pp_last_layers", json_integer(sl));
+    }
     rc |= jset(plan, "mbs", json_integer(p->mbs));
     rc |= jset(plan, "gbs", json_integer(p->gbs));
     rc |= jset(plan, "seq", json_integer(p->seq));
@@ -310,6 +316,11 @@ static void project_usage(FILE *f)
             "  --devices N        total devices; dp = N/(tp*pp) unless --dp is given\n"
             "  --tp/--pp/--dp     tensor, pipeline, data parallel degrees (1)\n"
             "  --vpp V            interleaved 1F1B virtual stages per device (1)\n"
+            "  --pp-first-layers N, --pp-last-layers N\n"
+            "                     layers on the first / last pipeline stage; the other stages\n"
+            "                     share the rest evenly. Without them, when pp does not divide\n"
+            "                     the layers, middle stages take ceil(layers/pp) and the first\n"
+            "                     and last split the remainder (126 on 16: 7 + 14 x 8 + 7)\n"
             "  --seq S            sequence length (the model's, else 2048)\n"
             "  --gbs B            global batch in sequences (the model's published one, else mbs*dp)\n"
             "  --mbs b            micro-batch size (1)\n"
@@ -352,11 +363,17 @@ static void print_human(const ccs_model *m, const ccs_hw *hw, const char *evo, c
     char mb[32] = "";
     if (r->micro_batches > 0)
         snprintf(mb, sizeof mb, " (%d micro-batches)", r->micro_batches);
-    printf("  %-20s seq %d, gbs %d, mbs %d%s, vpp %d, %s%s, recompute %s, "
+    char stages[64] = "";
+    int32_t lf, lm, ll;
+    if (p->pp > 1 && plan_stage_layers(m, p, &lf, &lm, &ll) == CCS_R_OK &&
+        (lf != lm || ll != lm))
+        snprintf(stages, sizeof stages, ", stages %d + %d x %d + %d layers", lf, p->pp - 2, lm,
+                 ll);
+    printf("  %-20s seq %d, gbs %d, mbs %d%s, vpp %d%s, %s%s, recompute %s, "
            "zero %d%s, dp-overlap %s\n",
-           "plan", p->seq, p->gbs, p->mbs, mb, p->vpp, dtype_name(p->dtype), p->sp ? ", sp" : "",
-           recompute_name(p->recompute), p->zero, p->flash_attn ? ", flash-attn" : "",
-           dp_overlap_name(p->dp_overlap));
+           "plan", p->seq, p->gbs, p->mbs, mb, p->vpp, stages, dtype_name(p->dtype),
+           p->sp ? ", sp" : "", recompute_name(p->recompute), p->zero,
+           p->flash_attn ? ", flash-attn" : "", dp_overlap_name(p->dp_overlap));
     printf("  %-20s %.4g (%.1f B)\n", "parameters", r->params, r->params / 1e9);
     if (r->status == CCS_ST_INVALID) {
         printf("  %-20s invalid: %s\n", "status", plan_reason_text(r->reason));
@@ -402,7 +419,7 @@ enum {
     O_MODEL = 256, O_LAYERS, O_HIDDEN, O_HEADS, O_KV, O_FFN, O_VOCAB, O_GATED, O_HW, O_GEN,
     O_EVO, O_DEVICES, O_TP, O_PP, O_DP, O_VPP, O_SEQ, O_GBS, O_MBS, O_SP, O_RECOMP, O_ZERO,
     O_DTYPE, O_FLASH, O_TPOV, O_NODPOV, O_DPOV, O_INNET, O_COMPRESS, O_NETBW, O_CALIB, O_CATALOG,
-    O_JSON, O_HELP
+    O_JSON, O_HELP, O_PPFIRST, O_PPLAST
 };
 
 static int pos_double(const char *opt, const char *text, double *out)
@@ -428,6 +445,8 @@ int cli_project(int argc, char **argv)
         {"evolution", required_argument, 0, O_EVO}, {"devices", required_argument, 0, O_DEVICES},
         {"tp", required_argument, 0, O_TP},         {"pp", required_argument, 0, O_PP},
         {"dp", required_argument, 0, O_DP},         {"vpp", required_argument, 0, O_VPP},
+        {"pp-first-layers", required_argument, 0, O_PPFIRST},
+        {"pp-last-layers", required_argument, 0, O_PPLAST},
         {"seq", required_argument, 0, O_SEQ},       {"gbs", required_argument, 0, O_GBS},
         {"mbs", required_argument, 0, O_MBS},       {"sp", no_argument, 0, O_SP},
         {"recompute", required_argument, 0, O_RECOMP}, {"zero", required_argument, 0, O_ZERO},
@@ -537,6 +556,11 @@ int cli_project(int argc, char **argv)
             else p.mbs = (int32_t)v;
             break;
         }
+        case O_PPFIRST:
+        case O_PPLAST:
+            bad = cli_int("project", o, optarg, 1, IMAX, &v);
+            *(c == O_PPFIRST ? &p.pp_first : &p.pp_last) = (int32_t)v;
+            break;
         case O_HELP: project_usage(stdout); return 0;
         default:
             cli_bad_option("project", optind > 0 ? argv[optind - 1] : o, opts);

@@ -11,7 +11,8 @@
  * of it; sequence parallelism also the remaining 10sbh; selective recompute
  * drops the 5as^2b attention-core part; full recompute keeps only the 2sbh
  * layer input. 1F1B keeps p micro-batches in flight on the first stage
- * (L layers' worth), interleaving multiplies by 1 + (p-1)/(p*vpp). */
+ * (its layers' worth), interleaving multiplies by 1 + (p-1)/(p*vpp); with
+ * uneven stages (plan_stage_layers) a middle stage can be the fullest. */
 #include "ccsweep/memory.h"
 #include "ccsweep/regions.h"
 
@@ -48,17 +49,18 @@ void memory_footprint(const ccs_model *m, const ccs_plan *p, double params_first
     double ws = p->zero >= 3 ? dp : 1, gs = p->zero >= 2 ? dp : 1, os = p->zero >= 1 ? dp : 1;
     double per_param = w_b / ws + g_b / gs + o_b / os;
 
-    double ls = (double)m->layers / p->pp;
+    int32_t lf, lm, ll;
+    plan_stage_layers(m, p, &lf, &lm, &ll);
     double mb = plan_micro_batches(p);
     double layer = memory_act_per_layer(m, p);
     double e = dtype_bytes(p->dtype) < 2 ? 2 : dtype_bytes(p->dtype);
     double sbh_t = (double)p->seq * p->mbs * m->hidden / p->tp;
     int sp = p->sp && p->tp > 1;
 
-    /* first stage: min(p, m) micro-batches of ls layers (1F1B warm-up depth) */
+    /* first stage: min(p, m) micro-batches of its layers (1F1B warm-up depth) */
     double inflight = p->pp < mb ? p->pp : mb;
     double il = p->vpp > 1 ? 1.0 + (p->pp - 1.0) / (p->pp * (double)p->vpp) : 1.0;
-    double act_first = layer * ls * inflight * il;
+    double act_first = layer * lf * inflight * il;
     /* embedding dropout mask per in-flight micro-batch (Korthikanti eq. 5) */
     if (m->bias)
         act_first += sbh_t * (sp ? 1 : p->tp) * inflight;
@@ -66,21 +68,38 @@ void memory_footprint(const ccs_model *m, const ccs_plan *p, double params_first
      * output and fp32 logits (Korthikanti section 4.3: 4sbh/t (1 + v/h)) */
     double V = regions_padded_vocab(m, p->tp);
     double head = sbh_t * (e + 4.0 * V / m->hidden);
-    double act_last = layer * ls * il + head;
+    double act_last = layer * ll * il + head;
     if (p->pp == 1) {
         act_first += head;
         act_last = act_first;
     }
+    /* the second stage, the fullest middle one: p - 1 micro-batches in flight */
+    double mid = 0, params_mid = 0, act_mid = 0;
+    if (p->pp > 2) {
+        double inflight_mid = p->pp - 1 < mb ? p->pp - 1 : mb;
+        act_mid = layer * lm * inflight_mid * il;
+        params_mid = lm * model_layer_params(m) / p->tp;
+        mid = params_mid * per_param + act_mid;
+    }
 
     double first = params_first * per_param + act_first;
     double last = params_last * per_param + act_last;
-    int use_first = first >= last;
-    double params = use_first ? params_first : params_last;
+    double params = params_first, act = act_first, total = first;
+    if (last > total) {
+        params = params_last;
+        act = act_last;
+        total = last;
+    }
+    if (mid > total) {
+        params = params_mid;
+        act = act_mid;
+        total = mid;
+    }
     out->weights = params * w_b / ws;
     out->grads = params * g_b / gs;
     out->optimizer = params * o_b / os;
-    out->activations = use_first ? act_first : act_last;
-    out->total = use_first ? first : last;
+    out->activations = act;
+    out->total = total;
     out->act_layer = layer;
     out->in_flight = inflight * il;
 }

@@ -36,6 +36,56 @@ int plan_derive(ccs_plan *p)
     return CCS_R_OK;
 }
 
+int plan_stage_layers(const ccs_model *m, const ccs_plan *p, int32_t *first, int32_t *mid,
+                      int32_t *last)
+{
+    int32_t L = m->layers, pp = p->pp;
+    *first = *mid = *last = L;
+    if (pp <= 1)
+        return (p->pp_first <= 0 || p->pp_first == L) && (p->pp_last <= 0 || p->pp_last == L)
+                   ? CCS_R_OK
+                   : CCS_R_PP_LAYERS;
+    if (p->pp_first < 0 || p->pp_last < 0)
+        return CCS_R_PP_LAYERS;
+    int64_t f = p->pp_first, l = p->pp_last, q;
+    if (f > 0 || l > 0) {
+        int64_t others = pp - (f > 0) - (l > 0);
+        int64_t rest = (int64_t)L - f - l;
+        if (others == 0) {
+            if (rest != 0)
+                return CCS_R_PP_LAYERS;
+            q = f; /* two stages, both given: no middle stage */
+        } else {
+            if (rest < others || rest % others != 0)
+                return CCS_R_PP_LAYERS;
+            q = rest / others;
+        }
+        if (f == 0)
+            f = q;
+        if (l == 0)
+            l = q;
+    } else if (L % pp == 0) {
+        f = l = q = L / pp;
+    } else if (pp == 2) {
+        f = L / 2;
+        l = L - f;
+        q = l;
+    } else {
+        q = (L + pp - 1) / pp;
+        int64_t rem = (int64_t)L - (int64_t)(pp - 2) * q;
+        if (rem < 2)
+            return CCS_R_PP_LAYERS;
+        f = rem / 2;
+        l = rem - f;
+    }
+    if (f < 1 || l < 1 || q < 1)
+        return CCS_R_PP_LAYERS;
+    *first = (int32_t)f;
+    *mid = (int32_t)q;
+    *last = (int32_t)l;
+    return CCS_R_OK;
+}
+
 int32_t plan_micro_batches(const ccs_plan *p)
 {
     int64_t per = (int64_t)p->mbs * p->dp;
@@ -55,9 +105,13 @@ int plan_check(const ccs_model *m, const ccs_hw *hw, const ccs_plan *p)
         return CCS_R_TP_KV;
     if (m->ffn % p->tp != 0)
         return CCS_R_TP_FFN;
-    if (m->layers % p->pp != 0)
+    int32_t lf, lm, ll;
+    if (plan_stage_layers(m, p, &lf, &lm, &ll) != CCS_R_OK)
         return CCS_R_PP_LAYERS;
-    if (p->vpp > 1 && (p->pp == 1 || (m->layers / p->pp) % p->vpp != 0))
+    /* interleaving splits every stage into vpp chunks: equal on the middle
+     * stages, at least a layer each on shorter first and last stages */
+    if (p->vpp > 1 && (p->pp == 1 || lm % p->vpp != 0 || lf > lm || ll > lm || lf < p->vpp ||
+                       ll < p->vpp))
         return CCS_R_VPP;
     if (p->gbs % ((int64_t)p->mbs * p->dp) != 0)
         return CCS_R_BATCH;
@@ -86,8 +140,8 @@ static const char *const reason_texts[CCS_R_N] = {
     "tp does not divide the attention heads",
     "tp and kv_heads do not divide one another",
     "tp does not divide the FFN width",
-    "pp does not divide the layers",
-    "vpp needs pp > 1 and must divide layers/pp",
+    "the layers cannot be split into pp stages (pp must divide them, or the first/last stage counts must leave an even split)",
+    "vpp needs pp > 1 and must divide the layers of a middle stage (first and last no longer, at least vpp)",
     "interleaving needs the micro-batch count divisible by pp",
     "gbs is not divisible by mbs * dp",
     "sequence parallelism needs tp to divide seq",

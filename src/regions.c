@@ -315,19 +315,24 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
          x.tp, x.tp_node, 1);
     mem(&B, CCS_OP_LAYERNORM, CCS_RG_HEAD_BWD, 4 * act, 10 * act / x.e);
 
-    /* Parameters per device of the first and last stage. */
-    int ls = m->layers / p->pp;
-    double lay = ls * model_layer_params(m) / x.t;
+    /* Parameters per device of the first, a middle and the last stage. */
+    int32_t lf, lm, ll;
+    plan_stage_layers(m, p, &lf, &lm, &ll);
+    double lp = model_layer_params(m) / x.t;
     double emb = (x.V + m->max_pos) * x.h / x.t;
     double head = (x.V * x.h) / x.t + x.h; /* a tied head keeps a copy on the last stage */
-    out->layers_per_stage = ls;
+    out->layers_first = lf;
+    out->layers_mid = lm;
+    out->layers_last = ll;
+    out->layers_per_stage = lf > lm ? (lf > ll ? lf : ll) : (lm > ll ? lm : ll);
     out->micro_batches = plan_micro_batches(p);
     if (p->pp == 1) {
-        out->params_stage_first = lay + emb + (m->tied ? x.h : head);
-        out->params_stage_last = out->params_stage_first;
+        out->params_stage_first = lf * lp + emb + (m->tied ? x.h : head);
+        out->params_stage_last = out->params_stage_mid = out->params_stage_first;
     } else {
-        out->params_stage_first = lay + emb;
-        out->params_stage_last = lay + head;
+        out->params_stage_first = lf * lp + emb;
+        out->params_stage_mid = p->pp > 2 ? lm * lp : 0;
+        out->params_stage_last = ll * lp + head;
     }
 
     /* Optimizer step over the local parameters (mixed-precision Adam with fp32
@@ -337,6 +342,8 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
      * is zeroed (4): 46 bytes per parameter; 36 when training in fp32. */
     double pmax = out->params_stage_first > out->params_stage_last ? out->params_stage_first
                                                                    : out->params_stage_last;
+    if (out->params_stage_mid > pmax)
+        pmax = out->params_stage_mid;
     double shard = p->zero >= 1 ? p->dp : 1;
     double per_param = dtype_bytes(p->dtype) >= 4 ? 36.0 : 46.0;
     mem(&B, CCS_OP_ELEMENTWISE, CCS_RG_OPTIMIZER, pmax * per_param / shard, 12 * pmax / shard);

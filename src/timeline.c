@@ -22,11 +22,11 @@ typedef struct compose {
 } compose;
 
 /* Per-region sums of one occurrence: rt all ops, gemm the GEMM-class ops.
- * busy: seconds per iteration each link class carries (0 intra, 1 inter),
- * for the first-stage and the last-stage device. */
+ * Link busy time per link class (0 intra, 1 inter): per layer and micro-batch,
+ * per micro-batch of the first and of the last stage, and per iteration. */
 typedef struct sums {
     double rt[CCS_RG_N], gemm[CCS_RG_N];
-    double busy_first[2], busy_last[2];
+    double busy_layer[2], busy_first[2], busy_last[2], busy_iter[2];
 } sums;
 
 /* Compute part and TP part of a (compute region, tp region) pair. With
@@ -57,36 +57,56 @@ static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S
     block(S, CCS_RG_BWD_MLP, CCS_RG_BWD_MLP_TP, ov, &lc, &ltp, &ltpe);
     block(S, CCS_RG_BWD_ATTN, CCS_RG_BWD_ATTN_TP, ov, &lc, &ltp, &ltpe);
 
-    double ls = ops->layers_per_stage;
+    double m = ops->micro_batches;
     double fc = rt[CCS_RG_EMBED_FWD] + rt[CCS_RG_EMBED_BWD];
     double ftp = rt[CCS_RG_EMBED_TP], ftpe = ftp;
     double hc = rt[CCS_RG_HEAD_FWD] + rt[CCS_RG_HEAD_BWD];
     double htp = rt[CCS_RG_HEAD_TP], htpe = htp;
 
-    double mc, mtp, mtpe; /* slowest stage, one micro-batch */
+    /* The slowest stage sets the pace: the first (its layers and the
+     * embedding), a middle one (layers only) or the last (layers and head). */
+    double mc, mtp, mtpe, ls; /* slowest stage, one micro-batch */
     double head_bwd = 0;
-    const double *busy = S->busy_first;
+    const double *extra_busy = S->busy_first;
     if (p->pp == 1) {
+        ls = ops->layers_first;
         mc = ls * lc + fc + hc;
         mtp = ls * ltp + ftp + htp;
         mtpe = ls * ltpe + ftpe + htpe;
         head_bwd = rt[CCS_RG_HEAD_BWD];
     } else {
-        double first = ls * (lc + ltpe) + fc + ftpe;
-        double last = ls * (lc + ltpe) + hc + htpe;
-        if (first >= last) {
+        double lf = ops->layers_first, lm = ops->layers_mid, ll = ops->layers_last;
+        double first = lf * (lc + ltpe) + fc + ftpe;
+        double mid = p->pp > 2 ? lm * (lc + ltpe) : 0;
+        double last = ll * (lc + ltpe) + hc + htpe;
+        if (first >= mid && first >= last) {
+            ls = lf;
             mc = ls * lc + fc;
             mtp = ls * ltp + ftp;
             mtpe = ls * ltpe + ftpe;
+        } else if (mid >= last) {
+            ls = lm;
+            mc = ls * lc;
+            mtp = ls * ltp;
+            mtpe = ls * ltpe;
+            extra_busy = NULL;
         } else {
+            ls = ll;
             mc = ls * lc + hc;
             mtp = ls * ltp + htp;
             mtpe = ls * ltpe + htpe;
             head_bwd = rt[CCS_RG_HEAD_BWD];
-            busy = S->busy_last;
+            extra_busy = S->busy_last;
         }
     }
-    double m = ops->micro_batches;
+    double busy[2];
+    for (int k = 0; k < 2; k++) {
+        busy[k] = m * ls * S->busy_layer[k] + S->busy_iter[k];
+        if (p->pp == 1)
+            busy[k] += m * (S->busy_first[k] + S->busy_last[k]);
+        else if (extra_busy)
+            busy[k] += m * extra_busy[k];
+    }
     double t_mb = mc + mtpe;
 
     o->t_bubble = (p->pp - 1.0) / p->vpp * t_mb;
@@ -189,12 +209,11 @@ void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, 
         double t3[3] = {ot.t, ot.lo, ot.hi};
         int is_gemm =
             op->kind == CCS_OP_GEMM || op->kind == CCS_OP_BMM || op->kind == CCS_OP_ATTENTION;
-        /* occurrences per iteration, for the link accounting */
+        /* occurrences per iteration of the iteration-scoped ops, for the link
+         * accounting (layer, first- and last-stage ops are scaled per stage) */
         double per_iter = 1;
         int sc = region_scope(op->region);
-        if (sc == CCS_SCOPE_LAYER)
-            per_iter = m_b * ls;
-        else if (sc != CCS_SCOPE_ITER)
+        if (sc == CCS_SCOPE_MICRO)
             per_iter = m_b;
         if (op->region == CCS_RG_PP_COMM)
             per_iter = 2.0 * m_b * p->vpp; /* sent per direction; links are full duplex */
@@ -208,10 +227,14 @@ void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, 
             if (is_gemm)
                 s->gemm[op->region] += t;
             if (op->comm) {
-                if (sc != CCS_SCOPE_LAST)
-                    s->busy_first[link] += t * per_iter;
-                if (sc != CCS_SCOPE_FIRST)
-                    s->busy_last[link] += t * per_iter;
+                if (sc == CCS_SCOPE_LAYER)
+                    s->busy_layer[link] += t;
+                else if (sc == CCS_SCOPE_FIRST)
+                    s->busy_first[link] += t;
+                else if (sc == CCS_SCOPE_LAST)
+                    s->busy_last[link] += t;
+                else
+                    s->busy_iter[link] += t * per_iter;
             }
         }
         if (ot.extrap > extrap)

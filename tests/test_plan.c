@@ -88,7 +88,14 @@ static void test_invalid_reasons(void **state)
     CASE((mm.kv_heads = 6, mm.heads = 48, mm.hidden = 6144, p.tp = 4, p.devices = 16),
          CCS_R_TP_KV);
     CASE((p.tp = 16, p.devices = 64), CCS_R_TP_FFN); /* 11000 % 16 != 0 */
-    CASE((p.pp = 3, p.devices = 12), CCS_R_PP_LAYERS);
+    CASE((p.pp = 3, p.devices = 12), CCS_R_OK); /* uneven stages: 10 + 11 + 11 */
+    CASE((p.pp = 3, p.devices = 12, p.pp_first = 31), CCS_R_PP_LAYERS); /* 1 layer for 2 */
+    CASE((p.pp = 3, p.devices = 12, p.pp_first = 12, p.pp_last = 11), CCS_R_OK); /* 12+9+11 */
+    CASE((p.pp = 3, p.devices = 12, p.pp_first = 12, p.pp_last = 21), CCS_R_PP_LAYERS);
+    CASE((p.pp = 2, p.pp_first = 20, p.pp_last = 12), CCS_R_OK);
+    CASE((p.pp = 2, p.pp_first = 20, p.pp_last = 11), CCS_R_PP_LAYERS);
+    CASE((p.pp = 1, p.devices = 4, p.pp_first = 31), CCS_R_PP_LAYERS);
+    CASE((p.pp = 3, p.devices = 12, p.vpp = 2), CCS_R_VPP); /* 11-layer middle stage */
     CASE((p.pp = 1, p.vpp = 2, p.devices = 4), CCS_R_VPP);
     CASE(p.vpp = 3, CCS_R_VPP); /* 16 layers per stage not divisible by 3 */
     CASE((p.vpp = 2, p.gbs = 12), CCS_R_VPP_MICRO); /* 3 micro-batches, pp 2 */
@@ -98,6 +105,85 @@ static void test_invalid_reasons(void **state)
     CASE(p.zero = 4, CCS_R_ZERO);
     CASE(p.recompute = 3, CCS_R_RECOMPUTE);
 #undef CASE
+}
+
+/* Stage split (plan_stage_layers): Llama 3 405B's 126 layers on 16 stages
+ * ran as 7 + 14 x 8 + 7 (Llama Team 2024, arXiv 2407.21783, section 3.3.2:
+ * one layer removed from the first and the last stage); explicit first/last
+ * counts leave the rest to the other stages evenly. */
+static void test_stage_layers(void **state)
+{
+    (void)state;
+    ccs_model m = model();
+    ccs_plan p = base();
+    int32_t f, mid, l;
+    m.layers = 126;
+    p.pp = 16;
+    assert_int_equal(plan_stage_layers(&m, &p, &f, &mid, &l), CCS_R_OK);
+    assert_int_equal(f, 7);
+    assert_int_equal(mid, 8);
+    assert_int_equal(l, 7);
+    assert_int_equal(f + 14 * mid + l, 126);
+    p.pp_first = 6; /* 120 left for 15 stages */
+    assert_int_equal(plan_stage_layers(&m, &p, &f, &mid, &l), CCS_R_OK);
+    assert_true(f == 6 && mid == 8 && l == 8);
+    p.pp_first = 0;
+    p.pp_last = 21; /* 105 left for 15 stages */
+    assert_int_equal(plan_stage_layers(&m, &p, &f, &mid, &l), CCS_R_OK);
+    assert_true(f == 7 && mid == 7 && l == 21);
+    p.pp_last = 0;
+    m.layers = 96; /* divisible: equal stages */
+    assert_int_equal(plan_stage_layers(&m, &p, &f, &mid, &l), CCS_R_OK);
+    assert_true(f == 6 && mid == 6 && l == 6);
+    m.layers = 7;
+    p.pp = 2;
+    assert_int_equal(plan_stage_layers(&m, &p, &f, &mid, &l), CCS_R_OK);
+    assert_true(f == 3 && l == 4);
+    m.layers = 5;
+    p.pp = 4; /* 2 + 2 for the middle leaves 1 for first and last */
+    assert_int_equal(plan_stage_layers(&m, &p, &f, &mid, &l), CCS_R_PP_LAYERS);
+}
+
+/* The slowest stage sets the pace. Llama 3 405B on 16 stages: one layer
+ * costs about twice the output head (vocabulary 128256), so with 7 + 14 x 8 +
+ * 7 a middle stage (8 layers) binds, while an even 128-layer split binds on
+ * the last stage (8 layers + head). Per micro-batch their compute differs by
+ * exactly the head's forward and backward time. The plan's memory is its
+ * fullest stage's: a middle stage holds 8 layers for 15 micro-batches. */
+static void test_uneven_pipeline(void **state)
+{
+    (void)state;
+    const ccs_hw *h = catalog_hw(test_cat(), "h100-sxm");
+    const ccs_model *llama = catalog_model(test_cat(), "llama3-405b");
+    assert_non_null(llama);
+    assert_int_equal(llama->layers, 126);
+    ccs_model m128 = *llama;
+    m128.layers = 128;
+    ccs_plan p;
+    plan_defaults(&p);
+    p.tp = 8;
+    p.pp = 16;
+    p.devices = 8192;
+    p.seq = 8192;
+    p.gbs = 2048;
+    p.zero = 1;
+    ccs_plan q = p;
+    ccs_result r126, r128;
+    ccs_region_time rg[CCS_RG_N];
+    test_project(llama, &p, h, &r126, rg);
+    test_project(&m128, &q, h, &r128, NULL);
+    assert_int_not_equal(r126.status, CCS_ST_INVALID);
+    assert_int_not_equal(r128.status, CCS_ST_INVALID);
+    double layer = rg[CCS_RG_FWD_ATTN].time + rg[CCS_RG_FWD_MLP].time + rg[CCS_RG_BWD_MLP].time +
+                   rg[CCS_RG_BWD_ATTN].time;
+    double head = rg[CCS_RG_HEAD_FWD].time + rg[CCS_RG_HEAD_BWD].time;
+    assert_true(head < layer); /* the premise */
+    double m = r126.micro_batches;
+    assert_rel((r128.t_compute - r128.t_optimizer) - (r126.t_compute - r126.t_optimizer),
+               m * head, 1e-9);
+    assert_rel(r126.t_compute - r126.t_optimizer, m * 8 * layer, 1e-9);
+    double act = memory_act_per_layer(llama, &p);
+    assert_true(r126.mem_activations >= 8 * 15 * act * (1 - 1e-12));
 }
 
 static void test_reason_text(void **state)
@@ -139,6 +225,7 @@ int main(void)
         cmocka_unit_test(test_valid),           cmocka_unit_test(test_derive),
         cmocka_unit_test(test_invalid_reasons), cmocka_unit_test(test_reason_text),
         cmocka_unit_test(test_projection_reports_invalid),
+        cmocka_unit_test(test_stage_layers), cmocka_unit_test(test_uneven_pipeline),
     };
-    return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
+    return cmocka_run_group_tests_name("plan", tests, test_catalog_setup, test_catalog_teardown);
 }

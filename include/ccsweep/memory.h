@@ -11,7 +11,7 @@ typedef struct ccs_memory {
     double grads;       /* bytes */
     double optimizer;   /* bytes */
     double activations; /* bytes */
-    double total;       /* bytes, the larger of the first and last stage */
+    double total;       /* bytes, the fullest of the first, a middle and the last stage */
     double act_layer;   /* bytes of activations one layer keeps for one micro-batch */
     double in_flight;   /* micro-batch-layers of activations held by a first-stage device / layers per stage */
 } ccs_memory;

@@ -27,6 +27,8 @@ typedef struct ccs_plan {
     int32_t mbs;     /* micro-batch size, sequences */
     int32_t gbs;     /* global batch size, sequences */
     int32_t seq;     /* sequence length, tokens */
+    int32_t pp_first; /* layers on the first pipeline stage; 0 = plan_stage_layers' rule */
+    int32_t pp_last;  /* layers on the last pipeline stage; 0 = the rule */
     int8_t dtype;    /* ccs_dtype of weights/activations/GEMMs */
     int8_t sp;       /* 1: Megatron sequence parallelism (needs tp > 1 to matter) */
     int8_t zero;     /* ZeRO stage 0..3 over the data-parallel group */
@@ -47,8 +49,8 @@ typedef enum ccs_reason {
     CCS_R_TP_HEADS,     /* tp does not divide heads */
     CCS_R_TP_KV,        /* tp and kv_heads: neither divides the other */
     CCS_R_TP_FFN,       /* tp does not divide ffn */
-    CCS_R_PP_LAYERS,    /* pp does not divide layers */
-    CCS_R_VPP,          /* vpp needs pp > 1 and vpp dividing layers/pp */
+    CCS_R_PP_LAYERS,    /* the layers cannot be split into pp stages as asked */
+    CCS_R_VPP,          /* vpp needs pp > 1 and vpp dividing a middle stage's layers */
     CCS_R_VPP_MICRO,    /* interleaving needs micro-batches divisible by pp */
     CCS_R_BATCH,        /* gbs not divisible by mbs * dp */
     CCS_R_SEQ_SP,       /* sequence parallelism needs tp dividing seq */
@@ -71,6 +73,18 @@ int plan_derive(ccs_plan *p);
  * skip the dtype check). Memory fit is not checked here (see memory.h).
  * Returns CCS_R_OK or the first failing reason. */
 int plan_check(const ccs_model *m, const ccs_hw *hw, const ccs_plan *p);
+
+/* Layers per pipeline stage: the first, each middle and the last stage.
+ * Megatron-Core's decoder_first/last_pipeline_num_layers: pp_first and
+ * pp_last, when given, fix those stages and the other stages share the rest
+ * evenly. When neither is given and pp divides the layers, all are equal.
+ * Otherwise the middle stages take ceil(layers / pp) each and the first and
+ * last split what remains, the last taking the odd one (Llama 3 405B, 126
+ * layers on 16 stages: 7, 14 x 8, 7, as Llama Team 2024, arXiv 2407.21783,
+ * section 3.3.2 did). Returns CCS_R_OK or CCS_R_PP_LAYERS. For pp == 1 all
+ * three are the layer count. */
+int plan_stage_layers(const ccs_model *m, const ccs_plan *p, int32_t *first, int32_t *mid,
+                      int32_t *last);
 
 /* Micro-batches per iteration per pipeline: gbs / (mbs * dp). */
 int32_t plan_micro_batches(const ccs_plan *p);

@@ -83,9 +83,11 @@ typedef struct ccs_oplist {
     int n;
     ccs_op ops[CCS_MAX_OPS];
     /* iteration structure the timeline needs */
-    int32_t layers_per_stage;
+    int32_t layers_per_stage; /* layers on the most loaded stage */
+    int32_t layers_first, layers_mid, layers_last; /* plan_stage_layers */
     int32_t micro_batches;
     double params_stage_first; /* parameters held by a first-stage device (after TP split) */
+    double params_stage_mid;   /* same for a middle stage (pp > 2) */
     double params_stage_last;  /* same for the last stage */
 } ccs_oplist;
 
