@@ -200,12 +200,6 @@ int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *ev
     rc |= jset(plan, "pp", json_integer(p->pp));
     rc |= jset(plan, "dp", json_integer(p->dp));
     rc |= jset(plan, "vpp", json_integer(p->vpp));
-    int32_t sf, sm, sl;
-    if (plan_stage_layers(m, p, &sf, &sm, &sl) == CCS_R_OK) {
-        rc |= jset(plan, "pp_first_layers", json_integer(sf));
-        rc |= jset(plan, "pp_mid_layers", json_integer(sm));
-        rc |= jset(plan, "pp_last_layers", json_integer(sl));
-    }
     rc |= jset(plan, "mbs", json_integer(p->mbs));
     rc |= jset(plan, "gbs", json_integer(p->gbs));
     rc |= jset(plan, "seq", json_integer(p->seq));
