@@ -177,8 +177,45 @@ static json_t *jcount(double v)
     return fabs(v) < 9.0e18 ? json_integer((json_int_t)llround(v)) : json_real(v);
 }
 
+void cli_op_sources_of(const ccs_model *m, const ccs_plan *p, const ccs_hw *hw,
+                       const struct ccs_opmodel *om, const char *calibration, cli_op_sources *out)
+{
+    static ccs_oplist ops; /* large; the CLI is single-threaded */
+    regions_build(m, p, hw->devices_per_node, &ops);
+    memset(out, 0, sizeof *out);
+    out->calibration = om ? calibration : NULL;
+    for (int i = 0; i < ops.n; i++) {
+        const ccs_op *op = &ops.ops[i];
+        int coll = opkind_is_collective(op->kind);
+        int level = !coll                    ? 0
+                    : op->kind == CCS_OP_P2P ? op->per_node < 2
+                                             : op->per_node < op->group;
+        int dtype = coll ? -1 : op->dtype, j = 0;
+        while (j < out->n && !(out->v[j].kind == op->kind && out->v[j].dtype == dtype &&
+                               out->v[j].level == level))
+            j++;
+        if (j < out->n || out->n == (int)(sizeof out->v / sizeof out->v[0]))
+            continue;
+        cli_op_source *e = &out->v[out->n++];
+        e->kind = op->kind;
+        e->dtype = dtype;
+        e->level = level;
+        e->measured = opmodel_measured(om, op->kind, coll ? CCS_FP32 : op->dtype, level);
+        out->n_measured += e->measured;
+    }
+}
+
+static void source_name(const cli_op_source *e, char *buf, size_t n)
+{
+    if (e->dtype < 0)
+        snprintf(buf, n, "%s %s", opkind_name(e->kind), e->level ? "inter" : "intra");
+    else
+        snprintf(buf, n, "%s %s", opkind_name(e->kind), dtype_name(e->dtype));
+}
+
 int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *evolution,
-                   const ccs_plan *p, const ccs_result *r, const ccs_region_time *regions)
+                   const ccs_plan *p, const ccs_result *r, const ccs_region_time *regions,
+                   const cli_op_sources *src)
 {
     json_t *o = json_object();
     json_t *plan = json_object();
@@ -276,6 +313,21 @@ int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *ev
         rc |= json_array_append_new(arr, e);
     }
     rc |= jset(o, "regions", arr);
+    /* the op_sources table's columns, for the operators of this scenario */
+    json_t *srcs = src && timed ? json_array() : json_null();
+    for (int i = 0; src && timed && srcs && i < src->n; i++) {
+        const cli_op_source *e = &src->v[i];
+        json_t *x = json_object();
+        rc |= jset(x, "op", json_string(opkind_name(e->kind)));
+        rc |= jset(x, "dtype", e->dtype < 0 ? json_null() : json_string(dtype_name(e->dtype)));
+        rc |= jset(x, "level",
+                   e->dtype < 0 ? json_string(e->level ? "inter" : "intra") : json_null());
+        rc |= jset(x, "source", json_string(e->measured ? "measured" : "synthetic"));
+        rc |= jset(x, "calibration",
+                   e->measured && src->calibration ? json_string(src->calibration) : json_null());
+        rc |= json_array_append_new(srcs, x);
+    }
+    rc |= jset(o, "op_sources", srcs);
     /* 15 significant digits (DBL_DIG): every decimal the model prints survives */
     if (rc == 0)
         rc = json_dumpf(o, f, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
@@ -348,15 +400,41 @@ static void pct_line(const char *label, double t, double total)
     printf("  %-20s %12.4f s  %5.1f%%\n", label, t, total > 0 ? 100 * t / total : 0);
 }
 
+/* "measured (FILE): a, b" / "synthetic: c": the operator kinds by source. */
+static void print_sources(const cli_op_sources *src)
+{
+    for (int pass = 1; pass >= 0; pass--) {
+        int n = pass ? src->n_measured : src->n - src->n_measured;
+        if (!n)
+            continue;
+        char line[1024];
+        size_t len = 0;
+        for (int i = 0; i < src->n; i++) {
+            if (src->v[i].measured != pass)
+                continue;
+            char one[64];
+            source_name(&src->v[i], one, sizeof one);
+            len += (size_t)snprintf(line + len, len < sizeof line ? sizeof line - len : 0, "%s%s",
+                                    len ? ", " : "", one);
+        }
+        if (pass)
+            printf("  %-20s measured (%s): %s\n", "operator curves", src->calibration, line);
+        else
+            printf("  %-20s synthetic%s: %s\n", src->n_measured ? "" : "operator curves",
+                   src->n_measured ? " (no curve in the profile)" : " (catalog roofline)", line);
+    }
+}
+
 static void print_human(const ccs_model *m, const ccs_hw *hw, const char *evo, const ccs_plan *p,
-                        const ccs_result *r, const ccs_region_time *rg)
+                        const ccs_result *r, const ccs_region_time *rg, const cli_op_sources *src)
 {
     printf("%s on %s (generation %d%s%s), %d devices = tp %d x pp %d x dp %d\n", m->name,
            hw->name, hw->generation, hw->generation ? ", " : "", hw->generation ? evo : "",
            p->devices, p->tp, p->pp, p->dp);
     char mb[32] = "";
     if (r->micro_batches > 0)
-        snprintf(mb, sizeof mb, " (%d micro-batches)", r->micro_batches);
+        snprintf(mb, sizeof mb, " (%d micro-batch%s)", r->micro_batches,
+                 r->micro_batches == 1 ? "" : "es");
     char stages[64] = "";
     int32_t lf, lm, ll;
     if (p->pp > 1 && plan_stage_layers(m, p, &lf, &lm, &ll) == CCS_R_OK &&
@@ -399,6 +477,8 @@ static void print_human(const ccs_model *m, const ccs_hw *hw, const char *evo, c
     if (r->extrap > 0)
         printf("  %-20s an operator is %.1fx beyond the measured range\n", "extrapolation",
                r->extrap);
+    if (src && src->calibration)
+        print_sources(src);
     printf("\n  %-22s %8s %12s %12s %14s\n", "region", "kind", "time (s)", "count", "total (s)");
     for (int i = 0; i < CCS_RG_N; i++) {
         if (rg[i].time <= 0)
@@ -661,14 +741,18 @@ int cli_project(int argc, char **argv)
     ccs_result r;
     ccs_region_time rg[CCS_RG_N];
     timeline_project(&m, &p, &cost, &r, rg);
+    static cli_op_sources srcs;
+    if (r.status != CCS_ST_INVALID)
+        cli_op_sources_of(&m, &p, &hw, om, calib, &srcs);
     if (json) {
-        if (cli_print_json(stdout, &m, &hw, gen ? evo_name : NULL, &p, &r, rg)) {
+        if (cli_print_json(stdout, &m, &hw, gen ? evo_name : NULL, &p, &r, rg,
+                           r.status != CCS_ST_INVALID ? &srcs : NULL)) {
             fprintf(stderr, "ccsweep project: out of memory writing JSON\n");
             rc = 2;
             goto out;
         }
     } else {
-        print_human(&m, &hw, evo_name, &p, &r, rg);
+        print_human(&m, &hw, evo_name, &p, &r, rg, &srcs);
     }
     rc = 0;
 out:

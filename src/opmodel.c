@@ -839,6 +839,19 @@ double opmodel_max_work(const ccs_opmodel *om, const ccs_op *op)
     return cv ? cv->w_max : 0;
 }
 
+int opmodel_measured(const ccs_opmodel *om, int kind, int dtype, int level)
+{
+    ccs_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = (uint8_t)kind;
+    op.dtype = (uint8_t)dtype;
+    op.group = 2;
+    op.per_node = level ? 1 : 2; /* a pair within a node, or across two */
+    op.bytes = 1;
+    double b;
+    return om && find_curve(om, &op, 0, &b) != NULL;
+}
+
 int opmodel_eval(const ccs_opmodel *om, const ccs_cost *c, const ccs_op *op, ccs_optime *out)
 {
     double bytes;

@@ -234,12 +234,25 @@ static void now_iso(char *buf, size_t n)
     strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* Per run and hardware, where each operator kind's cost comes from. Created
+ * with the schema, and on demand in files made before it existed (a table
+ * added beside the others; nothing existing changes). */
+static const char *const op_sources_sql =
+    "CREATE TABLE IF NOT EXISTS op_sources (  -- measured or synthetic operator curves\n"
+    "  run_id INTEGER NOT NULL, hardware TEXT NOT NULL,\n"
+    "  op TEXT NOT NULL,       -- gemm, bmm, elementwise, ..., allreduce, p2p\n"
+    "  dtype TEXT,             -- compute kinds: the arithmetic type; NULL for collectives\n"
+    "  level TEXT,             -- collectives: intra | inter; NULL for compute kinds\n"
+    "  source TEXT NOT NULL CHECK (source IN ('measured','synthetic')),\n"
+    "  calibration TEXT        -- the profile of a measured curve\n"
+    ");\n";
+
 static int create_schema(ccs_store *st, ccs_err *err)
 {
     for (size_t i = 0; i < sizeof schema_sql / sizeof schema_sql[0]; i++)
         if (exec(st, schema_sql[i], err))
             return CCS_EIO;
-    return CCS_OK;
+    return exec(st, op_sources_sql, err);
 }
 
 /* Fill the lookup tables the views join with names from the C tables. */
@@ -486,6 +499,46 @@ static int insert_session(ccs_store *st, const store_run_info *info, ccs_err *er
     return CCS_OK;
 }
 
+/* The run's op_sources rows: every operator kind (per dtype, or per level for
+ * collectives) on every hardware of the spec, measured when its calibration
+ * profile has a curve for it (opmodel_measured), else synthetic. */
+static int record_op_sources(ccs_store *st, ccs_err *err)
+{
+    const ccs_spec *sp = grid_spec(st->g);
+    sqlite3_stmt *del = NULL, *ins = NULL;
+    int rc = exec(st, op_sources_sql, err);
+    if (rc != CCS_OK)
+        return rc;
+    if (sqlite3_prepare_v2(st->db, "DELETE FROM op_sources WHERE run_id = ?", -1, &del, NULL) ||
+        sqlite3_prepare_v2(st->db, "INSERT INTO op_sources VALUES (?,?,?,?,?,?,?)", -1, &ins,
+                           NULL)) {
+        sqlite3_finalize(del);
+        return fail_db(st, err, "recording operator sources");
+    }
+    sqlite3_bind_int64(del, 1, st->run_id);
+    rc = step_done(st, del, err, "recording operator sources");
+    for (size_t h = 0; rc == CCS_OK && h < spec_n_hw(sp); h++) {
+        const struct ccs_opmodel *om = spec_opmodel(sp, h);
+        for (int k = 0; rc == CCS_OK && k < CCS_OP_N; k++) {
+            int coll = opkind_is_collective(k), n = coll ? 2 : CCS_DTYPE_N;
+            for (int v = 0; rc == CCS_OK && v < n; v++) {
+                int measured = opmodel_measured(om, k, coll ? CCS_FP32 : v, coll ? v : 0);
+                sqlite3_bind_int64(ins, 1, st->run_id);
+                sqlite3_bind_text(ins, 2, spec_hw(sp, h)->name, -1, SQLITE_STATIC);
+                sqlite3_bind_text(ins, 3, opkind_name(k), -1, SQLITE_STATIC);
+                bind_text_or_null(ins, 4, coll ? NULL : dtype_name(v));
+                bind_text_or_null(ins, 5, coll ? (v ? "inter" : "intra") : NULL);
+                sqlite3_bind_text(ins, 6, measured ? "measured" : "synthetic", -1, SQLITE_STATIC);
+                bind_text_or_null(ins, 7, measured ? spec_calibration(sp, h) : NULL);
+                rc = step_done(st, ins, err, "recording operator sources");
+            }
+        }
+    }
+    sqlite3_finalize(del);
+    sqlite3_finalize(ins);
+    return rc;
+}
+
 /* Insert (if absent) and look up the model and hardware rows of the run. */
 static int map_entries(ccs_store *st, ccs_err *err)
 {
@@ -571,6 +624,8 @@ static int map_entries(ccs_store *st, ccs_err *err)
     sqlite3_finalize(ih);
     sqlite3_finalize(qm);
     sqlite3_finalize(qh);
+    if (rc == CCS_OK)
+        rc = record_op_sources(st, err);
     return rc;
 }
 

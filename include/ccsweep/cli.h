@@ -49,9 +49,28 @@ int cli_add_catalog(const char *cmd, const char **overlays, size_t *n, const cha
  * NULL on failure. */
 ccs_catalog *cli_catalog(const char *cmd, const char *const *overlays, size_t n);
 
+/* Where the operators of one scenario are costed from: one entry per
+ * operator kind and dtype (compute) or level (collectives, 0 intra, 1 inter)
+ * that its operator list holds, measured when the calibration profile has a
+ * curve for it (opmodel_measured). */
+typedef struct cli_op_source {
+    int kind, dtype, level, measured;
+} cli_op_source;
+typedef struct cli_op_sources {
+    int n, n_measured;
+    cli_op_source v[2 * CCS_OP_N * CCS_DTYPE_N];
+    const char *calibration; /* the profile's path, or NULL: all synthetic */
+} cli_op_sources;
+struct ccs_opmodel;
+/* Fill out for a valid plan p of m on hw, costed with om (NULL: synthetic)
+ * loaded from calibration (borrowed). */
+void cli_op_sources_of(const ccs_model *m, const ccs_plan *p, const ccs_hw *hw,
+                       const struct ccs_opmodel *om, const char *calibration, cli_op_sources *out);
+
 /* Print a one-object JSON description of a projection (jansson) to f.
- * regions may be NULL. Returns 0, or -1 when out of memory. */
+ * regions and src may be NULL. Returns 0, or -1 when out of memory. */
 int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *evolution,
-                   const ccs_plan *p, const ccs_result *r, const ccs_region_time *regions);
+                   const ccs_plan *p, const ccs_result *r, const ccs_region_time *regions,
+                   const cli_op_sources *src);
 
 #endif

@@ -69,6 +69,12 @@ int opmodel_curves(const ccs_opmodel *om);
  * or bytes), or 0 when none would. */
 double opmodel_max_work(const ccs_opmodel *om, const ccs_op *op);
 
+/* Where the cost of operators of this kind comes from: 1 when the profile has
+ * a curve that serves them (compute kinds: same kind and dtype; collectives:
+ * same kind at that level, level 0 intra-node or 1 inter-node, any dtype and
+ * group size), 0 when they get the synthetic curve. om NULL: 0. */
+int opmodel_measured(const ccs_opmodel *om, int kind, int dtype, int level);
+
 /* One line per curve: key, points, measured range, band, and for GEMM curves
  * the shape coefficients with the residual of a FLOPs-only fit beside the
  * shape-aware one. */

@@ -44,6 +44,22 @@ if $P --layers 2 --hidden 8192 --heads 64 --seq 2048 --tp 2 --devices 2 > $TMP/e
 else
     fail "project --calib (large model): $(cat $TMP/err)"
 fi
+# per-operator provenance: which curves were measured, which synthetic
+PP="$BIN project --catalog $TMP/cat --hw ci-cpu --dtype fp32 --calib $PROF --layers 2 --hidden 1024 --heads 16 --seq 512 --tp 2 --pp 2 --devices 4"
+$PP >$TMP/src.txt 2>$TMP/err
+check "project --calib names the measured operator kinds" \
+    grep -q "^  operator curves      measured ($PROF): .*gemm fp32.*allreduce intra" $TMP/src.txt
+check "project --calib names those left synthetic (p2p between nodes)" \
+    grep -q "^                       synthetic (no curve in the profile): .*p2p inter" $TMP/src.txt
+$PP --json >$TMP/src.json 2>$TMP/err
+js() { sqlite3 :memory: "select group_concat(json_extract(value, '\$.op') || ':' || json_extract(value, '\$.source'), ' ') from json_each(readfile('$TMP/src.json'), '\$.op_sources') where $1;"; }
+check "JSON op_sources: gemm measured, from the profile" \
+    [ "$(js "json_extract(value, '\$.op') = 'gemm'")" = "gemm:measured" ]
+check "JSON op_sources: p2p synthetic" [ "$(js "json_extract(value, '\$.op') = 'p2p'")" = "p2p:synthetic" ]
+$BIN project --catalog $TMP/cat --hw ci-cpu --dtype fp32 --layers 2 --hidden 1024 --heads 16 --seq 512 --json >$TMP/nosrc.json
+n=$(sqlite3 :memory: "select count(*) || ' ' || sum(json_extract(value, '\$.source') = 'synthetic') from json_each(readfile('$TMP/nosrc.json'), '\$.op_sources');")
+check "without --calib every operator is synthetic ($n)" [ "${n% *}" = "${n#* }" ]
+
 # generations scale the measured curves: two memory-wall generations are faster
 $P --layers 1 --hidden 1024 --heads 16 --seq 512 > $TMP/g0.json 2> /dev/null
 $P --layers 1 --hidden 1024 --heads 16 --seq 512 --gen 2 --evolution memory-wall > $TMP/g2.json 2> /dev/null

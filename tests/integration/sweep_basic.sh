@@ -117,6 +117,15 @@ else
         [ $rc -eq 0 -a "$(q "$TMP/cal.db" "SELECT count(*) FROM hardware WHERE calibration LIKE '%/mini.csv'")" = 1 \
           -a "$(q "$TMP/cal.db" "SELECT count(*) FROM results a JOIN results b ON a.idx = b.idx
                  WHERE a.run_id = 1 AND b.run_id = 2 AND a.t_iter != b.t_iter")" = 2 ]
+    src=$(q "$TMP/cal.db" "SELECT group_concat(op || '/' || coalesce(dtype, level) || '=' || source, ' ')
+            FROM op_sources WHERE run_id = 1 AND op IN ('gemm', 'layernorm', 'allreduce')
+            AND (dtype IN ('bf16', 'fp32') OR level = 'intra')")
+    check "calibration: op_sources says gemm/bf16 measured, the rest synthetic ($src)" \
+        [ "$src" = "gemm/fp32=synthetic gemm/bf16=measured layernorm/fp32=synthetic layernorm/bf16=synthetic allreduce/intra=synthetic" ]
+    cal=$(q "$TMP/cal.db" "SELECT count(*) FROM op_sources WHERE run_id = 1 AND source = 'measured' AND calibration LIKE '%/mini.csv'")
+    nsyn=$(q "$TMP/cal.db" "SELECT count(*) || ' ' || sum(source = 'synthetic') FROM op_sources WHERE run_id = 2")
+    check "calibration: the measured row names the profile ($cal); a run without one is all synthetic ($nsyn)" \
+        [ "$cal" = 1 -a "${nsyn% *}" = "${nsyn#* }" -a "${nsyn% *}" -gt 0 ]
 fi
 echo "op,dtype" >"$TMP/bad.csv"
 sed 's/mini.csv/bad.csv/' "$TMP/cal.yaml" >"$TMP/bad.yaml"
