@@ -31,7 +31,7 @@ void analytic_compute(const ccs_model *m, const ccs_plan *p, const ccs_oplist *o
         extra = 4.0 * p->mbs * (double)p->seq * p->seq * m->hidden;
     out->hw_flops = out->model_flops + extra * m->layers * mb * p->dp;
 
-    out->tp_bytes = out->dp_bytes = out->pp_bytes = 0;
+    out->tp_bytes = out->dp_bytes = out->pp_bytes = out->cp_bytes = 0;
     double fwd_tp = 0;
     for (int i = 0; i < ops->n; i++) {
         const ccs_op *op = &ops->ops[i];
@@ -58,6 +58,8 @@ void analytic_compute(const ccs_model *m, const ccs_plan *p, const ccs_oplist *o
             out->tp_bytes += v;
         else if (op->comm == CCS_COMM_DP)
             out->dp_bytes += v;
+        else if (op->comm == CCS_COMM_CP)
+            out->cp_bytes += v;
         else if (op->region == CCS_RG_PP_COMM) /* an activation forward and a gradient
                                                   backward per model chunk */
             out->pp_bytes += v * 2.0 * p->vpp * mb;
@@ -67,5 +69,5 @@ void analytic_compute(const ccs_model *m, const ccs_plan *p, const ccs_oplist *o
             fwd_tp += cost_coll_volume(op->kind, op->bytes, op->group, p->innet_reduce, &steps) *
                       op->count;
     }
-    out->ccr = fwd_tp > 0 ? out->layer_fwd_flops / p->tp / fwd_tp : 0;
+    out->ccr = fwd_tp > 0 ? out->layer_fwd_flops / p->tp / plan_cp(p) / fwd_tp : 0;
 }

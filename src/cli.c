@@ -234,6 +234,8 @@ int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *ev
     rc |= jset(o, "evolution", evolution ? json_string(evolution) : json_null());
     rc |= jset(plan, "devices", json_integer(p->devices));
     rc |= jset(plan, "tp", json_integer(p->tp));
+    if (plan_cp(p) > 1) /* sweeps cannot express cp yet: the database has no cp column */
+        rc |= jset(plan, "cp", json_integer(plan_cp(p)));
     rc |= jset(plan, "pp", json_integer(p->pp));
     rc |= jset(plan, "dp", json_integer(p->dp));
     rc |= jset(plan, "vpp", json_integer(p->vpp));
@@ -298,6 +300,11 @@ int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *ev
     };
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
         rc |= jset(o, nums[i].k, timed ? json_real(nums[i].v) : json_null());
+    if (plan_cp(p) > 1) { /* context-parallel plans only, as for the plan's cp */
+        rc |= jset(o, "t_cp_comm", timed ? json_real(r->t_cp_comm) : json_null());
+        rc |= jset(o, "t_cp_comm_exposed", timed ? json_real(r->t_cp_comm_exposed) : json_null());
+        rc |= jset(o, "cp_bytes", timed ? json_real(r->cp_bytes) : json_null());
+    }
 
     json_t *arr = json_array();
     for (int i = 0; arr && regions && timed && i < CCS_RG_N; i++) {
@@ -359,9 +366,11 @@ static void project_usage(FILE *f)
             "  --hw NAME          catalog hardware (see 'ccsweep list hardware')\n"
             "  --gen G            hardware generation, base scaled by the evolution rule^G (0)\n"
             "  --evolution RULE   scaling rule for --gen (memory-wall)\n"
-            "  --devices N        total devices; dp = N/(tp*pp) unless --dp is given\n"
+            "  --devices N        total devices; dp = N/(tp*cp*pp) unless --dp is given\n"
             "  --tp/--pp/--dp     tensor, pipeline, data parallel degrees (1)\n"
             "  --vpp V            interleaved 1F1B virtual stages per device (1)\n"
+            "  --cp C             context parallelism: the sequence split over C ranks, K/V\n"
+            "                     passed around a ring under the attention (1)\n"
             "  --pp-first-layers N, --pp-last-layers N\n"
             "                     layers on the first / last pipeline stage; the other stages\n"
             "                     share the rest evenly. Without them, when pp does not divide\n"
@@ -428,9 +437,12 @@ static void print_sources(const cli_op_sources *src)
 static void print_human(const ccs_model *m, const ccs_hw *hw, const char *evo, const ccs_plan *p,
                         const ccs_result *r, const ccs_region_time *rg, const cli_op_sources *src)
 {
-    printf("%s on %s (generation %d%s%s), %d devices = tp %d x pp %d x dp %d\n", m->name,
+    char cps[24] = "";
+    if (plan_cp(p) > 1)
+        snprintf(cps, sizeof cps, " x cp %d", plan_cp(p));
+    printf("%s on %s (generation %d%s%s), %d devices = tp %d%s x pp %d x dp %d\n", m->name,
            hw->name, hw->generation, hw->generation ? ", " : "", hw->generation ? evo : "",
-           p->devices, p->tp, p->pp, p->dp);
+           p->devices, p->tp, cps, p->pp, p->dp);
     char mb[32] = "";
     if (r->micro_batches > 0)
         snprintf(mb, sizeof mb, " (%d micro-batch%s)", r->micro_batches,
@@ -460,6 +472,8 @@ static void print_human(const ccs_model *m, const ccs_hw *hw, const char *evo, c
     pct_line("  optimizer", r->t_optimizer, r->t_iter);
     pct_line("comm exposed", r->t_comm_exposed, r->t_iter);
     pct_line("  tp", r->t_tp_comm_exposed, r->t_iter);
+    if (plan_cp(p) > 1)
+        pct_line("  cp", r->t_cp_comm_exposed, r->t_iter);
     pct_line("  dp exposed", r->t_dp_comm_exposed, r->t_iter);
     pct_line("  pp p2p", r->t_pp_comm, r->t_iter);
     pct_line("pipeline bubble", r->t_bubble, r->t_iter);
@@ -493,7 +507,7 @@ enum {
     O_MODEL = 256, O_LAYERS, O_HIDDEN, O_HEADS, O_KV, O_FFN, O_VOCAB, O_GATED, O_HW, O_GEN,
     O_EVO, O_DEVICES, O_TP, O_PP, O_DP, O_VPP, O_SEQ, O_GBS, O_MBS, O_SP, O_RECOMP, O_ZERO,
     O_DTYPE, O_FLASH, O_TPOV, O_NODPOV, O_DPOV, O_INNET, O_COMPRESS, O_NETBW, O_CALIB, O_CATALOG,
-    O_JSON, O_HELP, O_PPFIRST, O_PPLAST
+    O_JSON, O_HELP, O_PPFIRST, O_PPLAST, O_CP
 };
 
 static int pos_double(const char *opt, const char *text, double *out)
@@ -520,6 +534,7 @@ int cli_project(int argc, char **argv)
         {"tp", required_argument, 0, O_TP},         {"pp", required_argument, 0, O_PP},
         {"dp", required_argument, 0, O_DP},         {"vpp", required_argument, 0, O_VPP},
         {"pp-first-layers", required_argument, 0, O_PPFIRST},
+        {"cp", required_argument, 0, O_CP},
         {"pp-last-layers", required_argument, 0, O_PPLAST},
         {"seq", required_argument, 0, O_SEQ},       {"gbs", required_argument, 0, O_GBS},
         {"mbs", required_argument, 0, O_MBS},       {"sp", no_argument, 0, O_SP},
@@ -630,6 +645,10 @@ int cli_project(int argc, char **argv)
             else p.mbs = (int32_t)v;
             break;
         }
+        case O_CP:
+            bad = cli_int("project", o, optarg, 1, IMAX, &v);
+            p.cp = (int32_t)v;
+            break;
         case O_PPFIRST:
         case O_PPLAST:
             bad = cli_int("project", o, optarg, 1, IMAX, &v);

@@ -18,7 +18,10 @@
 
 double memory_act_per_layer(const ccs_model *m, const ccs_plan *p)
 {
-    double s = p->seq, b = p->mbs, h = m->hidden, t = p->tp, f = m->ffn, a = m->heads;
+    /* with context parallelism a rank keeps s/cp tokens; its queries' scores
+     * span the whole sequence */
+    double skv = p->seq, s = skv / plan_cp(p);
+    double b = p->mbs, h = m->hidden, t = p->tp, f = m->ffn, a = m->heads;
     double e = dtype_bytes(p->dtype) < 2 ? 2 : dtype_bytes(p->dtype);
     double dr = m->bias ? 1.0 : 0.0; /* dropout masks, one byte per element */
     int sp = p->sp && p->tp > 1;
@@ -34,7 +37,7 @@ double memory_act_per_layer(const ccs_model *m, const ccs_plan *p)
     double split = e * sbh * (1 + 2 * kv) + e * sbh + e * s * b * f * (m->gated ? 3 : 2);
     double core = 0;
     if (p->recompute == CCS_RECOMPUTE_NONE && !p->flash_attn)
-        core = (e + dr * (1 + e)) * a * s * s * b; /* softmax out; dropout mask and out */
+        core = (e + dr * (1 + e)) * a * s * skv * b; /* softmax out; dropout mask and out */
     if (p->flash_attn)
         core = 4.0 * a * s * b; /* fp32 log-sum-exp per row */
     return repl / (sp ? t : 1) + (split + core) / t;
@@ -45,7 +48,7 @@ void memory_footprint(const ccs_model *m, const ccs_plan *p, double params_first
 {
     int fp32 = dtype_bytes(p->dtype) >= 4;
     double w_b = fp32 ? 4 : 2, g_b = 4, o_b = fp32 ? 8 : 12;
-    double dp = p->dp;
+    double dp = (double)p->dp * plan_cp(p); /* ZeRO shards over the gradient group */
     double ws = p->zero >= 3 ? dp : 1, gs = p->zero >= 2 ? dp : 1, os = p->zero >= 1 ? dp : 1;
     double per_param = w_b / ws + g_b / gs + o_b / os;
 
@@ -54,7 +57,7 @@ void memory_footprint(const ccs_model *m, const ccs_plan *p, double params_first
     double mb = plan_micro_batches(p);
     double layer = memory_act_per_layer(m, p);
     double e = dtype_bytes(p->dtype) < 2 ? 2 : dtype_bytes(p->dtype);
-    double sbh_t = (double)p->seq * p->mbs * m->hidden / p->tp;
+    double sbh_t = (double)p->seq / plan_cp(p) * p->mbs * m->hidden / p->tp;
     int sp = p->sp && p->tp > 1;
 
     /* first stage: min(p, m) micro-batches of its layers (1F1B warm-up depth) */

@@ -9,6 +9,7 @@ void plan_defaults(ccs_plan *p)
 {
     memset(p, 0, sizeof *p);
     p->tp = p->pp = 1;
+    p->cp = 1;
     p->vpp = 1;
     p->mbs = 1;
     p->dtype = CCS_BF16;
@@ -22,7 +23,9 @@ int plan_derive(ccs_plan *p)
 {
     if (p->tp <= 0 || p->pp <= 0)
         return CCS_R_NONPOSITIVE;
-    int64_t tpp = (int64_t)p->tp * p->pp;
+    if (p->cp < 0)
+        return CCS_R_NONPOSITIVE;
+    int64_t tpp = (int64_t)p->tp * p->pp * plan_cp(p);
     if (p->dp == 0 && p->devices > 0) {
         if (p->devices % tpp != 0)
             return CCS_R_DEVICES;
@@ -97,7 +100,9 @@ int plan_check(const ccs_model *m, const ccs_hw *hw, const ccs_plan *p)
     if (p->tp <= 0 || p->pp <= 0 || p->dp <= 0 || p->vpp <= 0 || p->mbs <= 0 || p->gbs <= 0 ||
         p->seq <= 0 || p->devices <= 0 || !(p->comm_compress > 0) || !(p->net_bw_factor > 0))
         return CCS_R_NONPOSITIVE;
-    if ((int64_t)p->tp * p->pp * p->dp != p->devices)
+    if (p->cp < 0)
+        return CCS_R_NONPOSITIVE;
+    if ((int64_t)p->tp * plan_cp(p) * p->pp * p->dp != p->devices)
         return CCS_R_DEVICES;
     if (m->heads % p->tp != 0)
         return CCS_R_TP_HEADS;
@@ -117,6 +122,11 @@ int plan_check(const ccs_model *m, const ccs_hw *hw, const ccs_plan *p)
         return CCS_R_BATCH;
     if (p->vpp > 1 && plan_micro_batches(p) % p->pp != 0)
         return CCS_R_VPP_MICRO;
+    /* Megatron-Core splits the sequence into 2 cp chunks, rank i keeping
+     * chunks i and 2cp-1-i, so causal attention work is balanced */
+    if (plan_cp(p) > 1 && (p->seq % (2 * plan_cp(p)) != 0 ||
+                           (p->sp && (p->seq / plan_cp(p)) % p->tp != 0)))
+        return CCS_R_CP;
     if (p->sp && p->seq % p->tp != 0)
         return CCS_R_SEQ_SP;
     if (p->dtype < 0 || p->dtype >= CCS_DTYPE_N || (hw && !(hw->peak_flops[p->dtype] > 0)))
@@ -131,12 +141,12 @@ int plan_check(const ccs_model *m, const ccs_hw *hw, const ccs_plan *p)
 static const char *const reason_names[CCS_R_N] = {
     "ok",        "nonpositive", "devices", "tp_heads", "tp_kv",  "tp_ffn",
     "pp_layers", "vpp",         "vpp_micro", "batch", "seq_sp",
-    "dtype",    "zero",        "recompute", "oom"};
+    "dtype",    "zero",        "recompute", "oom",    "cp"};
 
 static const char *const reason_texts[CCS_R_N] = {
     "ok",
     "a size or factor is zero or negative",
-    "tp * pp * dp does not equal devices",
+    "tp * cp * pp * dp does not equal devices",
     "tp does not divide the attention heads",
     "tp and kv_heads do not divide one another",
     "tp does not divide the FFN width",
@@ -149,6 +159,7 @@ static const char *const reason_texts[CCS_R_N] = {
     "zero stage must be 0..3",
     "unknown recompute mode",
     "does not fit device memory",
+    "cp must divide the sequence into 2 cp equal chunks (and leave a multiple of tp with sp)",
 };
 
 const char *plan_reason_name(int reason)

@@ -21,8 +21,10 @@ typedef struct builder {
 
 typedef struct dims {
     double b, s, sq, h, f, t, e, ea, d, at, gt, qkv, f1, V, tok;
-    double causal; /* fraction of the s x s score blocks a fused kernel computes */
-    int dropout, sp, tp, tp_node;
+    double skv;    /* keys each query attends over: the whole sequence (s is this
+                      rank's share of it under context parallelism) */
+    double causal; /* fraction of the s x skv score blocks a fused kernel computes */
+    int dropout, sp, tp, tp_node, cp, cp_node;
 } dims;
 
 static ccs_op *push(builder *b, int kind, int region, double count)
@@ -117,13 +119,31 @@ static int members_per_node(int group, int64_t stride, int dpn)
 }
 
 
-/* One attention block forward into regions (rc = compute, rt = TP comm).
- * core_only: emit only the attention core (selective recompute). */
-static void attn_fwd(builder *B, const dims *x, const ccs_plan *p, int rc, int rt, int core_only)
+/* Context parallelism, Megatron-Core's ring ("p2p") variant: each rank keeps
+ * its queries and passes its K/V block around the ring of cp ranks, cp - 1
+ * steps, each overlapped with the attention on the block it holds
+ * (megatron/core/transformer/dot_product_attention with cp_comm_type p2p;
+ * Liu et al. 2023, "Ring Attention", arXiv 2310.01889). As a ring all-gather
+ * of cp blocks it moves (cp - 1) blocks per rank; the backward pass sends the
+ * K/V blocks again and their gradients back (a ring reduce-scatter). */
+static void cp_ring(builder *B, const dims *x, int rcp, int backward)
+{
+    if (x->cp < 2)
+        return;
+    double block = x->b * x->s * 2 * x->gt * x->d * x->e; /* this rank's K and V */
+    coll(B, CCS_OP_ALLGATHER, CCS_COMM_CP, rcp, block * x->cp, x->cp, x->cp_node, 1);
+    if (backward)
+        coll(B, CCS_OP_REDUCESCATTER, CCS_COMM_CP, rcp, block * x->cp, x->cp, x->cp_node, 1);
+}
+
+/* One attention block forward into regions (rc = compute, rt = TP comm, rcp =
+ * CP comm). core_only: emit only the attention core (selective recompute). */
+static void attn_fwd(builder *B, const dims *x, const ccs_plan *p, int rc, int rt, int rcp,
+                     int core_only)
 {
     double act = x->b * x->sq * x->h * x->e; /* norm/dropout tensor, s/t tokens with sp */
     double full = x->b * x->s * x->h * x->e; /* TP collective buffer */
-    double sc = x->b * x->at * x->s * x->s;  /* attention score elements */
+    double sc = x->b * x->at * x->s * x->skv; /* attention score elements */
     if (!core_only) {
         mem(B, CCS_OP_LAYERNORM, rc, 2 * act, 8 * act / x->e);
         if (x->sp)
@@ -136,24 +156,26 @@ static void attn_fwd(builder *B, const dims *x, const ccs_plan *p, int rc, int r
     int saved = B->dtype;
     if (B->dtype == CCS_FP8)
         B->dtype = CCS_BF16;
+    cp_ring(B, x, rcp, 0);
     if (p->flash_attn) {
         ccs_op *op = push(B, CCS_OP_ATTENTION, rc, 1);
         if (op) {
             op->m = x->s;
-            op->n = x->s;
+            op->n = x->skv;
             op->k = x->d;
             op->batch = x->b * x->at;
             /* causal mask: the kernel skips the blocks above the diagonal
-             * (Dao 2023, arXiv 2307.08691, section 3.1.1), half the work */
-            op->flops = x->causal * 4.0 * x->b * x->s * x->s * x->d * x->at;
+             * (Dao 2023, arXiv 2307.08691, section 3.1.1), half the work;
+             * context parallelism's chunking keeps that half on every rank */
+            op->flops = x->causal * 4.0 * x->b * x->s * x->skv * x->d * x->at;
             op->bytes = x->tok * (x->qkv + x->at * x->d) * x->e;
         }
     } else {
-        gemm(B, rc, x->s, x->s, x->d, x->b * x->at, x->e);
+        gemm(B, rc, x->s, x->skv, x->d, x->b * x->at, x->e);
         mem(B, CCS_OP_SOFTMAX, rc, 2 * sc * x->e, 5 * sc);
         if (x->dropout)
             mem(B, CCS_OP_ELEMENTWISE, rc, sc * (2 * x->e + 1), sc);
-        gemm(B, rc, x->s, x->d, x->s, x->b * x->at, x->e);
+        gemm(B, rc, x->s, x->d, x->skv, x->b * x->at, x->e);
     }
     B->dtype = saved;
     if (core_only)
@@ -203,11 +225,11 @@ static void mlp_bwd(builder *B, const dims *x, int rc, int rt)
     mem(B, CCS_OP_LAYERNORM, rc, 4 * act, 10 * act / x->e);
 }
 
-static void attn_bwd(builder *B, const dims *x, const ccs_plan *p, int rc, int rt)
+static void attn_bwd(builder *B, const dims *x, const ccs_plan *p, int rc, int rt, int rcp)
 {
     double act = x->b * x->sq * x->h * x->e;
     double full = x->b * x->s * x->h * x->e;
-    double sc = x->b * x->at * x->s * x->s;
+    double sc = x->b * x->at * x->s * x->skv;
     mem(B, CCS_OP_ELEMENTWISE, rc, act * (2 + (x->dropout ? 1 / x->e : 0)), act / x->e);
     if (x->sp)
         coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
@@ -215,28 +237,29 @@ static void attn_bwd(builder *B, const dims *x, const ccs_plan *p, int rc, int r
     int saved = B->dtype; /* attention in 16-bit, as in the forward pass */
     if (B->dtype == CCS_FP8)
         B->dtype = CCS_BF16;
+    cp_ring(B, x, rcp, 1);
     if (p->flash_attn) {
         /* FlashAttention-2 backward: five s x s x d matmuls (S recomputed) vs two forward */
         ccs_op *op = push(B, CCS_OP_ATTENTION, rc, 1);
         if (op) {
             op->m = x->s;
-            op->n = x->s;
+            op->n = x->skv;
             op->k = x->d;
             op->batch = x->b * x->at;
-            op->flops = x->causal * 10.0 * x->b * x->s * x->s * x->d * x->at;
+            op->flops = x->causal * 10.0 * x->b * x->s * x->skv * x->d * x->at;
             op->bytes = x->tok * (2 * x->qkv + 2 * x->at * x->d) * x->e;
         }
     } else {
-        /* context: dP = dO V^T and dV = P^T dO */
-        gemm(B, rc, x->s, x->s, x->d, x->b * x->at, x->e);
-        gemm(B, rc, x->s, x->d, x->s, x->b * x->at, x->e);
+        /* context: dP = dO V^T (queries x keys) and dV = P^T dO (keys x d) */
+        gemm(B, rc, x->s, x->skv, x->d, x->b * x->at, x->e);
+        gemm(B, rc, x->skv, x->d, x->s, x->b * x->at, x->e);
         if (x->dropout)
             mem(B, CCS_OP_ELEMENTWISE, rc, sc * (2 * x->e + 1), sc);
         /* softmax backward reads y and dy, writes dx */
         mem(B, CCS_OP_SOFTMAX, rc, 3 * sc * x->e, 4 * sc);
-        /* scores: dQ = dS K and dK = dS^T Q */
-        gemm(B, rc, x->s, x->d, x->s, x->b * x->at, x->e);
-        gemm(B, rc, x->s, x->d, x->s, x->b * x->at, x->e);
+        /* scores: dQ = dS K (queries x d) and dK = dS^T Q (keys x d) */
+        gemm(B, rc, x->s, x->d, x->skv, x->b * x->at, x->e);
+        gemm(B, rc, x->skv, x->d, x->s, x->b * x->at, x->e);
     }
     B->dtype = saved;
     if (x->sp) /* re-gather the QKV input for its weight gradient, as for FC1 */
@@ -255,7 +278,9 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
     x.tp = p->tp;
     x.t = p->tp;
     x.b = p->mbs;
-    x.s = p->seq;
+    x.cp = plan_cp(p);
+    x.skv = p->seq;
+    x.s = (double)p->seq / x.cp; /* this rank's tokens */
     x.sp = p->sp && p->tp > 1;
     x.sq = x.sp ? x.s / x.t : x.s;
     x.h = m->hidden;
@@ -272,21 +297,23 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
     x.tok = x.b * x.s;
     x.dropout = m->bias; /* GPT-style blocks train with dropout, Llama-style without */
     x.tp_node = members_per_node(p->tp, 1, devices_per_node);
+    /* Megatron-Core rank order tp, cp, dp, pp: cp ranks are tp apart */
+    x.cp_node = members_per_node(x.cp, p->tp, devices_per_node);
     /* every catalog model is a decoder-only language model with a causal mask;
      * only a fused kernel skips the masked half (unfused attention computes
      * the full s x s scores and masks them) */
     x.causal = 0.5;
 
-    attn_fwd(&B, &x, p, CCS_RG_FWD_ATTN, CCS_RG_FWD_ATTN_TP, 0);
+    attn_fwd(&B, &x, p, CCS_RG_FWD_ATTN, CCS_RG_FWD_ATTN_TP, CCS_RG_FWD_ATTN_CP, 0);
     mlp_fwd(&B, &x, CCS_RG_FWD_MLP, CCS_RG_FWD_MLP_TP);
     if (p->recompute == CCS_RECOMPUTE_FULL) {
-        attn_fwd(&B, &x, p, CCS_RG_RECOMP_ATTN, CCS_RG_RECOMP_ATTN_TP, 0);
+        attn_fwd(&B, &x, p, CCS_RG_RECOMP_ATTN, CCS_RG_RECOMP_ATTN_TP, CCS_RG_RECOMP_ATTN_CP, 0);
         mlp_fwd(&B, &x, CCS_RG_RECOMP_MLP, CCS_RG_RECOMP_MLP_TP);
     } else if (p->recompute == CCS_RECOMPUTE_SELECTIVE && !p->flash_attn) {
-        attn_fwd(&B, &x, p, CCS_RG_RECOMP_ATTN, CCS_RG_RECOMP_ATTN_TP, 1);
+        attn_fwd(&B, &x, p, CCS_RG_RECOMP_ATTN, CCS_RG_RECOMP_ATTN_TP, CCS_RG_RECOMP_ATTN_CP, 1);
     }
     mlp_bwd(&B, &x, CCS_RG_BWD_MLP, CCS_RG_BWD_MLP_TP);
-    attn_bwd(&B, &x, p, CCS_RG_BWD_ATTN, CCS_RG_BWD_ATTN_TP);
+    attn_bwd(&B, &x, p, CCS_RG_BWD_ATTN, CCS_RG_BWD_ATTN_TP, CCS_RG_BWD_ATTN_CP);
 
     /* Embedding (first stage): a vocabulary-parallel lookup, then the partial
      * sums are all-reduced (reduce-scattered with sp); backward scatters the
@@ -344,7 +371,7 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
                                                                    : out->params_stage_last;
     if (out->params_stage_mid > pmax)
         pmax = out->params_stage_mid;
-    double shard = p->zero >= 1 ? p->dp : 1;
+    double shard = p->zero >= 1 ? (double)p->dp * x.cp : 1; /* ZeRO shards over dp * cp */
     double per_param = dtype_bytes(p->dtype) >= 4 ? 36.0 : 46.0;
     mem(&B, CCS_OP_ELEMENTWISE, CCS_RG_OPTIMIZER, pmax * per_param / shard, 12 * pmax / shard);
 
@@ -352,20 +379,23 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
      * group strides over tp ranks. ZeRO-1/2 reduce-scatter the gradients and
      * all-gather the updated 16-bit parameters after the step; ZeRO-3 instead
      * all-gathers the parameters in every micro-batch's forward and backward. */
-    if (p->dp > 1) {
-        int dp_node = members_per_node(p->dp, p->tp, devices_per_node);
+    /* The gradient group spans the data- and the context-parallel ranks (every
+     * cp rank holds the same weights): dp * cp ranks, tp apart. */
+    int dpg = p->dp * x.cp;
+    if (dpg > 1) {
+        int dp_node = members_per_node(dpg, p->tp, devices_per_node);
         double gbytes = pmax * 4.0;
         double wbytes = pmax * x.e;
         if (p->zero == 0) {
-            coll(&B, CCS_OP_ALLREDUCE, CCS_COMM_DP, CCS_RG_DP_COMM, gbytes, p->dp, dp_node, 1);
+            coll(&B, CCS_OP_ALLREDUCE, CCS_COMM_DP, CCS_RG_DP_COMM, gbytes, dpg, dp_node, 1);
         } else {
-            coll(&B, CCS_OP_REDUCESCATTER, CCS_COMM_DP, CCS_RG_DP_COMM, gbytes, p->dp, dp_node, 1);
+            coll(&B, CCS_OP_REDUCESCATTER, CCS_COMM_DP, CCS_RG_DP_COMM, gbytes, dpg, dp_node, 1);
             if (p->zero < 3) /* ZeRO-3 gathers parameters where they are used instead */
-                coll(&B, CCS_OP_ALLGATHER, CCS_COMM_DP, CCS_RG_DP_PARAM_GATHER, wbytes, p->dp,
+                coll(&B, CCS_OP_ALLGATHER, CCS_COMM_DP, CCS_RG_DP_PARAM_GATHER, wbytes, dpg,
                      dp_node, 1);
         }
         if (p->zero == 3)
-            coll(&B, CCS_OP_ALLGATHER, CCS_COMM_DP, CCS_RG_ZERO_GATHER, wbytes, p->dp, dp_node, 2);
+            coll(&B, CCS_OP_ALLGATHER, CCS_COMM_DP, CCS_RG_ZERO_GATHER, wbytes, dpg, dp_node, 2);
     }
 
     /* A tied output head is a copy of the embedding on the last stage: Megatron-LM
@@ -373,7 +403,7 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
      * stage every iteration (megatron/core/distributed/finalize_model_grads.py,
      * _allreduce_word_embedding_grads), fp32 main gradients. */
     if (p->pp > 1 && m->tied) {
-        int64_t apart = (int64_t)(p->pp - 1) * p->tp * p->dp;
+        int64_t apart = (int64_t)(p->pp - 1) * p->tp * x.cp * p->dp;
         coll(&B, CCS_OP_ALLREDUCE, CCS_COMM_PP, CCS_RG_EMBED_GRAD, x.V / x.t * x.h * 4.0, 2,
              apart < devices_per_node ? 2 : 1, 1);
     }
@@ -381,9 +411,9 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
     /* Pipeline: one activation (or gradient) per stage boundary per micro-batch.
      * Each TP rank sends its 1/t share (sequence-parallel activations are already
      * split; otherwise Megatron's scatter/gather optimisation, Narayanan et al.
-     * 2021 section 4.1). Stages are tp*dp ranks apart. */
+     * 2021 section 4.1). Stages are tp*cp*dp ranks apart. */
     if (p->pp > 1) {
-        int64_t stride = (int64_t)p->tp * p->dp;
+        int64_t stride = (int64_t)p->tp * x.cp * p->dp;
         int intra = stride * p->pp <= devices_per_node;
         coll(&B, CCS_OP_P2P, CCS_COMM_PP, CCS_RG_PP_COMM, full / x.t, 2, intra ? 2 : 1, 1);
     }
@@ -418,6 +448,9 @@ static const struct {
     [CCS_RG_PP_COMM] = {"pp.p2p", CCS_SCOPE_ITER, 1},
     [CCS_RG_DP_PARAM_GATHER] = {"dp.param_gather", CCS_SCOPE_ITER, 1},
     [CCS_RG_EMBED_GRAD] = {"pp.embed_grad", CCS_SCOPE_ITER, 1},
+    [CCS_RG_FWD_ATTN_CP] = {"fwd.attn.cp", CCS_SCOPE_LAYER, 1},
+    [CCS_RG_RECOMP_ATTN_CP] = {"recompute.attn.cp", CCS_SCOPE_LAYER, 1},
+    [CCS_RG_BWD_ATTN_CP] = {"bwd.attn.cp", CCS_SCOPE_LAYER, 1},
 };
 
 const char *region_name(int region)

@@ -19,13 +19,15 @@
 
 typedef struct compose {
     double t_iter, t_compute, t_tp, t_tp_exp, t_dp, t_dp_exp, t_pp, t_bubble, t_opt;
+    double t_cp, t_cp_exp;
 } compose;
 
-/* Per-region sums of one occurrence: rt all ops, gemm the GEMM-class ops.
+/* Per-region sums of one occurrence: rt all ops, gemm the GEMM-class ops,
+ * core the attention core (score and context matmuls, softmax, fused kernel).
  * Link busy time per link class (0 intra, 1 inter): per layer and micro-batch,
  * per micro-batch of the first and of the last stage, and per iteration. */
 typedef struct sums {
-    double rt[CCS_RG_N], gemm[CCS_RG_N];
+    double rt[CCS_RG_N], gemm[CCS_RG_N], core[CCS_RG_N];
     double busy_layer[2], busy_first[2], busy_last[2], busy_iter[2];
 } sums;
 
@@ -56,6 +58,18 @@ static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S
                    rt[CCS_RG_RECOMP_MLP];
     block(S, CCS_RG_BWD_MLP, CCS_RG_BWD_MLP_TP, ov, &lc, &ltp, &ltpe);
     block(S, CCS_RG_BWD_ATTN, CCS_RG_BWD_ATTN_TP, ov, &lc, &ltp, &ltpe);
+    /* context parallelism: each ring step's K/V transfer runs under the
+     * attention on the block already held, so only what the attention core
+     * cannot cover is exposed */
+    static const int cpr[3][2] = {{CCS_RG_FWD_ATTN_CP, CCS_RG_FWD_ATTN},
+                                  {CCS_RG_RECOMP_ATTN_CP, CCS_RG_RECOMP_ATTN},
+                                  {CCS_RG_BWD_ATTN_CP, CCS_RG_BWD_ATTN}};
+    double lcp = 0, lcpe = 0;
+    for (int i = 0; i < 3; i++) {
+        lcp += rt[cpr[i][0]];
+        lcpe += fmax(0.0, rt[cpr[i][0]] - S->core[cpr[i][1]]);
+    }
+    ltpe += lcpe; /* on the critical path with the block's TP exposure */
 
     double m = ops->micro_batches;
     double fc = rt[CCS_RG_EMBED_FWD] + rt[CCS_RG_EMBED_BWD];
@@ -120,29 +134,37 @@ static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S
     double g = rt[CCS_RG_DP_COMM], zg = m * rt[CCS_RG_ZERO_GATHER];
     double pg = rt[CCS_RG_DP_PARAM_GATHER]; /* after the step: never hidden */
     double G = (ls - 1.0) * bwd_c + head_bwd;
-    double zg_in_G = mc > 0 ? rt[CCS_RG_ZERO_GATHER] * G / mc : 0;
+    /* Compute already covering the context-parallel ring is not a window for
+     * DP traffic too: both cross the same NICs when cp ranks sit on other
+     * nodes, and counting it twice would let less compute hide more. */
+    double mcw = mc - ls * (lcp - lcpe);
+    if (mc > 0)
+        G *= mcw / mc;
+    double zg_in_G = mcw > 0 ? rt[CCS_RG_ZERO_GATHER] * G / mcw : 0;
     double exposed;
     switch (p->dp_overlap) {
     case CCS_DPOV_LAST_MICRO:
-        exposed = fmax(0.0, fmax(zg + g - m * mc, g + zg_in_G - G));
+        exposed = fmax(0.0, fmax(zg + g - m * mcw, g + zg_in_G - G));
         o->t_dp = g + zg + pg;
         break;
     case CCS_DPOV_BUCKETED:
-        exposed = fmax(0.0, fmax(zg + m * g - m * mc, m * (g + zg_in_G - G)));
+        exposed = fmax(0.0, fmax(zg + m * g - m * mcw, m * (g + zg_in_G - G)));
         o->t_dp = m * g + zg + pg;
         break;
     default:
-        exposed = g + fmax(0.0, zg - m * mc);
+        exposed = g + fmax(0.0, zg - m * mcw);
         o->t_dp = g + zg + pg;
         break;
     }
     o->t_dp_exp = exposed + pg;
     o->t_opt = rt[CCS_RG_OPTIMIZER];
 
+    o->t_cp = m * ls * lcp;
+    o->t_cp_exp = m * ls * lcpe;
     o->t_tp = m * mtp;
-    o->t_tp_exp = m * mtpe;
+    o->t_tp_exp = m * mtpe - o->t_cp_exp;
     o->t_compute = m * mc + o->t_opt;
-    o->t_iter = o->t_compute + o->t_tp_exp + o->t_dp_exp + o->t_pp + o->t_bubble;
+    o->t_iter = o->t_compute + o->t_tp_exp + o->t_cp_exp + o->t_dp_exp + o->t_pp + o->t_bubble;
 
     /* A link cannot carry more than the iteration's length: what the windows
      * above would hide beyond that is exposed after all. */
@@ -193,6 +215,7 @@ void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, 
     out->model_flops = an.model_flops;
     out->hw_flops = an.hw_flops;
     out->tp_bytes = an.tp_bytes;
+    out->cp_bytes = an.cp_bytes;
     out->dp_bytes = an.dp_bytes;
     out->pp_bytes = an.pp_bytes;
     out->ccr = an.ccr;
@@ -226,6 +249,9 @@ void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, 
             s->rt[op->region] += t;
             if (is_gemm)
                 s->gemm[op->region] += t;
+            if (op->kind == CCS_OP_ATTENTION || op->kind == CCS_OP_BMM ||
+                op->kind == CCS_OP_SOFTMAX)
+                s->core[op->region] += t;
             if (op->comm) {
                 if (sc == CCS_SCOPE_LAYER)
                     s->busy_layer[link] += t;
@@ -262,11 +288,13 @@ void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, 
     out->t_pp_comm = co.t_pp;
     out->t_bubble = co.t_bubble;
     out->t_optimizer = co.t_opt;
-    out->t_comm = co.t_tp + co.t_dp + co.t_pp;
-    out->t_comm_exposed = co.t_tp_exp + co.t_dp_exp + co.t_pp;
+    out->t_cp_comm = co.t_cp;
+    out->t_cp_comm_exposed = co.t_cp_exp;
+    out->t_comm = co.t_tp + co.t_cp + co.t_dp + co.t_pp;
+    out->t_comm_exposed = co.t_tp_exp + co.t_cp_exp + co.t_dp_exp + co.t_pp;
     out->comm_fraction = co.t_iter > 0 ? out->t_comm_exposed / co.t_iter : 0;
-    /* TP and DP communication that ran under compute, of all TP and DP traffic */
-    double ovl = co.t_dp + co.t_tp, ovl_exp = co.t_dp_exp + co.t_tp_exp;
+    /* TP, CP and DP communication that ran under compute, of all their traffic */
+    double ovl = co.t_dp + co.t_tp + co.t_cp, ovl_exp = co.t_dp_exp + co.t_tp_exp + co.t_cp_exp;
     out->hidden_fraction = ovl > 0 ? 1.0 - ovl_exp / ovl : 0;
     double peak = c->hw->peak_flops[p->dtype];
     /* MFU counts the model's FLOPs (Megatron-LM/PaLM convention: attention as

@@ -1,10 +1,10 @@
 /* test_invariants.c - physical invariants of the projection over a generated
  * set of plans: every catalog model on every catalog device with bf16 (or
  * fp16) matrix units, generation 0 under memory-wall, tp, pp, mbs, ZeRO stage,
- * sequence parallelism and DP overlap mode crossed, on 64 and 512 devices
+ * sequence parallelism and DP overlap mode (and context parallelism 2) crossed, on 64 and 512 devices
  * with the model's published batch (512 sequences when it has none). For each
  * valid plan:
- *   - the iteration is no shorter than its compute, its TP, DP or PP traffic;
+ *   - the iteration is no shorter than its compute, its TP, CP, DP or PP traffic;
  *   - more recomputation (none -> selective -> full) is never faster;
  *   - a fused attention kernel is never slower than the unfused one;
  *   - twice the link bandwidth is never slower;
@@ -57,9 +57,11 @@ static void test_invariants_sweep(void **state)
                         for (size_t bi = 0; bi < 3; bi++)
                             for (int zero = 0; zero <= 3; zero++)
                                 for (int sp = 0; sp <= 1; sp++)
-                                    for (int dpov = 0; dpov <= 2; dpov++) {
+                                    for (int dpov = 0; dpov <= 3; dpov++) {
+                                        /* dpov 3: no DP overlap, context parallel 2 */
                                         ccs_plan p;
                                         plan_defaults(&p);
+                                        p.cp = dpov == 3 ? 2 : 1;
                                         p.devices = devs[di];
                                         p.tp = tps[ti];
                                         p.pp = pps[pi];
@@ -69,7 +71,7 @@ static void test_invariants_sweep(void **state)
                                         p.dtype = (int8_t)dtype;
                                         p.zero = (int8_t)zero;
                                         p.sp = (int8_t)sp;
-                                        p.dp_overlap = (int8_t)dpov;
+                                        p.dp_overlap = (int8_t)(dpov == 3 ? 0 : dpov);
                                         if (sp && p.tp == 1)
                                             continue;
                                         if (plan_derive(&p) != CCS_R_OK ||
@@ -79,8 +81,8 @@ static void test_invariants_sweep(void **state)
                                         double t = project(m, hw, 0, p, &r);
                                         checked++;
                                         double lim[] = {r.t_compute, r.t_tp_comm, r.t_dp_comm,
-                                                        r.t_pp_comm};
-                                        for (int k = 0; k < 4; k++)
+                                                        r.t_pp_comm, r.t_cp_comm};
+                                        for (int k = 0; k < 5; k++)
                                             if (t < lim[k] * (1 - EPS)) {
                                                 if (failures++ < 5)
                                                     fail_plan("iteration shorter than a part", m,

@@ -13,6 +13,7 @@ typedef struct ccs_analytic {
     double tp_bytes;        /* sent per device per iteration by TP collectives */
     double dp_bytes;        /* same, data-parallel collectives */
     double pp_bytes;        /* same, pipeline p2p */
+    double cp_bytes;        /* same, context-parallel K/V ring */
     double ccr;             /* layer forward FLOPs per device / TP bytes sent per device
                                in that forward (FLOP/byte); 0 when tp == 1 */
 } ccs_analytic;

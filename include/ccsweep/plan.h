@@ -19,8 +19,9 @@ enum { CCS_RECOMPUTE_NONE = 0, CCS_RECOMPUTE_SELECTIVE = 1, CCS_RECOMPUTE_FULL =
 enum { CCS_DPOV_NONE = 0, CCS_DPOV_LAST_MICRO = 1, CCS_DPOV_BUCKETED = 2 };
 
 typedef struct ccs_plan {
-    int32_t devices; /* tp * pp * dp */
+    int32_t devices; /* tp * cp * pp * dp */
     int32_t tp;      /* tensor-parallel degree */
+    int32_t cp;      /* context-parallel degree (sequence split across ranks); 0 or 1 = none */
     int32_t pp;      /* pipeline stages */
     int32_t dp;      /* data-parallel replicas */
     int32_t vpp;     /* virtual stages per device (interleaved 1F1B); 1 = plain 1F1B */
@@ -58,6 +59,7 @@ typedef enum ccs_reason {
     CCS_R_ZERO,         /* zero stage outside 0..3 */
     CCS_R_RECOMPUTE,    /* recompute mode unknown */
     CCS_R_OOM,          /* valid, but does not fit device memory */
+    CCS_R_CP,           /* cp must split the sequence into 2 cp equal chunks (and tp them) */
     CCS_R_N
 } ccs_reason;
 
@@ -65,8 +67,15 @@ typedef enum ccs_reason {
  * none (Megatron-LM's default), no mitigations. Sizes left 0 for the caller. */
 void plan_defaults(ccs_plan *p);
 
-/* If p->dp == 0 and p->devices > 0, set dp = devices / (tp * pp) when exact;
- * if p->devices == 0, set devices = tp*pp*dp. Returns CCS_R_OK or CCS_R_DEVICES. */
+/* Context-parallel degree of p: 1 when unset. */
+static inline int32_t plan_cp(const ccs_plan *p)
+{
+    return p->cp > 1 ? p->cp : 1;
+}
+
+/* If p->dp == 0 and p->devices > 0, set dp = devices / (tp * cp * pp) when
+ * exact; if p->devices == 0, set devices = tp*cp*pp*dp. Returns CCS_R_OK or
+ * CCS_R_DEVICES. */
 int plan_derive(ccs_plan *p);
 
 /* Structural validity of plan p for model m on hardware hw (hw may be NULL to

@@ -22,7 +22,7 @@ typedef enum ccs_opkind {
 } ccs_opkind;
 
 /* Which parallelism a collective belongs to. */
-enum { CCS_COMM_NONE = 0, CCS_COMM_TP, CCS_COMM_DP, CCS_COMM_PP };
+enum { CCS_COMM_NONE = 0, CCS_COMM_TP, CCS_COMM_DP, CCS_COMM_PP, CCS_COMM_CP };
 
 typedef enum ccs_region {
     /* per layer, per micro-batch */
@@ -53,6 +53,9 @@ typedef enum ccs_region {
     /* appended, so stored region numbers of older runs keep their meaning */
     CCS_RG_DP_PARAM_GATHER, /* ZeRO-1/2: updated parameters all-gathered after the step */
     CCS_RG_EMBED_GRAD,      /* tied embedding: gradient all-reduce, first <-> last stage */
+    CCS_RG_FWD_ATTN_CP,     /* context parallelism: K/V blocks around the ring, per layer */
+    CCS_RG_RECOMP_ATTN_CP,
+    CCS_RG_BWD_ATTN_CP,     /* K/V again and their gradients back around the ring */
     CCS_RG_N
 } ccs_region;
 

@@ -31,7 +31,7 @@ typedef struct ccs_result {
     double t_bubble;          /* s, pipeline fill/drain */
     double t_optimizer;       /* s */
     double comm_fraction;     /* t_comm_exposed / t_iter */
-    double hidden_fraction;   /* share of TP + DP communication hidden under compute */
+    double hidden_fraction;   /* share of TP + CP + DP communication hidden under compute */
     double mem_weights, mem_grads, mem_optimizer, mem_activations; /* bytes per device */
     double mem_total;         /* bytes per device */
     double params;            /* model parameters */
@@ -42,6 +42,9 @@ typedef struct ccs_result {
     double tp_bytes, dp_bytes, pp_bytes; /* sent per device per iteration */
     double ccr;               /* analytic per-layer FLOPs/TP byte, 0 when tp == 1 */
     double hfu;               /* hw_flops / (t_iter * devices * peak) */
+    double t_cp_comm;         /* s, context-parallel K/V ring transfers */
+    double t_cp_comm_exposed; /* s, the part the attention core does not cover */
+    double cp_bytes;          /* sent per device per iteration by CP transfers */
 } ccs_result;
 
 /* Per-region breakdown for one micro-batch (layer regions: one layer). */
