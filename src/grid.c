@@ -14,6 +14,10 @@ struct ccs_grid {
     int axis_dim[SPEC_AX_N];       /* digit that selects each axis's value, -1 when constant */
     const double *vals[SPEC_AX_N]; /* the spec's values per axis */
     int devices_given, dp_given;
+    int nlead;                  /* digits of the cell */
+    int64_t plan_n;             /* product of the digits after the cell's */
+    int lead_shared[SPEC_AX_N]; /* cell digit d is zipped with a plan axis */
+    int64_t n_shared;           /* product of the shared cell digits */
     size_t n_gen;
     ccs_hw *hwgen;     /* n_hw * n_gen evolved hardware */
     uint64_t *hw_hash; /* per (hw, gen_i) */
@@ -157,6 +161,23 @@ ccs_grid *grid_new(const ccs_spec *spec, ccs_err *err)
             zip_dim[z] = g->ndims;
         g->ndims++;
     }
+    /* Model, hardware and generation come first in axis order, so their
+     * digits (with any zip group they start) are the leading ones. */
+    int nlead = 0;
+    for (int a = 0; a <= SPEC_AX_GEN; a++)
+        if (g->axis_dim[a] >= nlead)
+            nlead = g->axis_dim[a] + 1;
+    g->nlead = nlead;
+    g->plan_n = 1;
+    for (int d = nlead; d < g->ndims; d++)
+        g->plan_n *= g->dim_len[d];
+    for (int a = SPEC_AX_GEN + 1; a < SPEC_AX_N; a++)
+        if (g->axis_dim[a] >= 0 && g->axis_dim[a] < nlead)
+            g->lead_shared[g->axis_dim[a]] = 1;
+    g->n_shared = 1;
+    for (int d = 0; d < nlead; d++)
+        if (g->lead_shared[d])
+            g->n_shared *= g->dim_len[d];
     g->devices_given = spec_axis_given(spec, SPEC_AX_DEVICES);
     g->dp_given = spec_axis_given(spec, SPEC_AX_DP);
     g->n_gen = spec_axis_len(spec, SPEC_AX_GEN);
@@ -206,6 +227,31 @@ int64_t grid_count(const ccs_grid *g)
 const ccs_spec *grid_spec(const ccs_grid *g)
 {
     return g->spec;
+}
+
+int64_t grid_plan_n(const ccs_grid *g)
+{
+    return g->plan_n;
+}
+
+int64_t grid_plan_tables(const ccs_grid *g)
+{
+    return (int64_t)spec_n_models(g->spec) * g->n_shared;
+}
+
+int64_t grid_cell_z(const ccs_grid *g, int64_t cell)
+{
+    int64_t digit[SPEC_AX_N], rest = cell, s = 0;
+    for (int d = g->nlead - 1; d >= 0; d--) {
+        digit[d] = rest % g->dim_len[d];
+        rest /= g->dim_len[d];
+    }
+    for (int d = 0; d < g->nlead; d++)
+        if (g->lead_shared[d])
+            s = s * g->dim_len[d] + digit[d];
+    int md = g->axis_dim[SPEC_AX_MODEL];
+    int64_t model = (int64_t)g->vals[SPEC_AX_MODEL][md < 0 ? 0 : digit[md]];
+    return model * g->n_shared + s;
 }
 
 int grid_dims(const ccs_grid *g)

@@ -39,9 +39,12 @@ struct ccs_store {
     int64_t tx_done;        /* scenarios of chunks completed in the open transaction */
     store_counts tx;        /* rows by status in the open transaction */
     store_counts committed; /* committed by this session */
-    sqlite3_stmt *ins, *ins_rg, *ins_chunk, *upd_run;
-    int64_t *model_id; /* per spec model */
-    int64_t *hw_id;    /* per (spec hardware, generation index) */
+    sqlite3_stmt *ins, *ins_rg, *ins_chunk, *upd_run, *ins_plan;
+    int64_t plan_n;      /* idx = cell * plan_n + plan_i */
+    unsigned char *seen; /* bit per (z, plan_i): its plans row exists */
+    size_t n_seen;       /* bytes of seen */
+    int64_t *model_id;   /* per spec model */
+    int64_t *hw_id;      /* per (spec hardware, generation index) */
     store_range *todo;
     size_t n_todo;
     store_counts base; /* committed before this session */
@@ -67,8 +70,11 @@ static const char *const schema_sql[] = {
     "  status TEXT NOT NULL CHECK (status IN ('running','complete','interrupted','failed')),\n"
     "  total INTEGER NOT NULL,         -- scenarios in the grid\n"
     "  n_done INTEGER NOT NULL DEFAULT 0,  -- evaluated and committed\n"
-    "  n_rows INTEGER, n_ok INTEGER, n_invalid INTEGER, n_oom INTEGER, n_filtered INTEGER,\n"
-    "  sessions INTEGER NOT NULL DEFAULT 1\n"
+    "  n_rows INTEGER NOT NULL DEFAULT 0, n_ok INTEGER NOT NULL DEFAULT 0,\n"
+    "  n_invalid INTEGER NOT NULL DEFAULT 0, n_oom INTEGER NOT NULL DEFAULT 0,\n"
+    "  n_filtered INTEGER,  -- committed counts; n_filtered = n_done - n_rows at the end\n"
+    "  sessions INTEGER NOT NULL DEFAULT 1,\n"
+    "  plan_n INTEGER NOT NULL DEFAULT 1  -- idx = cell * plan_n + plan_i (table cells)\n"
     ");\n",
     "CREATE TABLE sessions (\n"
     "  run_id INTEGER NOT NULL REFERENCES runs, session INTEGER NOT NULL,\n"
@@ -94,14 +100,13 @@ static const char *const schema_sql[] = {
     "  calibration TEXT,\n"
     "  UNIQUE (run_id, name, generation)\n"
     ");\n",
-    "CREATE TABLE results (\n"
-    "  run_id INTEGER NOT NULL, idx INTEGER NOT NULL, key INTEGER NOT NULL,\n"
-    "  model_id INTEGER NOT NULL, hw_id INTEGER NOT NULL,\n"
-    "  devices INTEGER, tp INTEGER, pp INTEGER, dp INTEGER, vpp INTEGER, mbs INTEGER,\n"
-    "  gbs INTEGER, seq INTEGER, dtype INTEGER, sp INTEGER, zero INTEGER, recompute INTEGER,\n"
-    "  flash_attn INTEGER, tp_overlap INTEGER, dp_overlap INTEGER, innet_reduce INTEGER,\n"
-    "  comm_compress REAL, net_bw_factor REAL,\n"
-    "  status INTEGER NOT NULL, reason INTEGER NOT NULL, micro_batches INTEGER,\n"
+    /* Compact rows: what the index and the spec cannot give back. rid packs
+     * run_id and idx (run_id << 40 | idx), so the table needs no second
+     * index and a run's rows are one rowid range; sr packs the status (low 2
+     * bits) and the reason. The view results decodes them and joins the plan. */
+    "CREATE TABLE result_rows (\n"
+    "  rid INTEGER PRIMARY KEY,        -- run_id << 40 | idx\n"
+    "  key INTEGER NOT NULL, sr INTEGER NOT NULL, micro_batches INTEGER,\n"
     "  t_iter REAL, t_iter_lo REAL, t_iter_hi REAL, extrap REAL,\n"
     "  t_compute REAL, t_comm REAL, t_comm_exposed REAL, t_tp_comm REAL,\n"
     "  t_tp_comm_exposed REAL, t_dp_comm REAL, t_dp_comm_exposed REAL, t_pp_comm REAL,\n"
@@ -109,9 +114,53 @@ static const char *const schema_sql[] = {
     "  mem_weights REAL, mem_grads REAL, mem_optimizer REAL, mem_activations REAL,\n"
     "  mem_total REAL, model_flops REAL, hw_flops REAL, mfu REAL, tokens_per_s REAL,\n"
     "  tp_bytes REAL, dp_bytes REAL, pp_bytes REAL, ccr REAL,\n"
-    "  name TEXT,\n"
-    "  UNIQUE (run_id, idx)\n"
+    "  name TEXT\n"
     ");\n",
+    /* idx = cell * runs.plan_n + plan_i; a cell is a (model, hardware
+     * generation) of the grid, z names the plan table the cell reads (its
+     * model, and the values of plan axes zipped with a cell axis). */
+    "CREATE TABLE cells (\n"
+    "  run_id INTEGER NOT NULL, cell INTEGER NOT NULL,\n"
+    "  model_id INTEGER NOT NULL, hw_id INTEGER NOT NULL, z INTEGER NOT NULL,\n"
+    "  PRIMARY KEY (run_id, cell)\n"
+    ") WITHOUT ROWID;\n",
+    "CREATE TABLE plans (  -- derived plans, written when first stored\n"
+    "  run_id INTEGER NOT NULL, z INTEGER NOT NULL, plan_i INTEGER NOT NULL,\n"
+    "  devices INTEGER, tp INTEGER, pp INTEGER, dp INTEGER, vpp INTEGER, mbs INTEGER,\n"
+    "  gbs INTEGER, seq INTEGER, dtype INTEGER, sp INTEGER, zero INTEGER, recompute INTEGER,\n"
+    "  flash_attn INTEGER, tp_overlap INTEGER, dp_overlap INTEGER, innet_reduce INTEGER,\n"
+    "  comm_compress REAL, net_bw_factor REAL,\n"
+    "  PRIMARY KEY (run_id, z, plan_i)\n"
+    ") WITHOUT ROWID;\n",
+    "CREATE VIEW results AS\n"
+    "SELECT r.rid AS rid, r.rid >> 40 AS run_id, r.rid & 1099511627775 AS idx, r.key AS key,\n"
+    "  c.model_id AS model_id, c.hw_id AS hw_id,\n"
+    "  p.devices AS devices, p.tp AS tp, p.pp AS pp, p.dp AS dp, p.vpp AS vpp, p.mbs AS mbs,\n"
+    "  p.gbs AS gbs, p.seq AS seq, p.dtype AS dtype, p.sp AS sp, p.zero AS zero,\n"
+    "  p.recompute AS recompute, p.flash_attn AS flash_attn, p.tp_overlap AS tp_overlap,\n"
+    "  p.dp_overlap AS dp_overlap, p.innet_reduce AS innet_reduce,\n"
+    "  p.comm_compress AS comm_compress, p.net_bw_factor AS net_bw_factor,\n"
+    "  r.sr & 3 AS status, r.sr >> 2 AS reason, r.micro_batches AS micro_batches,\n"
+    "  r.t_iter AS t_iter, r.t_iter_lo AS t_iter_lo, r.t_iter_hi AS t_iter_hi,\n"
+    "  r.extrap AS extrap, r.t_compute AS t_compute, r.t_comm AS t_comm,\n"
+    "  r.t_comm_exposed AS t_comm_exposed, r.t_tp_comm AS t_tp_comm,\n"
+    "  r.t_tp_comm_exposed AS t_tp_comm_exposed, r.t_dp_comm AS t_dp_comm,\n"
+    "  r.t_dp_comm_exposed AS t_dp_comm_exposed, r.t_pp_comm AS t_pp_comm,\n"
+    "  r.t_bubble AS t_bubble, r.t_optimizer AS t_optimizer,\n"
+    "  r.comm_fraction AS comm_fraction, r.hidden_fraction AS hidden_fraction,\n"
+    "  r.mem_weights AS mem_weights, r.mem_grads AS mem_grads,\n"
+    "  r.mem_optimizer AS mem_optimizer, r.mem_activations AS mem_activations,\n"
+    "  r.mem_total AS mem_total, r.model_flops AS model_flops, r.hw_flops AS hw_flops,\n"
+    "  r.mfu AS mfu, r.tokens_per_s AS tokens_per_s, r.tp_bytes AS tp_bytes,\n"
+    "  r.dp_bytes AS dp_bytes, r.pp_bytes AS pp_bytes, r.ccr AS ccr, r.name AS name\n"
+    "FROM result_rows r\n"
+    "  JOIN runs u ON u.run_id = r.rid >> 40\n"
+    "  JOIN cells c ON c.run_id = u.run_id AND c.cell = (r.rid & 1099511627775) / u.plan_n\n"
+    "  JOIN plans p ON p.run_id = u.run_id AND p.z = c.z\n"
+    "    AND p.plan_i = (r.rid & 1099511627775) % u.plan_n;\n",
+    "CREATE TRIGGER results_delete INSTEAD OF DELETE ON results BEGIN\n"
+    "  DELETE FROM result_rows WHERE rid = OLD.rid;\n"
+    "END;\n",
     "CREATE TABLE chunks (  -- index ranges whose rows are all committed\n"
     "  run_id INTEGER NOT NULL, lo INTEGER NOT NULL, hi INTEGER NOT NULL,\n"
     "  PRIMARY KEY (run_id, lo)\n"
@@ -154,7 +203,7 @@ static const char *const schema_sql[] = {
     "  r.model_flops, r.hw_flops, r.mfu,\n"
     "  CASE WHEN r.model_flops > 0 THEN r.mfu * r.hw_flops / r.model_flops END AS hfu,\n"
     "  r.tokens_per_s, r.tp_bytes, r.dp_bytes, r.pp_bytes,\n"
-    "  r.ccr\n"
+    "  r.ccr, r.rid\n"
     "FROM results r\n"
     "  JOIN models m ON m.model_id = r.model_id\n"
     "  JOIN hardware h ON h.hw_id = r.hw_id\n"
@@ -187,15 +236,22 @@ static const char *const schema_sql[] = {
     "  JOIN models m ON m.model_id = a.model_id JOIN hardware h ON h.hw_id = a.hw_id",
     "CREATE VIEW best_plan AS\n"
     "SELECT v.* FROM results_view v JOIN (\n"
-    "  SELECT run_id, idx FROM (\n"
-    "    SELECT run_id, idx, ROW_NUMBER() OVER (PARTITION BY run_id, model_id, hw_id, devices\n"
-    "                                           ORDER BY t_iter, idx) AS rk\n"
+    "  SELECT rid FROM (\n"
+    "    SELECT rid, ROW_NUMBER() OVER (PARTITION BY run_id, model_id, hw_id, devices\n"
+    "                                   ORDER BY t_iter, idx) AS rk\n"
     "    FROM results WHERE status = 0) WHERE rk = 1\n"
-    ") b ON v.run_id = b.run_id AND v.idx = b.idx;\n",
+    ") b ON v.rid = b.rid;\n",
 };
 
-#define N_RESULT_COLS 56 /* columns of the results table */
+#define N_RESULT_COLS 34 /* columns of the result_rows table */
 #define N_OUTPUTS 29     /* REAL outputs bound from t_iter to ccr */
+#define RID_BITS 40      /* rid = run_id << RID_BITS | idx */
+#define RID_MAX_RUN ((INT64_C(1) << (63 - RID_BITS)) - 1)
+
+static int64_t rid_of(int64_t run_id, int64_t idx)
+{
+    return (int64_t)((uint64_t)run_id << RID_BITS) | idx;
+}
 
 static int fail_db(ccs_store *st, ccs_err *err, const char *what)
 {
@@ -393,6 +449,8 @@ void store_close(ccs_store *st)
     sqlite3_finalize(st->ins_rg);
     sqlite3_finalize(st->ins_chunk);
     sqlite3_finalize(st->upd_run);
+    sqlite3_finalize(st->ins_plan);
+    free(st->seen);
     sqlite3_close(st->db);
     free(st->model_id);
     free(st->hw_id);
@@ -436,8 +494,8 @@ static int insert_run(ccs_store *st, const store_run_info *info, ccs_err *err)
     const char *sql =
         "INSERT INTO runs (name, spec_path, spec_text, spec_sha256, version, git_rev, host, "
         "ranks, slurm_job_id, slurm_nodelist, slurm_restart_count, argv, evolution, where_expr, "
-        "name_template, detail, started, updated, status, total) VALUES "
-        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'running',?)";
+        "name_template, detail, started, updated, status, total, plan_n) VALUES "
+        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'running',?,?)";
     if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
         return fail_db(st, err, "recording the run");
     size_t tlen;
@@ -462,6 +520,7 @@ static int insert_run(ccs_store *st, const store_run_info *info, ccs_err *err)
     sqlite3_bind_text(s, 17, now, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(s, 18, now, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(s, 19, grid_count(st->g));
+    sqlite3_bind_int64(s, 20, st->plan_n);
     int rc = step_done(st, s, err, "recording the run");
     sqlite3_finalize(s);
     st->run_id = sqlite3_last_insert_rowid(st->db);
@@ -537,6 +596,56 @@ static int record_op_sources(ccs_store *st, ccs_err *err)
     sqlite3_finalize(del);
     sqlite3_finalize(ins);
     return rc;
+}
+
+/* The cells of the grid (idx / plan_n): their model and hardware rows and
+ * the plan table they read. */
+static int map_cells(ccs_store *st, ccs_err *err)
+{
+    sqlite3_stmt *s;
+    size_t ng = spec_axis_len(grid_spec(st->g), SPEC_AX_GEN);
+    int64_t n = grid_count(st->g) / st->plan_n;
+    if (sqlite3_prepare_v2(st->db, "INSERT OR IGNORE INTO cells VALUES (?,?,?,?,?)", -1, &s,
+                           NULL) != SQLITE_OK)
+        return fail_db(st, err, "recording the grid cells");
+    int rc = CCS_OK;
+    for (int64_t c = 0; rc == CCS_OK && c < n; c++) {
+        ccs_scenario sc;
+        grid_decode(st->g, c * st->plan_n, &sc);
+        sqlite3_bind_int64(s, 1, st->run_id);
+        sqlite3_bind_int64(s, 2, c);
+        sqlite3_bind_int64(s, 3, st->model_id[sc.model]);
+        sqlite3_bind_int64(s, 4, st->hw_id[(size_t)sc.hw * ng + (size_t)sc.gen_i]);
+        sqlite3_bind_int64(s, 5, grid_cell_z(st->g, c));
+        rc = step_done(st, s, err, "recording the grid cells");
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+/* Which plan rows exist already (a resumed run): one bit per (z, plan_i). */
+static int load_seen(ccs_store *st, ccs_err *err)
+{
+    int64_t nz = grid_plan_tables(st->g);
+    st->n_seen = (size_t)((nz * st->plan_n + 7) / 8);
+    st->seen = calloc(st->n_seen ? st->n_seen : 1, 1);
+    if (!st->seen) {
+        ccs_err_set(err, "%s: out of memory for the plan table of %lld plans", st->path,
+                    (long long)(nz * st->plan_n));
+        return CCS_ENOMEM;
+    }
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, "SELECT z, plan_i FROM plans WHERE run_id = ?", -1, &s, NULL) !=
+        SQLITE_OK)
+        return fail_db(st, err, "reading the plan table");
+    sqlite3_bind_int64(s, 1, st->run_id);
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        int64_t bit = sqlite3_column_int64(s, 0) * st->plan_n + sqlite3_column_int64(s, 1);
+        if (bit >= 0 && (size_t)(bit / 8) < st->n_seen)
+            st->seen[bit / 8] |= (unsigned char)(1u << (bit % 8));
+    }
+    sqlite3_finalize(s);
+    return CCS_OK;
 }
 
 /* Insert (if absent) and look up the model and hardware rows of the run. */
@@ -626,7 +735,7 @@ static int map_entries(ccs_store *st, ccs_err *err)
     sqlite3_finalize(qh);
     if (rc == CCS_OK)
         rc = record_op_sources(st, err);
-    return rc;
+    return rc ? rc : map_cells(st, err);
 }
 
 static int push_range(ccs_store *st, int64_t lo, int64_t hi, size_t *cap)
@@ -650,7 +759,7 @@ static int push_range(ccs_store *st, int64_t lo, int64_t hi, size_t *cap)
  * index ends with exactly one row. */
 static int compute_todo(ccs_store *st, ccs_err *err)
 {
-    sqlite3_stmt *s, *del, *delrg;
+    sqlite3_stmt *s;
     size_t cap = 0;
     int64_t pos = 0, total = grid_count(st->g);
     if (sqlite3_prepare_v2(st->db, "SELECT lo, hi FROM chunks WHERE run_id = ? ORDER BY lo", -1, &s,
@@ -672,53 +781,77 @@ static int compute_todo(ccs_store *st, ccs_err *err)
         ccs_err_set(err, "out of memory");
         return rc;
     }
-    if (sqlite3_prepare_v2(st->db, "DELETE FROM results WHERE run_id = ? AND idx >= ? AND idx < ?",
-                           -1, &del, NULL) != SQLITE_OK)
+    /* the committed counts of the run drop by what is removed */
+    sqlite3_stmt *cnt, *del, *delrg;
+    int64_t gone[3] = {0, 0, 0};
+    if (sqlite3_prepare_v2(st->db,
+                           "SELECT sr & 3, count(*) FROM result_rows WHERE rid >= ? AND rid < ? "
+                           "GROUP BY 1",
+                           -1, &cnt, NULL) != SQLITE_OK)
         return fail_db(st, err, "clearing partial chunks");
-    if (sqlite3_prepare_v2(st->db, "DELETE FROM regions WHERE run_id = ? AND idx >= ? AND idx < ?",
+    if (sqlite3_prepare_v2(st->db, "DELETE FROM result_rows WHERE rid >= ? AND rid < ?", -1, &del,
+                           NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(st->db, "DELETE FROM regions WHERE run_id = ? AND idx >= ? AND idx < ?",
                            -1, &delrg, NULL) != SQLITE_OK) {
+        sqlite3_finalize(cnt);
         sqlite3_finalize(del);
         return fail_db(st, err, "clearing partial chunks");
     }
     for (size_t i = 0; rc == CCS_OK && i < st->n_todo; i++) {
-        sqlite3_stmt *ds[] = {del, delrg};
-        for (int k = 0; k < 2 && rc == CCS_OK; k++) {
-            sqlite3_bind_int64(ds[k], 1, st->run_id);
-            sqlite3_bind_int64(ds[k], 2, st->todo[i].lo);
-            sqlite3_bind_int64(ds[k], 3, st->todo[i].hi);
-            rc = step_done(st, ds[k], err, "clearing partial chunks");
+        int64_t lo = rid_of(st->run_id, st->todo[i].lo), hi = rid_of(st->run_id, st->todo[i].hi);
+        sqlite3_bind_int64(cnt, 1, lo);
+        sqlite3_bind_int64(cnt, 2, hi);
+        while (sqlite3_step(cnt) == SQLITE_ROW) {
+            int k = sqlite3_column_int(cnt, 0);
+            if (k >= 0 && k < 3)
+                gone[k] += sqlite3_column_int64(cnt, 1);
+        }
+        sqlite3_reset(cnt);
+        sqlite3_bind_int64(del, 1, lo);
+        sqlite3_bind_int64(del, 2, hi);
+        rc = step_done(st, del, err, "clearing partial chunks");
+        if (rc == CCS_OK) {
+            sqlite3_bind_int64(delrg, 1, st->run_id);
+            sqlite3_bind_int64(delrg, 2, st->todo[i].lo);
+            sqlite3_bind_int64(delrg, 3, st->todo[i].hi);
+            rc = step_done(st, delrg, err, "clearing partial chunks");
         }
     }
+    sqlite3_finalize(cnt);
     sqlite3_finalize(del);
     sqlite3_finalize(delrg);
+    if (rc == CCS_OK && gone[0] + gone[1] + gone[2] > 0) {
+        char sql[256];
+        snprintf(sql, sizeof sql,
+                 "UPDATE runs SET n_rows = n_rows - %lld, n_ok = n_ok - %lld, n_invalid = "
+                 "n_invalid - %lld, n_oom = n_oom - %lld WHERE run_id = %lld",
+                 (long long)(gone[0] + gone[1] + gone[2]), (long long)gone[CCS_ST_OK],
+                 (long long)gone[CCS_ST_INVALID], (long long)gone[CCS_ST_OOM],
+                 (long long)st->run_id);
+        rc = exec(st, sql, err);
+    }
     return rc;
 }
 
+/* The committed counts of the run, kept up to date by every commit (no
+ * count over the table). */
 static int count_rows(ccs_store *st, store_counts *c, ccs_err *err)
 {
     sqlite3_stmt *s;
     memset(c, 0, sizeof *c);
-    if (sqlite3_prepare_v2(st->db,
-                           "SELECT status, count(*) FROM results WHERE run_id = ? "
-                           "GROUP BY status",
-                           -1, &s, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(
+            st->db, "SELECT n_done, n_rows, n_ok, n_invalid, n_oom FROM runs WHERE run_id = ?", -1,
+            &s, NULL) != SQLITE_OK)
         return fail_db(st, err, "counting rows");
     sqlite3_bind_int64(s, 1, st->run_id);
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        int64_t n = sqlite3_column_int64(s, 1);
-        int stt = sqlite3_column_int(s, 0);
-        c->rows += n;
-        if (stt == CCS_ST_OK)
-            c->ok += n;
-        else if (stt == CCS_ST_INVALID)
-            c->invalid += n;
-        else
-            c->oom += n;
+    if (sqlite3_step(s) == SQLITE_ROW) {
+        c->done = sqlite3_column_int64(s, 0);
+        c->rows = sqlite3_column_int64(s, 1);
+        c->ok = sqlite3_column_int64(s, 2);
+        c->invalid = sqlite3_column_int64(s, 3);
+        c->oom = sqlite3_column_int64(s, 4);
     }
     sqlite3_finalize(s);
-    char sql[128];
-    snprintf(sql, sizeof sql, "SELECT n_done FROM runs WHERE run_id = %lld", (long long)st->run_id);
-    c->done = query_int(st, sql, 0);
     /* an interrupted run may hold rows of chunks not yet complete (they are
      * redone on resume), so rows can exceed the scenarios counted as done */
     c->filtered = c->done > c->rows ? c->done - c->rows : 0;
@@ -842,15 +975,13 @@ static int holder_alive(long pid, int64_t start)
     return !(start > 0 && now > 0 && now != start);
 }
 
-/* Claim the writer row inside the open write transaction. A row of a process
- * that no longer runs on this host is stale and taken over; a live holder, or
- * one on another host (whose liveness cannot be checked from here), is an
- * input error naming it. */
-static int claim_writer(ccs_store *st, ccs_err *err)
+/* Look at the writer row. A row of a process that no longer runs on this
+ * host is stale (it is taken over); a live holder, or one on another host
+ * (whose liveness cannot be checked from here), is an input error naming it. */
+static int check_writer(ccs_store *st, ccs_err *err)
 {
-    char host[256] = "", now[32];
+    char host[256] = "";
     gethostname(host, sizeof host - 1);
-    now_iso(now, sizeof now);
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(st->db, "SELECT host, pid, pid_start, started, run_id FROM writer", -1,
                            &s, NULL) != SQLITE_OK)
@@ -882,6 +1013,17 @@ static int claim_writer(ccs_store *st, ccs_err *err)
         }
     }
     sqlite3_finalize(s);
+    return rc;
+}
+
+/* Claim the writer row inside the open write transaction (see check_writer). */
+static int claim_writer(ccs_store *st, ccs_err *err)
+{
+    char host[256] = "", now[32];
+    gethostname(host, sizeof host - 1);
+    now_iso(now, sizeof now);
+    sqlite3_stmt *s;
+    int rc = check_writer(st, err);
     if (rc)
         return rc;
     if (sqlite3_prepare_v2(st->db,
@@ -1063,7 +1205,14 @@ int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *in
 {
     st->g = g;
     st->detail = info->detail;
+    st->plan_n = grid_plan_n(g);
     int kind = STORE_NEW;
+    if (grid_count(g) > (INT64_C(1) << RID_BITS)) {
+        ccs_err_set(err,
+                    "%s: the grid has %lld scenarios; a run holds at most 2^%d: split the sweep",
+                    spec_path(grid_spec(g)), (long long)grid_count(g), RID_BITS);
+        return CCS_EINPUT;
+    }
     if (!st->created && check_integrity(st, err))
         return CCS_EINPUT;
     size_t n_in = 0;
@@ -1072,11 +1221,18 @@ int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *in
         ccs_err_set(err, "out of memory");
         return CCS_ENOMEM;
     }
+    /* A live writer is named at once, from a read: waiting for the write
+     * lock first could last until that writer ends (it commits back to back). */
+    int rc = check_writer(st, err);
+    if (rc) {
+        free(in);
+        return rc;
+    }
     if (exec(st, "BEGIN IMMEDIATE", err)) {
         free(in);
         return CCS_EIO;
     }
-    int rc = claim_writer(st, err);
+    rc = claim_writer(st, err);
     if (rc == CCS_OK && resume)
         kind = find_resume(st, spec_sha256(grid_spec(g)), err);
     if (rc == CCS_OK && kind < 0)
@@ -1090,6 +1246,11 @@ int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *in
         rc = insert_run(st, info, err);
         if (rc == CCS_OK)
             rc = record_inputs(st, in, n_in, err);
+    }
+    if (rc == CCS_OK && st->run_id > RID_MAX_RUN) {
+        ccs_err_set(err, "%s: more than %lld runs; use a new --db", st->path,
+                    (long long)RID_MAX_RUN);
+        rc = CCS_EINPUT;
     }
     if (rc == CCS_OK && kind == STORE_RESUMED)
         rc = check_inputs(st, in, n_in, err);
@@ -1121,6 +1282,8 @@ int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *in
     if (rc == CCS_OK)
         rc = compute_todo(st, err);
     if (rc == CCS_OK)
+        rc = load_seen(st, err);
+    if (rc == CCS_OK)
         rc = count_rows(st, &st->base, err);
     if (rc != CCS_OK) {
         exec(st, "ROLLBACK", NULL);
@@ -1129,7 +1292,7 @@ int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *in
     if (exec(st, "COMMIT", err))
         return CCS_EIO;
     st->locked = 1;
-    char insert_sql[64 + 2 * N_RESULT_COLS] = "INSERT INTO results VALUES (?";
+    char insert_sql[64 + 2 * N_RESULT_COLS] = "INSERT INTO result_rows VALUES (?";
     for (int k = 1; k < N_RESULT_COLS; k++)
         strcat(insert_sql, ",?");
     strcat(insert_sql, ")");
@@ -1139,8 +1302,13 @@ int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *in
         sqlite3_prepare_v2(st->db, "INSERT INTO chunks VALUES (?,?,?)", -1, &st->ins_chunk, NULL) !=
             SQLITE_OK ||
         sqlite3_prepare_v2(st->db,
-                           "UPDATE runs SET n_done = n_done + ?, updated = ? WHERE "
-                           "run_id = ?",
+                           "INSERT OR IGNORE INTO plans VALUES "
+                           "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           -1, &st->ins_plan, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(st->db,
+                           "UPDATE runs SET n_done = n_done + ?, updated = ?, n_rows = n_rows "
+                           "+ ?, n_ok = n_ok + ?, n_invalid = n_invalid + ?, n_oom = n_oom + ? "
+                           "WHERE run_id = ?",
                            -1, &st->upd_run, NULL) != SQLITE_OK)
         return fail_db(st, err, "preparing the writer");
     return kind;
@@ -1205,6 +1373,35 @@ static int begin(ccs_store *st, ccs_err *err)
     return CCS_OK;
 }
 
+/* The plans row of s, written the first time one of its scenarios is stored. */
+static int put_plan(ccs_store *st, const ccs_scenario *s, ccs_err *err)
+{
+    int64_t plan_i = s->idx % st->plan_n;
+    int64_t z = grid_cell_z(st->g, s->idx / st->plan_n);
+    int64_t bit = z * st->plan_n + plan_i;
+    unsigned char m = (unsigned char)(1u << (bit % 8));
+    if (st->seen[bit / 8] & m)
+        return CCS_OK;
+    const ccs_plan *p = &s->plan;
+    sqlite3_stmt *q = st->ins_plan;
+    sqlite3_bind_int64(q, 1, st->run_id);
+    sqlite3_bind_int64(q, 2, z);
+    sqlite3_bind_int64(q, 3, plan_i);
+    const int ints[] = {p->devices,    p->tp,         p->pp,         p->dp,
+                        p->vpp,        p->mbs,        p->gbs,        p->seq,
+                        p->dtype,      p->sp,         p->zero,       p->recompute,
+                        p->flash_attn, p->tp_overlap, p->dp_overlap, p->innet_reduce};
+    int i = 4;
+    for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++)
+        sqlite3_bind_int(q, i++, ints[k]);
+    sqlite3_bind_double(q, i++, p->comm_compress);
+    sqlite3_bind_double(q, i++, p->net_bw_factor);
+    if (write_step(st, q, err, "inserting a plan"))
+        return CCS_EIO;
+    st->seen[bit / 8] |= m;
+    return CCS_OK;
+}
+
 void store_counts_committed(const ccs_store *st, store_counts *out)
 {
     const store_counts *b = &st->base, *c = &st->committed;
@@ -1226,26 +1423,15 @@ int store_put(ccs_store *st, const ccs_record *rec, const ccs_region_time *rg, c
     if (begin(st, err))
         return CCS_EIO;
     const ccs_scenario *s = &rec->s;
-    const ccs_plan *p = &s->plan;
     const ccs_result *r = &rec->r;
     sqlite3_stmt *q = st->ins;
-    size_t ng = spec_axis_len(grid_spec(st->g), SPEC_AX_GEN);
+    if (put_plan(st, s, err))
+        return CCS_EIO;
     int i = 1;
-    sqlite3_bind_int64(q, i++, st->run_id);
-    sqlite3_bind_int64(q, i++, s->idx);
+    sqlite3_bind_int64(q, i++, rid_of(st->run_id, s->idx));
     sqlite3_bind_int64(q, i++, (int64_t)s->key);
-    sqlite3_bind_int64(q, i++, st->model_id[s->model]);
-    sqlite3_bind_int64(q, i++, st->hw_id[(size_t)s->hw * ng + (size_t)s->gen_i]);
-    const int ints[] = {p->devices,    p->tp,         p->pp,         p->dp,
-                        p->vpp,        p->mbs,        p->gbs,        p->seq,
-                        p->dtype,      p->sp,         p->zero,       p->recompute,
-                        p->flash_attn, p->tp_overlap, p->dp_overlap, p->innet_reduce};
-    for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++)
-        sqlite3_bind_int(q, i++, ints[k]);
-    sqlite3_bind_double(q, i++, p->comm_compress);
-    sqlite3_bind_double(q, i++, p->net_bw_factor);
-    sqlite3_bind_int(q, i++, r->status);
-    sqlite3_bind_int(q, i++, r->reason);
+    sqlite3_bind_int64(q, i++, (int64_t)r->reason << 2 | r->status);
+
     const double out[N_OUTPUTS] = {r->t_iter,
                                    r->t_iter_lo,
                                    r->t_iter_hi,
@@ -1336,7 +1522,11 @@ int store_commit(ccs_store *st, ccs_err *err)
     now_iso(now, sizeof now);
     sqlite3_bind_int64(st->upd_run, 1, st->tx_done);
     sqlite3_bind_text(st->upd_run, 2, now, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st->upd_run, 3, st->run_id);
+    sqlite3_bind_int64(st->upd_run, 3, st->tx.rows);
+    sqlite3_bind_int64(st->upd_run, 4, st->tx.ok);
+    sqlite3_bind_int64(st->upd_run, 5, st->tx.invalid);
+    sqlite3_bind_int64(st->upd_run, 6, st->tx.oom);
+    sqlite3_bind_int64(st->upd_run, 7, st->run_id);
     if (write_step(st, st->upd_run, err, "updating the run"))
         return CCS_EIO;
     if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)

@@ -58,6 +58,16 @@ const ccs_spec *grid_spec(const ccs_grid *g);
 /* Number of decoding digits (axes with more than one value count once per zip). */
 int grid_dims(const ccs_grid *g);
 
+/* The index splits as idx = cell * plan_n + plan_i: the cell (the leading
+ * digits) selects the model, hardware and generation, plan_i the plan axes.
+ * Returns plan_n. */
+int64_t grid_plan_n(const ccs_grid *g);
+/* The derived plan of idx depends only on plan_i and the cell's plan table
+ * z = grid_cell_z(g, cell), 0 <= z < grid_plan_tables(g): the model (its
+ * default seq and gbs) and any plan axis zipped with a cell axis. */
+int64_t grid_plan_tables(const ccs_grid *g);
+int64_t grid_cell_z(const ccs_grid *g, int64_t cell);
+
 /* Decode idx (0 <= idx < count) into *out. No allocation. */
 void grid_decode(const ccs_grid *g, int64_t idx, ccs_scenario *out);
 

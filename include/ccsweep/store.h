@@ -10,9 +10,10 @@
 #include "ccsweep/grid.h"
 
 /* Schema version kept in PRAGMA user_version; other versions are refused. */
-#define CCS_STORE_SCHEMA 2
-/* Rows per transaction: about 10k rows per transaction is near SQLite's best
- * insert rate on the machines measured (make bench). */
+#define CCS_STORE_SCHEMA 3
+/* Rows per transaction at most (the sweep also commits at least once a
+ * second); about 10k rows per transaction is near SQLite's best insert rate
+ * on the machines measured (make bench). */
 #define CCS_STORE_BATCH 10000
 
 /* File locking: normal (WAL, shared memory index, concurrent readers),

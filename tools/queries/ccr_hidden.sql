@@ -17,7 +17,7 @@
 --             results/ccsweep.db < tools/queries/ccr_hidden.sql
 WITH run AS (SELECT coalesce(:run, (SELECT max(run_id) FROM runs)) AS id),
 ranked AS (
-  SELECT r.run_id, r.idx, r.model_id, r.hw_id, r.tp, r.pp,
+  SELECT r.rid, r.run_id, r.idx, r.model_id, r.hw_id, r.tp, r.pp,
     row_number() OVER (PARTITION BY r.model_id, r.hw_id
                        ORDER BY r.mfu DESC, r.idx) AS best_rk,
     row_number() OVER (PARTITION BY r.model_id, r.hw_id, r.pp = 1
@@ -28,10 +28,10 @@ ranked AS (
 plans AS (
   SELECT k.plan, r.*, m.name AS model, m.params, m.layers, m.hidden,
     h.name AS hardware, h.generation
-  FROM (SELECT 'best' AS plan, run_id, idx FROM ranked WHERE best_rk = 1
+  FROM (SELECT 'best' AS plan, rid FROM ranked WHERE best_rk = 1
         UNION ALL
-        SELECT 'tp+dp', run_id, idx FROM ranked WHERE pp = 1 AND forced_rk = 1) k
-    JOIN results r ON r.run_id = k.run_id AND r.idx = k.idx
+        SELECT 'tp+dp', rid FROM ranked WHERE pp = 1 AND forced_rk = 1) k
+    JOIN results r ON r.rid = k.rid
     JOIN models m ON m.model_id = r.model_id
     JOIN hardware h ON h.hw_id = r.hw_id)
 , fixed AS (
