@@ -9,6 +9,9 @@ double analytic_layer_fwd_flops(const ccs_model *m, double b, double s)
     double core = 4 * b * s * s * h;
     double out = 2 * b * s * h * h;
     double mlp = 2 * b * s * h * f * (m->gated ? 3 : 2);
+    if (m->experts > 0) /* router, then top_k routed and the shared experts per token */
+        mlp = 2 * b * s * h * m->experts +
+              (m->top_k + m->shared_experts) * 2 * b * s * h * m->moe_ffn * (m->gated ? 3 : 2);
     return qkv + core + out + mlp;
 }
 
@@ -31,7 +34,7 @@ void analytic_compute(const ccs_model *m, const ccs_plan *p, const ccs_oplist *o
         extra = 4.0 * p->mbs * (double)p->seq * p->seq * m->hidden;
     out->hw_flops = out->model_flops + extra * m->layers * mb * p->dp;
 
-    out->tp_bytes = out->dp_bytes = out->pp_bytes = out->cp_bytes = 0;
+    out->tp_bytes = out->dp_bytes = out->pp_bytes = out->cp_bytes = out->ep_bytes = 0;
     double fwd_tp = 0;
     for (int i = 0; i < ops->n; i++) {
         const ccs_op *op = &ops->ops[i];
@@ -60,6 +63,8 @@ void analytic_compute(const ccs_model *m, const ccs_plan *p, const ccs_oplist *o
             out->dp_bytes += v;
         else if (op->comm == CCS_COMM_CP)
             out->cp_bytes += v;
+        else if (op->comm == CCS_COMM_EP)
+            out->ep_bytes += v;
         else if (op->region == CCS_RG_PP_COMM) /* an activation forward and a gradient
                                                   backward per model chunk */
             out->pp_bytes += v * 2.0 * p->vpp * mb;

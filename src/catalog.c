@@ -192,7 +192,7 @@ static int expect_map(const ydoc *d, const ynode *n, const char *what, ccs_err *
 static const char *const model_keys[] = {"name",  "layers", "hidden", "heads", "kv_heads",
                                          "ffn",   "vocab",  "max_pos", "gated", "bias",
                                          "tied",  "seq",    "gbs",     "source", "description",
-                                         NULL};
+                                         "experts", "top_k", "shared_experts", "moe_ffn", NULL};
 
 int catalog_parse_model(const ydoc *d, const ynode *map, ccs_model *out, ccs_err *err)
 {
@@ -210,7 +210,11 @@ int catalog_parse_model(const ydoc *d, const ynode *map, ccs_model *out, ccs_err
         get_int(d, map, "max_pos", 0, 0, &out->max_pos, err) ||
         get_int(d, map, "seq", 0, 0, &out->seq, err) ||
         get_int(d, map, "gbs", 0, 0, &out->gbs, err) || get_bool(d, map, "gated", &out->gated, err) ||
-        get_bool(d, map, "bias", &out->bias, err) || get_bool(d, map, "tied", &out->tied, err))
+        get_bool(d, map, "bias", &out->bias, err) || get_bool(d, map, "tied", &out->tied, err) ||
+        get_int(d, map, "experts", 0, 0, &out->experts, err) ||
+        get_int(d, map, "top_k", 0, 1, &out->top_k, err) ||
+        get_int(d, map, "shared_experts", 0, 0, &out->shared_experts, err) ||
+        get_int(d, map, "moe_ffn", 0, 1, &out->moe_ffn, err))
         return CCS_EINPUT;
     model_fill_defaults(out);
     ccs_err inner;

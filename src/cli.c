@@ -236,6 +236,10 @@ int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *ev
     rc |= jset(plan, "tp", json_integer(p->tp));
     if (plan_cp(p) > 1) /* sweeps cannot express cp yet: the database has no cp column */
         rc |= jset(plan, "cp", json_integer(plan_cp(p)));
+    if (m->experts > 0) { /* nor ep: these keys appear for mixture-of-experts models only */
+        rc |= jset(plan, "ep", json_integer(plan_ep(p)));
+        rc |= jset(plan, "capacity_factor", json_real(p->capacity_factor));
+    }
     rc |= jset(plan, "pp", json_integer(p->pp));
     rc |= jset(plan, "dp", json_integer(p->dp));
     rc |= jset(plan, "vpp", json_integer(p->vpp));
@@ -300,6 +304,10 @@ int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *ev
     };
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
         rc |= jset(o, nums[i].k, timed ? json_real(nums[i].v) : json_null());
+    if (m->experts > 0) {
+        rc |= jset(o, "t_ep_comm", timed ? json_real(r->t_ep_comm) : json_null());
+        rc |= jset(o, "ep_bytes", timed ? json_real(r->ep_bytes) : json_null());
+    }
     if (plan_cp(p) > 1) { /* context-parallel plans only, as for the plan's cp */
         rc |= jset(o, "t_cp_comm", timed ? json_real(r->t_cp_comm) : json_null());
         rc |= jset(o, "t_cp_comm_exposed", timed ? json_real(r->t_cp_comm_exposed) : json_null());
@@ -371,6 +379,9 @@ static void project_usage(FILE *f)
             "  --vpp V            interleaved 1F1B virtual stages per device (1)\n"
             "  --cp C             context parallelism: the sequence split over C ranks, K/V\n"
             "                     passed around a ring under the attention (1)\n"
+            "  --ep E             expert parallelism (mixture-of-experts models): the routed\n"
+            "                     experts spread over E of the data-parallel ranks (1)\n"
+            "  --capacity-factor X  tokens an expert takes, x its balanced share (dropless)\n"
             "  --pp-first-layers N, --pp-last-layers N\n"
             "                     layers on the first / last pipeline stage; the other stages\n"
             "                     share the rest evenly. Without them, when pp does not divide\n"
@@ -437,12 +448,14 @@ static void print_sources(const cli_op_sources *src)
 static void print_human(const ccs_model *m, const ccs_hw *hw, const char *evo, const ccs_plan *p,
                         const ccs_result *r, const ccs_region_time *rg, const cli_op_sources *src)
 {
-    char cps[24] = "";
+    char cps[24] = "", eps[40] = "";
     if (plan_cp(p) > 1)
         snprintf(cps, sizeof cps, " x cp %d", plan_cp(p));
-    printf("%s on %s (generation %d%s%s), %d devices = tp %d%s x pp %d x dp %d\n", m->name,
+    if (m->experts > 0)
+        snprintf(eps, sizeof eps, " (experts over ep %d)", plan_ep(p));
+    printf("%s on %s (generation %d%s%s), %d devices = tp %d%s x pp %d x dp %d%s\n", m->name,
            hw->name, hw->generation, hw->generation ? ", " : "", hw->generation ? evo : "",
-           p->devices, p->tp, cps, p->pp, p->dp);
+           p->devices, p->tp, cps, p->pp, p->dp, eps);
     char mb[32] = "";
     if (r->micro_batches > 0)
         snprintf(mb, sizeof mb, " (%d micro-batch%s)", r->micro_batches,
@@ -474,6 +487,8 @@ static void print_human(const ccs_model *m, const ccs_hw *hw, const char *evo, c
     pct_line("  tp", r->t_tp_comm_exposed, r->t_iter);
     if (plan_cp(p) > 1)
         pct_line("  cp", r->t_cp_comm_exposed, r->t_iter);
+    if (m->experts > 0)
+        pct_line("  ep all-to-all", r->t_ep_comm, r->t_iter);
     pct_line("  dp exposed", r->t_dp_comm_exposed, r->t_iter);
     pct_line("  pp p2p", r->t_pp_comm, r->t_iter);
     pct_line("pipeline bubble", r->t_bubble, r->t_iter);
@@ -507,7 +522,7 @@ enum {
     O_MODEL = 256, O_LAYERS, O_HIDDEN, O_HEADS, O_KV, O_FFN, O_VOCAB, O_GATED, O_HW, O_GEN,
     O_EVO, O_DEVICES, O_TP, O_PP, O_DP, O_VPP, O_SEQ, O_GBS, O_MBS, O_SP, O_RECOMP, O_ZERO,
     O_DTYPE, O_FLASH, O_TPOV, O_NODPOV, O_DPOV, O_INNET, O_COMPRESS, O_NETBW, O_CALIB, O_CATALOG,
-    O_JSON, O_HELP, O_PPFIRST, O_PPLAST, O_CP
+    O_JSON, O_HELP, O_PPFIRST, O_PPLAST, O_CP, O_EP, O_CAPF
 };
 
 static int pos_double(const char *opt, const char *text, double *out)
@@ -535,6 +550,8 @@ int cli_project(int argc, char **argv)
         {"dp", required_argument, 0, O_DP},         {"vpp", required_argument, 0, O_VPP},
         {"pp-first-layers", required_argument, 0, O_PPFIRST},
         {"cp", required_argument, 0, O_CP},
+        {"ep", required_argument, 0, O_EP},
+        {"capacity-factor", required_argument, 0, O_CAPF},
         {"pp-last-layers", required_argument, 0, O_PPLAST},
         {"seq", required_argument, 0, O_SEQ},       {"gbs", required_argument, 0, O_GBS},
         {"mbs", required_argument, 0, O_MBS},       {"sp", no_argument, 0, O_SP},
@@ -646,9 +663,11 @@ int cli_project(int argc, char **argv)
             break;
         }
         case O_CP:
+        case O_EP:
             bad = cli_int("project", o, optarg, 1, IMAX, &v);
-            p.cp = (int32_t)v;
+            *(c == O_CP ? &p.cp : &p.ep) = (int32_t)v;
             break;
+        case O_CAPF: bad = pos_double("--capacity-factor", optarg, &p.capacity_factor); break;
         case O_PPFIRST:
         case O_PPLAST:
             bad = cli_int("project", o, optarg, 1, IMAX, &v);

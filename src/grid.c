@@ -73,6 +73,11 @@ static uint64_t model_hash(const ccs_model *m)
                          m->vocab,  m->max_pos, m->gated, m->bias,     m->tied};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         h = absorb(h, (uint64_t)f[i]);
+    if (m->experts > 0) { /* only for MoE models: dense models keep their keys */
+        const int64_t e[] = {m->experts, m->top_k, m->shared_experts, m->moe_ffn};
+        for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
+            h = absorb(h, (uint64_t)e[i]);
+    }
     return h;
 }
 

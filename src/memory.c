@@ -35,6 +35,14 @@ double memory_act_per_layer(const ccs_model *m, const ccs_plan *p)
     /* split by tp: Q, K, V, the out-projection input, and the MLP inner tensors
      * (GeLU input and FC2 input; SwiGLU: gate, up and FC2 input) */
     double split = e * sbh * (1 + 2 * kv) + e * sbh + e * s * b * f * (m->gated ? 3 : 2);
+    if (m->experts > 0) {
+        /* every token's top_k routed copies (padded to capacity) and the shared
+         * experts keep their inner tensors, and the permuted FC1 inputs */
+        double copies = m->top_k * (p->capacity_factor > 0 ? p->capacity_factor : 1);
+        split = e * sbh * (1 + 2 * kv) + e * sbh +
+                e * s * b * m->moe_ffn * (m->gated ? 3 : 2) * (copies + m->shared_experts) +
+                e * sbh * copies;
+    }
     double core = 0;
     if (p->recompute == CCS_RECOMPUTE_NONE && !p->flash_attn)
         core = (e + dr * (1 + e)) * a * s * skv * b; /* softmax out; dropout mask and out */
@@ -48,9 +56,14 @@ void memory_footprint(const ccs_model *m, const ccs_plan *p, double params_first
 {
     int fp32 = dtype_bytes(p->dtype) >= 4;
     double w_b = fp32 ? 4 : 2, g_b = 4, o_b = fp32 ? 8 : 12;
-    double dp = (double)p->dp * plan_cp(p); /* ZeRO shards over the gradient group */
+    /* ZeRO shards over the gradient group: dp * cp ranks for dense weights,
+     * the dp * cp / ep that hold the same experts for expert weights */
+    double dp = (double)p->dp * plan_cp(p), edp = dp / plan_ep(p);
     double ws = p->zero >= 3 ? dp : 1, gs = p->zero >= 2 ? dp : 1, os = p->zero >= 1 ? dp : 1;
+    double wse = p->zero >= 3 ? edp : 1, gse = p->zero >= 2 ? edp : 1, ose = p->zero >= 1 ? edp : 1;
     double per_param = w_b / ws + g_b / gs + o_b / os;
+    double per_expert = w_b / wse + g_b / gse + o_b / ose;
+    double ex = model_expert_params(m) / ((double)plan_ep(p) * p->tp); /* per layer, device */
 
     int32_t lf, lm, ll;
     plan_stage_layers(m, p, &lf, &lm, &ll);
@@ -81,26 +94,28 @@ void memory_footprint(const ccs_model *m, const ccs_plan *p, double params_first
     if (p->pp > 2) {
         double inflight_mid = p->pp - 1 < mb ? p->pp - 1 : mb;
         act_mid = layer * lm * inflight_mid * il;
-        params_mid = lm * model_layer_params(m) / p->tp;
-        mid = params_mid * per_param + act_mid;
+        params_mid = lm * ((model_layer_params(m) - model_expert_params(m)) / p->tp + ex);
+        mid = (params_mid - lm * ex) * per_param + lm * ex * per_expert + act_mid;
     }
 
-    double first = params_first * per_param + act_first;
-    double last = params_last * per_param + act_last;
-    double params = params_first, act = act_first, total = first;
+    double first = (params_first - lf * ex) * per_param + lf * ex * per_expert + act_first;
+    double last = (params_last - ll * ex) * per_param + ll * ex * per_expert + act_last;
+    double params = params_first, act = act_first, total = first, pe = lf * ex;
     if (last > total) {
         params = params_last;
         act = act_last;
         total = last;
+        pe = ll * ex;
     }
     if (mid > total) {
         params = params_mid;
         act = act_mid;
         total = mid;
+        pe = lm * ex;
     }
-    out->weights = params * w_b / ws;
-    out->grads = params * g_b / gs;
-    out->optimizer = params * o_b / os;
+    out->weights = (params - pe) * w_b / ws + pe * w_b / wse;
+    out->grads = (params - pe) * g_b / gs + pe * g_b / gse;
+    out->optimizer = (params - pe) * o_b / os + pe * o_b / ose;
     out->activations = act;
     out->total = total;
     out->act_layer = layer;

@@ -9,6 +9,10 @@ void model_fill_defaults(ccs_model *m)
         m->kv_heads = m->heads;
     if (m->ffn == 0)
         m->ffn = 4 * m->hidden;
+    if (m->experts > 0 && m->moe_ffn == 0)
+        m->moe_ffn = m->ffn;
+    if (m->experts > 0 && m->top_k == 0)
+        m->top_k = 1;
 }
 
 int model_validate(const ccs_model *m, ccs_err *err)
@@ -29,6 +33,21 @@ int model_validate(const ccs_model *m, ccs_err *err)
         ccs_err_set(err, "model '%s': max_pos, seq and gbs must not be negative", m->name);
         return CCS_EINPUT;
     }
+    if (m->experts < 0 || m->top_k < 0 || m->shared_experts < 0 || m->moe_ffn < 0) {
+        ccs_err_set(err, "model '%s': experts, top_k, shared_experts and moe_ffn must not be "
+                         "negative",
+                    m->name);
+        return CCS_EINPUT;
+    }
+    if (m->experts > 0 && m->top_k > m->experts) {
+        ccs_err_set(err, "model '%s': field 'top_k' (%d) must not exceed experts (%d)", m->name,
+                    (int)m->top_k, (int)m->experts);
+        return CCS_EINPUT;
+    }
+    if (m->experts == 0 && (m->top_k > 0 || m->shared_experts > 0)) {
+        ccs_err_set(err, "model '%s': top_k and shared_experts need experts", m->name);
+        return CCS_EINPUT;
+    }
     if (m->hidden % m->heads != 0) {
         ccs_err_set(err, "model '%s': field 'heads' (%d) must divide hidden (%d)", m->name,
                     (int)m->heads, (int)m->hidden);
@@ -47,14 +66,28 @@ double model_kv_dim(const ccs_model *m)
     return (double)m->hidden * m->kv_heads / m->heads;
 }
 
+double model_mlp_params(const ccs_model *m, double f)
+{
+    double h = m->hidden, b = m->bias ? 1.0 : 0.0;
+    /* Gated FFN: gate and up (h x f each) plus down (f x h); otherwise up and down. */
+    return m->gated ? 3.0 * h * f + b * (2.0 * f + h) : 2.0 * h * f + b * (f + h);
+}
+
+double model_expert_params(const ccs_model *m)
+{
+    return m->experts > 0 ? m->experts * model_mlp_params(m, m->moe_ffn) : 0.0;
+}
+
 double model_layer_params(const ccs_model *m)
 {
-    double h = m->hidden, f = m->ffn, kv = model_kv_dim(m);
+    double h = m->hidden, kv = model_kv_dim(m);
     double b = m->bias ? 1.0 : 0.0;
     /* Q, K, V projections and the output projection. */
     double attn = h * (h + 2.0 * kv) + b * (h + 2.0 * kv) + h * h + b * h;
-    /* Gated FFN: gate and up (h x f each) plus down (f x h); otherwise up and down. */
-    double mlp = m->gated ? 3.0 * h * f + b * (2.0 * f + h) : 2.0 * h * f + b * (f + h);
+    /* a mixture of experts: the router (h x experts), the routed and the shared experts */
+    double mlp = m->experts > 0 ? h * m->experts + model_expert_params(m) +
+                                      m->shared_experts * model_mlp_params(m, m->moe_ffn)
+                                : model_mlp_params(m, m->ffn);
     /* Two norms: LayerNorm has gain and bias, RMSNorm a gain only. */
     double norms = 2.0 * h * (m->bias ? 2.0 : 1.0);
     return attn + mlp + norms;

@@ -121,6 +121,12 @@ double cost_coll_volume(int kind, double bytes, int group, int innet, double *st
     case CCS_OP_REDUCESCATTER:
         *steps = n - 1;
         return (n - 1) / n * bytes;
+    case CCS_OP_ALLTOALL:
+        /* pairwise exchange, n - 1 steps (Thakur et al. 2005, "Optimization of
+         * collective communication operations in MPICH", section 3.6); a rank's
+         * own share of the buffer stays local */
+        *steps = n - 1;
+        return (n - 1) / n * bytes;
     default:
         *steps = 1;
         return bytes;
@@ -136,6 +142,14 @@ double cost_synthetic(const ccs_cost *c, const ccs_op *op)
         double steps, vol = cost_coll_volume(op->kind, op->bytes, op->group, innet, &steps);
         double intra = hw->intra_bw * hw->intra_eff * net_bw_factor;
         double bw, lat;
+        if (op->kind == CCS_OP_ALLTOALL && op->per_node < op->group) {
+            /* every rank's own NIC carries what goes to other nodes, NVLink the
+             * rest, concurrently: the slower of the two sets the time */
+            double inter = hw->inter_bw * hw->inter_eff * net_bw_factor;
+            double out = op->bytes * (op->group - op->per_node) / op->group;
+            double in = op->bytes * (op->per_node - 1) / op->group;
+            return steps * hw->inter_lat + fmax(out / inter, in / intra);
+        }
         if (op->kind == CCS_OP_P2P) {
             int inter = op->per_node < 2;
             bw = inter ? hw->inter_bw * hw->inter_eff * net_bw_factor : intra;

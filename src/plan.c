@@ -108,8 +108,16 @@ int plan_check(const ccs_model *m, const ccs_hw *hw, const ccs_plan *p)
         return CCS_R_TP_HEADS;
     if (m->kv_heads % p->tp != 0 && p->tp % m->kv_heads != 0)
         return CCS_R_TP_KV;
-    if (m->ffn % p->tp != 0)
+    if (m->ffn % p->tp != 0 || (m->experts > 0 && m->moe_ffn % p->tp != 0))
         return CCS_R_TP_FFN;
+    /* Experts are spread over ep of the data-parallel ranks (Megatron-Core
+     * carves the expert-parallel group out of dp x cp when experts keep the
+     * tensor-parallel split) */
+    if (p->ep < 0 || p->capacity_factor < 0)
+        return CCS_R_NONPOSITIVE;
+    if (plan_ep(p) > 1 && (m->experts == 0 || m->experts % plan_ep(p) != 0 ||
+                           ((int64_t)p->dp * plan_cp(p)) % plan_ep(p) != 0))
+        return CCS_R_EP;
     int32_t lf, lm, ll;
     if (plan_stage_layers(m, p, &lf, &lm, &ll) != CCS_R_OK)
         return CCS_R_PP_LAYERS;
@@ -141,7 +149,7 @@ int plan_check(const ccs_model *m, const ccs_hw *hw, const ccs_plan *p)
 static const char *const reason_names[CCS_R_N] = {
     "ok",        "nonpositive", "devices", "tp_heads", "tp_kv",  "tp_ffn",
     "pp_layers", "vpp",         "vpp_micro", "batch", "seq_sp",
-    "dtype",    "zero",        "recompute", "oom",    "cp"};
+    "dtype",    "zero",        "recompute", "oom",    "cp",    "ep"};
 
 static const char *const reason_texts[CCS_R_N] = {
     "ok",
@@ -160,6 +168,7 @@ static const char *const reason_texts[CCS_R_N] = {
     "unknown recompute mode",
     "does not fit device memory",
     "cp must divide the sequence into 2 cp equal chunks (and leave a multiple of tp with sp)",
+    "ep must divide the experts and dp x cp (ep needs a mixture-of-experts model)",
 };
 
 const char *plan_reason_name(int reason)

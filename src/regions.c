@@ -24,7 +24,10 @@ typedef struct dims {
     double skv;    /* keys each query attends over: the whole sequence (s is this
                       rank's share of it under context parallelism) */
     double causal; /* fraction of the s x skv score blocks a fused kernel computes */
-    int dropout, sp, tp, tp_node, cp, cp_node;
+    /* mixture of experts: experts E, top_k, shared experts, expert inner width
+     * per TP rank (fm) and of its first matrix pair (f1m), capacity factor */
+    double E, topk, shared, fm, f1m, cap;
+    int dropout, sp, tp, tp_node, cp, cp_node, ep, ep_node;
 } dims;
 
 static ccs_op *push(builder *b, int kind, int region, double count)
@@ -225,6 +228,90 @@ static void mlp_bwd(builder *B, const dims *x, int rc, int rt)
     mem(B, CCS_OP_LAYERNORM, rc, 4 * act, 10 * act / x->e);
 }
 
+/* A mixture-of-experts FFN forward (Megatron-Core's alltoall token
+ * dispatcher, experts keeping the tensor-parallel split): the router scores
+ * each token (a GEMM onto the experts), tokens are permuted and sent to the
+ * ranks holding their top_k experts (all-to-all over ep), gathered across the
+ * TP group when sequence parallel, run through the local experts as one
+ * grouped GEMM per matrix (each expert gets its balanced share of the routed
+ * tokens, padded to capacity when a capacity factor is set), reduced across
+ * TP and sent back (all-to-all). Shared experts run as a dense FFN on every
+ * token. Load is assumed balanced (the auxiliary loss's aim). */
+static void moe_fwd(builder *B, const dims *x, int rc, int rt, int rep)
+{
+    double act = x->b * x->sq * x->h * x->e;
+    double full = x->b * x->s * x->h * x->e;
+    double tr = x->sp ? x->tok / x->t : x->tok; /* tokens this rank routes */
+    double el = x->E / x->ep;                    /* local experts */
+    double per = x->tok * x->topk / el * (x->cap > 0 ? x->cap : 1); /* tokens per expert */
+    double sent = tr * x->topk * x->h * x->e;    /* routed copies leaving this rank */
+    mem(B, CCS_OP_LAYERNORM, rc, 2 * act, 8 * act / x->e);
+    gemm(B, rc, tr, x->E, x->h, 1, x->e); /* router */
+    mem(B, CCS_OP_ELEMENTWISE, rc, tr * x->E * 4 * 2 + 2 * sent, tr * x->E * 8); /* top-k, permute */
+    if (x->ep > 1)
+        coll(B, CCS_OP_ALLTOALL, CCS_COMM_EP, rep, sent, x->ep, x->ep_node, 1);
+    if (x->sp)
+        coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, sent * x->t, x->tp, x->tp_node, 1);
+    gemm(B, rc, per, x->f1m, x->h, el, x->e);
+    double inner = el * per * x->fm * x->e;
+    mem(B, CCS_OP_ELEMENTWISE, rc, inner * (x->f1m > x->fm ? 3 : 2), 8 * inner / x->e);
+    gemm(B, rc, per, x->h, x->fm, el, x->e);
+    coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, rt,
+         x->sp ? sent * x->t : sent, x->tp, x->tp_node, 1);
+    if (x->ep > 1)
+        coll(B, CCS_OP_ALLTOALL, CCS_COMM_EP, rep, sent, x->ep, x->ep_node, 1);
+    if (x->shared > 0) { /* a dense FFN of shared x fm, TP-split like any MLP */
+        if (x->sp)
+            coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
+        gemm(B, rc, x->tok, x->shared * x->f1m, x->h, 1, x->e);
+        gemm(B, rc, x->tok, x->h, x->shared * x->fm, 1, x->e);
+        coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, rt, full, x->tp,
+             x->tp_node, 1);
+    }
+    /* unpermute with the routing weights, then bias-dropout-add */
+    mem(B, CCS_OP_ELEMENTWISE, rc, 2 * sent + act, tr * x->topk * x->h);
+    mem(B, CCS_OP_ELEMENTWISE, rc, act * (3 + (x->dropout ? 1 / x->e : 0)), act / x->e);
+}
+
+/* Its backward: the same transfers in reverse (the combine's gradient goes
+ * out, the dispatch's comes back), input- and weight-gradient grouped GEMMs,
+ * the router's backward and the shared experts'. */
+static void moe_bwd(builder *B, const dims *x, int rc, int rt, int rep)
+{
+    double act = x->b * x->sq * x->h * x->e;
+    double full = x->b * x->s * x->h * x->e;
+    double tr = x->sp ? x->tok / x->t : x->tok;
+    double el = x->E / x->ep;
+    double per = x->tok * x->topk / el * (x->cap > 0 ? x->cap : 1);
+    double sent = tr * x->topk * x->h * x->e;
+    mem(B, CCS_OP_ELEMENTWISE, rc, act * (2 + (x->dropout ? 1 / x->e : 0)) + 2 * sent,
+        act / x->e);
+    if (x->ep > 1)
+        coll(B, CCS_OP_ALLTOALL, CCS_COMM_EP, rep, sent, x->ep, x->ep_node, 1);
+    if (x->sp)
+        coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, sent * x->t, x->tp, x->tp_node, 1);
+    gemm(B, rc, per, x->fm, x->h, el, x->e);  /* FC2 input gradient */
+    gemm(B, rc, x->fm, x->h, per, el, x->e);  /* FC2 weight gradient */
+    double inner = el * per * x->fm * x->e;
+    mem(B, CCS_OP_ELEMENTWISE, rc, inner * (x->f1m > x->fm ? 5 : 3), 12 * inner / x->e);
+    gemm(B, rc, per, x->h, x->f1m, el, x->e); /* FC1 input gradient */
+    gemm(B, rc, x->h, x->f1m, per, el, x->e); /* FC1 weight gradient */
+    coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, rt,
+         x->sp ? sent * x->t : sent, x->tp, x->tp_node, 1);
+    if (x->ep > 1)
+        coll(B, CCS_OP_ALLTOALL, CCS_COMM_EP, rep, sent, x->ep, x->ep_node, 1);
+    if (x->shared > 0) {
+        if (x->sp)
+            coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
+        gemm_bwd(B, rc, x->tok, x->h, x->shared * x->fm, x->e);
+        gemm_bwd(B, rc, x->tok, x->shared * x->f1m, x->h, x->e);
+        coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, rt, full, x->tp,
+             x->tp_node, 1);
+    }
+    gemm_bwd(B, rc, tr, x->E, x->h, x->e); /* router */
+    mem(B, CCS_OP_LAYERNORM, rc, 4 * act, 10 * act / x->e);
+}
+
 static void attn_bwd(builder *B, const dims *x, const ccs_plan *p, int rc, int rt, int rcp)
 {
     double act = x->b * x->sq * x->h * x->e;
@@ -299,20 +386,38 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
     x.tp_node = members_per_node(p->tp, 1, devices_per_node);
     /* Megatron-Core rank order tp, cp, dp, pp: cp ranks are tp apart */
     x.cp_node = members_per_node(x.cp, p->tp, devices_per_node);
+    /* expert-parallel ranks are data-parallel ranks, tp * cp apart */
+    x.ep = plan_ep(p);
+    x.ep_node = members_per_node(x.ep, (int64_t)p->tp * x.cp, devices_per_node);
+    x.E = m->experts;
+    x.topk = m->top_k;
+    x.shared = m->shared_experts;
+    x.fm = (double)m->moe_ffn / x.t;
+    x.f1m = (m->gated ? 2.0 : 1.0) * x.fm;
+    x.cap = p->capacity_factor;
     /* every catalog model is a decoder-only language model with a causal mask;
      * only a fused kernel skips the masked half (unfused attention computes
      * the full s x s scores and masks them) */
     x.causal = 0.5;
 
     attn_fwd(&B, &x, p, CCS_RG_FWD_ATTN, CCS_RG_FWD_ATTN_TP, CCS_RG_FWD_ATTN_CP, 0);
-    mlp_fwd(&B, &x, CCS_RG_FWD_MLP, CCS_RG_FWD_MLP_TP);
+    if (m->experts > 0)
+        moe_fwd(&B, &x, CCS_RG_FWD_MLP, CCS_RG_FWD_MLP_TP, CCS_RG_FWD_MLP_EP);
+    else
+        mlp_fwd(&B, &x, CCS_RG_FWD_MLP, CCS_RG_FWD_MLP_TP);
     if (p->recompute == CCS_RECOMPUTE_FULL) {
         attn_fwd(&B, &x, p, CCS_RG_RECOMP_ATTN, CCS_RG_RECOMP_ATTN_TP, CCS_RG_RECOMP_ATTN_CP, 0);
-        mlp_fwd(&B, &x, CCS_RG_RECOMP_MLP, CCS_RG_RECOMP_MLP_TP);
+        if (m->experts > 0)
+            moe_fwd(&B, &x, CCS_RG_RECOMP_MLP, CCS_RG_RECOMP_MLP_TP, CCS_RG_RECOMP_MLP_EP);
+        else
+            mlp_fwd(&B, &x, CCS_RG_RECOMP_MLP, CCS_RG_RECOMP_MLP_TP);
     } else if (p->recompute == CCS_RECOMPUTE_SELECTIVE && !p->flash_attn) {
         attn_fwd(&B, &x, p, CCS_RG_RECOMP_ATTN, CCS_RG_RECOMP_ATTN_TP, CCS_RG_RECOMP_ATTN_CP, 1);
     }
-    mlp_bwd(&B, &x, CCS_RG_BWD_MLP, CCS_RG_BWD_MLP_TP);
+    if (m->experts > 0)
+        moe_bwd(&B, &x, CCS_RG_BWD_MLP, CCS_RG_BWD_MLP_TP, CCS_RG_BWD_MLP_EP);
+    else
+        mlp_bwd(&B, &x, CCS_RG_BWD_MLP, CCS_RG_BWD_MLP_TP);
     attn_bwd(&B, &x, p, CCS_RG_BWD_ATTN, CCS_RG_BWD_ATTN_TP, CCS_RG_BWD_ATTN_CP);
 
     /* Embedding (first stage): a vocabulary-parallel lookup, then the partial
@@ -345,7 +450,9 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
     /* Parameters per device of the first, a middle and the last stage. */
     int32_t lf, lm, ll;
     plan_stage_layers(m, p, &lf, &lm, &ll);
-    double lp = model_layer_params(m) / x.t;
+    /* a device holds every dense weight's TP share and its ep-th of the experts */
+    double ex = model_expert_params(m) / (x.ep * x.t);
+    double lp = model_layer_params(m) / x.t - model_expert_params(m) / x.t + ex;
     double emb = (x.V + m->max_pos) * x.h / x.t;
     double head = (x.V * x.h) / x.t + x.h; /* a tied head keeps a copy on the last stage */
     out->layers_first = lf;
@@ -367,13 +474,23 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
      * grads (8 B/param), Adam reads param, grad, m, v and writes param, m, v
      * (28), the 16-bit copy reads fp32 and writes 16-bit (6), the grad buffer
      * is zeroed (4): 46 bytes per parameter; 36 when training in fp32. */
-    double pmax = out->params_stage_first > out->params_stage_last ? out->params_stage_first
-                                                                   : out->params_stage_last;
-    if (out->params_stage_mid > pmax)
+    double pmax = out->params_stage_first, lmax = lf;
+    if (out->params_stage_last > pmax) {
+        pmax = out->params_stage_last;
+        lmax = ll;
+    }
+    if (out->params_stage_mid > pmax) {
         pmax = out->params_stage_mid;
-    double shard = p->zero >= 1 ? (double)p->dp * x.cp : 1; /* ZeRO shards over dp * cp */
+        lmax = lm;
+    }
+    double pexp = lmax * ex; /* expert weights among them */
+    out->params_expert = pexp;
+    /* ZeRO shards over the gradient group: dense weights over dp * cp ranks,
+     * experts over the dp * cp / ep ranks that hold the same experts */
+    double dpg_dense = (double)p->dp * x.cp, dpg_exp = dpg_dense / x.ep;
+    double local = p->zero >= 1 ? (pmax - pexp) / dpg_dense + pexp / dpg_exp : pmax;
     double per_param = dtype_bytes(p->dtype) >= 4 ? 36.0 : 46.0;
-    mem(&B, CCS_OP_ELEMENTWISE, CCS_RG_OPTIMIZER, pmax * per_param / shard, 12 * pmax / shard);
+    mem(&B, CCS_OP_ELEMENTWISE, CCS_RG_OPTIMIZER, local * per_param, 12 * local);
 
     /* Data parallelism: gradients reduced in fp32 (Megatron main grads). The DP
      * group strides over tp ranks. ZeRO-1/2 reduce-scatter the gradients and
@@ -384,8 +501,8 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
     int dpg = p->dp * x.cp;
     if (dpg > 1) {
         int dp_node = members_per_node(dpg, p->tp, devices_per_node);
-        double gbytes = pmax * 4.0;
-        double wbytes = pmax * x.e;
+        double gbytes = (pmax - pexp) * 4.0;
+        double wbytes = (pmax - pexp) * x.e;
         if (p->zero == 0) {
             coll(&B, CCS_OP_ALLREDUCE, CCS_COMM_DP, CCS_RG_DP_COMM, gbytes, dpg, dp_node, 1);
         } else {
@@ -396,6 +513,23 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
         }
         if (p->zero == 3)
             coll(&B, CCS_OP_ALLGATHER, CCS_COMM_DP, CCS_RG_ZERO_GATHER, wbytes, dpg, dp_node, 2);
+    }
+    /* Expert weights reduce over the expert-data-parallel group: the dp * cp / ep
+     * ranks holding the same experts, tp * cp * ep apart. */
+    int edp = dpg / x.ep;
+    if (pexp > 0 && edp > 1) {
+        int e_node = members_per_node(edp, (int64_t)p->tp * x.cp * x.ep, devices_per_node);
+        double gbytes = pexp * 4.0, wbytes = pexp * x.e;
+        if (p->zero == 0) {
+            coll(&B, CCS_OP_ALLREDUCE, CCS_COMM_DP, CCS_RG_DP_COMM, gbytes, edp, e_node, 1);
+        } else {
+            coll(&B, CCS_OP_REDUCESCATTER, CCS_COMM_DP, CCS_RG_DP_COMM, gbytes, edp, e_node, 1);
+            if (p->zero < 3)
+                coll(&B, CCS_OP_ALLGATHER, CCS_COMM_DP, CCS_RG_DP_PARAM_GATHER, wbytes, edp,
+                     e_node, 1);
+        }
+        if (p->zero == 3)
+            coll(&B, CCS_OP_ALLGATHER, CCS_COMM_DP, CCS_RG_ZERO_GATHER, wbytes, edp, e_node, 2);
     }
 
     /* A tied output head is a copy of the embedding on the last stage: Megatron-LM
@@ -451,6 +585,9 @@ static const struct {
     [CCS_RG_FWD_ATTN_CP] = {"fwd.attn.cp", CCS_SCOPE_LAYER, 1},
     [CCS_RG_RECOMP_ATTN_CP] = {"recompute.attn.cp", CCS_SCOPE_LAYER, 1},
     [CCS_RG_BWD_ATTN_CP] = {"bwd.attn.cp", CCS_SCOPE_LAYER, 1},
+    [CCS_RG_FWD_MLP_EP] = {"fwd.mlp.ep", CCS_SCOPE_LAYER, 1},
+    [CCS_RG_RECOMP_MLP_EP] = {"recompute.mlp.ep", CCS_SCOPE_LAYER, 1},
+    [CCS_RG_BWD_MLP_EP] = {"bwd.mlp.ep", CCS_SCOPE_LAYER, 1},
 };
 
 const char *region_name(int region)
@@ -470,7 +607,7 @@ int region_is_comm(int region)
 
 static const char *const opkind_names[CCS_OP_N] = {
     "gemm",      "bmm",       "elementwise",   "layernorm", "softmax",
-    "attention", "allreduce", "allgather", "reducescatter", "p2p"};
+    "attention", "allreduce", "allgather", "reducescatter", "p2p", "alltoall"};
 
 const char *opkind_name(int kind)
 {
@@ -487,5 +624,5 @@ int opkind_parse(const char *s)
 
 int opkind_is_collective(int kind)
 {
-    return kind >= CCS_OP_ALLREDUCE && kind <= CCS_OP_P2P;
+    return kind >= CCS_OP_ALLREDUCE && kind <= CCS_OP_ALLTOALL;
 }

@@ -19,7 +19,7 @@
 
 typedef struct compose {
     double t_iter, t_compute, t_tp, t_tp_exp, t_dp, t_dp_exp, t_pp, t_bubble, t_opt;
-    double t_cp, t_cp_exp;
+    double t_cp, t_cp_exp, t_ep;
 } compose;
 
 /* Per-region sums of one occurrence: rt all ops, gemm the GEMM-class ops,
@@ -70,6 +70,9 @@ static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S
         lcpe += fmax(0.0, rt[cpr[i][0]] - S->core[cpr[i][1]]);
     }
     ltpe += lcpe; /* on the critical path with the block's TP exposure */
+    /* expert-parallel all-to-alls: the experts wait for their tokens */
+    double lep = rt[CCS_RG_FWD_MLP_EP] + rt[CCS_RG_RECOMP_MLP_EP] + rt[CCS_RG_BWD_MLP_EP];
+    ltpe += lep;
 
     double m = ops->micro_batches;
     double fc = rt[CCS_RG_EMBED_FWD] + rt[CCS_RG_EMBED_BWD];
@@ -161,10 +164,12 @@ static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S
 
     o->t_cp = m * ls * lcp;
     o->t_cp_exp = m * ls * lcpe;
+    o->t_ep = m * ls * lep;
     o->t_tp = m * mtp;
-    o->t_tp_exp = m * mtpe - o->t_cp_exp;
+    o->t_tp_exp = m * mtpe - o->t_cp_exp - o->t_ep;
     o->t_compute = m * mc + o->t_opt;
-    o->t_iter = o->t_compute + o->t_tp_exp + o->t_cp_exp + o->t_dp_exp + o->t_pp + o->t_bubble;
+    o->t_iter = o->t_compute + o->t_tp_exp + o->t_cp_exp + o->t_ep + o->t_dp_exp + o->t_pp +
+                o->t_bubble;
 
     /* A link cannot carry more than the iteration's length: what the windows
      * above would hide beyond that is exposed after all. */
@@ -216,6 +221,7 @@ void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, 
     out->hw_flops = an.hw_flops;
     out->tp_bytes = an.tp_bytes;
     out->cp_bytes = an.cp_bytes;
+    out->ep_bytes = an.ep_bytes;
     out->dp_bytes = an.dp_bytes;
     out->pp_bytes = an.pp_bytes;
     out->ccr = an.ccr;
@@ -290,8 +296,9 @@ void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, 
     out->t_optimizer = co.t_opt;
     out->t_cp_comm = co.t_cp;
     out->t_cp_comm_exposed = co.t_cp_exp;
-    out->t_comm = co.t_tp + co.t_cp + co.t_dp + co.t_pp;
-    out->t_comm_exposed = co.t_tp_exp + co.t_cp_exp + co.t_dp_exp + co.t_pp;
+    out->t_ep_comm = co.t_ep;
+    out->t_comm = co.t_tp + co.t_cp + co.t_ep + co.t_dp + co.t_pp;
+    out->t_comm_exposed = co.t_tp_exp + co.t_cp_exp + co.t_ep + co.t_dp_exp + co.t_pp;
     out->comm_fraction = co.t_iter > 0 ? out->t_comm_exposed / co.t_iter : 0;
     /* TP, CP and DP communication that ran under compute, of all their traffic */
     double ovl = co.t_dp + co.t_tp + co.t_cp, ovl_exp = co.t_dp_exp + co.t_tp_exp + co.t_cp_exp;

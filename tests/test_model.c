@@ -63,6 +63,38 @@ static void test_megatron_1t_params(void **state)
     assert_rel(model_params(m), 1008e9, 0.001);
 }
 
+/* Mixtral 8x7B (Jiang et al. 2024, arXiv 2401.04088, Table 1: dim 4096, 32
+ * layers, 32 heads of 128, 8 KV heads, hidden_dim 14336, vocab 32000, 8
+ * experts, top 2): 46.7B parameters in all, 12.9B active per token (section
+ * 2.1: "13B active parameters"; the released model card: 46.7B, 12.9B). The
+ * active count: attention, norms, router and 2 of the 8 experts per layer. */
+static void test_moe_params(void **state)
+{
+    (void)state;
+    ccs_model m = {.name = "mixtral", .layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 8,
+                   .ffn = 14336, .vocab = 32000, .gated = 1, .experts = 8, .top_k = 2};
+    model_fill_defaults(&m);
+    ccs_err err;
+    assert_int_equal(model_validate(&m, &err), CCS_OK);
+    assert_int_equal(m.moe_ffn, 14336);
+    assert_rel(model_params(&m), 46.7e9, 0.005);
+    double expert = 3.0 * 4096 * 14336;
+    assert_rel(model_expert_params(&m), 8 * expert, 1e-12);
+    double active = model_params(&m) - m.layers * 6 * expert;
+    assert_rel(active, 12.9e9, 0.01);
+    /* a token's FFN work is its router and two experts */
+    ccs_model dense = m;
+    dense.experts = dense.top_k = 0;
+    double f_moe = analytic_layer_fwd_flops(&m, 1, 1), f_dense = analytic_layer_fwd_flops(&dense, 1, 1);
+    assert_rel(f_moe - f_dense, 2 * 4096 * 8 + 2 * expert * 2 - 2 * expert, 1e-9);
+    /* bad MoE shapes */
+    m.top_k = 9;
+    assert_int_equal(model_validate(&m, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "top_k"));
+    dense.shared_experts = 1;
+    assert_int_equal(model_validate(&dense, &err), CCS_EINPUT);
+}
+
 static void test_validate(void **state)
 {
     (void)state;
@@ -87,7 +119,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gpt3_params),       cmocka_unit_test(test_llama2_70b_params),
         cmocka_unit_test(test_llama3_8b_params),  cmocka_unit_test(test_megatron_1t_params),
-        cmocka_unit_test(test_validate),
+        cmocka_unit_test(test_validate),          cmocka_unit_test(test_moe_params),
     };
     return cmocka_run_group_tests_name("model", tests, test_catalog_setup, test_catalog_teardown);
 }

@@ -247,6 +247,61 @@ static void test_context_parallel(void **state)
     assert_int_equal(plan_check(m, h, &p), CCS_R_CP);
 }
 
+/* Mixture of experts, by hand for mixtral-8x7b (8 experts, top 2, hidden
+ * 4096, expert width 14336) at tp 1, ep 8, pp 4, 64 devices, sequence 4096,
+ * micro-batch 1: a rank dispatches its 4096 tokens' 2 copies, 4096 x 2 x 4096
+ * x 2 bytes, of which 7/8 leave it, out and back in the forward pass and again
+ * in the backward; it holds one expert per layer (8 / 8) plus every dense
+ * weight; expert gradients reduce over dp / ep = 16 / 8 = 2 ranks, dense ones
+ * over 16. */
+static void test_moe_plan(void **state)
+{
+    (void)state;
+    const ccs_model *m = catalog_model(test_cat(), "mixtral-8x7b");
+    const ccs_hw *h = catalog_hw(test_cat(), "h100-sxm");
+    assert_non_null(m);
+    ccs_plan p;
+    plan_defaults(&p);
+    p.tp = 1;
+    p.ep = 8;
+    p.pp = 4;
+    p.devices = 64;
+    p.seq = 4096;
+    p.gbs = 256;
+    assert_int_equal(plan_derive(&p), CCS_R_OK);
+    assert_int_equal(plan_check(m, h, &p), CCS_R_OK);
+    ccs_oplist ops;
+    regions_build(m, &p, h->devices_per_node, &ops);
+    double sent = 4096.0 * 2 * 4096 * 2, fwd = 0, bwd = 0;
+    int groups[2] = {0, 0}, ng = 0;
+    for (int i = 0; i < ops.n; i++) {
+        const ccs_op *o = &ops.ops[i];
+        double steps, v = cost_coll_volume(o->kind, o->bytes, o->group, 0, &steps);
+        if (o->region == CCS_RG_FWD_MLP_EP)
+            fwd += v;
+        if (o->region == CCS_RG_BWD_MLP_EP)
+            bwd += v;
+        if (o->region == CCS_RG_DP_COMM && ng < 2)
+            groups[ng++] = o->group;
+    }
+    assert_rel(fwd, 2 * sent * 7 / 8, 1e-12);
+    assert_rel(bwd, 2 * sent * 7 / 8, 1e-12);
+    assert_int_equal(ng, 2);
+    assert_int_equal(groups[0], 16);
+    assert_int_equal(groups[1], 2);
+    double expert = 3.0 * 4096 * 14336, dense_layer = model_layer_params(m) - 8 * expert;
+    assert_rel(ops.params_expert, 8 * expert, 1e-9); /* 8 layers per stage, 1 expert each */
+    assert_rel(ops.params_stage_mid, 8 * (dense_layer + expert), 1e-9);
+    /* ep must divide the experts and the data-parallel ranks, and needs experts */
+    p.ep = 3;
+    assert_int_equal(plan_check(m, h, &p), CCS_R_EP);
+    p.ep = 32; /* 32 does not divide 8 experts */
+    assert_int_equal(plan_check(m, h, &p), CCS_R_EP);
+    const ccs_model *dense = catalog_model(test_cat(), "llama3-8b");
+    p.ep = 2;
+    assert_int_equal(plan_check(dense, h, &p), CCS_R_EP);
+}
+
 static void test_reason_text(void **state)
 {
     (void)state;
@@ -287,7 +342,7 @@ int main(void)
         cmocka_unit_test(test_invalid_reasons), cmocka_unit_test(test_reason_text),
         cmocka_unit_test(test_projection_reports_invalid),
         cmocka_unit_test(test_stage_layers), cmocka_unit_test(test_uneven_pipeline),
-        cmocka_unit_test(test_context_parallel),
+        cmocka_unit_test(test_context_parallel), cmocka_unit_test(test_moe_plan),
     };
     return cmocka_run_group_tests_name("plan", tests, test_catalog_setup, test_catalog_teardown);
 }

@@ -14,6 +14,7 @@ typedef struct ccs_analytic {
     double dp_bytes;        /* same, data-parallel collectives */
     double pp_bytes;        /* same, pipeline p2p */
     double cp_bytes;        /* same, context-parallel K/V ring */
+    double ep_bytes;        /* same, expert-parallel all-to-alls */
     double ccr;             /* layer forward FLOPs per device / TP bytes sent per device
                                in that forward (FLOP/byte); 0 when tp == 1 */
 } ccs_analytic;

@@ -22,6 +22,8 @@ typedef struct ccs_plan {
     int32_t devices; /* tp * cp * pp * dp */
     int32_t tp;      /* tensor-parallel degree */
     int32_t cp;      /* context-parallel degree (sequence split across ranks); 0 or 1 = none */
+    int32_t ep;      /* expert-parallel degree: routed experts spread over ep of the
+                        data-parallel ranks; 0 or 1 = none */
     int32_t pp;      /* pipeline stages */
     int32_t dp;      /* data-parallel replicas */
     int32_t vpp;     /* virtual stages per device (interleaved 1F1B); 1 = plain 1F1B */
@@ -38,6 +40,8 @@ typedef struct ccs_plan {
     int8_t tp_overlap;   /* 1: fine-grained TP collective / GEMM overlap */
     int8_t innet_reduce; /* 1: in-network reduction (switch computes the sum) */
     int8_t flash_attn;   /* 1: fused attention kernel, no s^2 tensors in memory */
+    double capacity_factor; /* MoE: tokens an expert takes, x its balanced share; 0 =
+                               dropless (every routed token, load assumed balanced) */
     double comm_compress; /* bytes factor on TP/DP collectives (1 = none) */
     double net_bw_factor; /* factor on every link bandwidth (1 = as catalogued) */
 } ccs_plan;
@@ -60,6 +64,7 @@ typedef enum ccs_reason {
     CCS_R_RECOMPUTE,    /* recompute mode unknown */
     CCS_R_OOM,          /* valid, but does not fit device memory */
     CCS_R_CP,           /* cp must split the sequence into 2 cp equal chunks (and tp them) */
+    CCS_R_EP,           /* ep must divide the experts and the data-parallel ranks (dp x cp) */
     CCS_R_N
 } ccs_reason;
 
@@ -71,6 +76,12 @@ void plan_defaults(ccs_plan *p);
 static inline int32_t plan_cp(const ccs_plan *p)
 {
     return p->cp > 1 ? p->cp : 1;
+}
+
+/* Expert-parallel degree of p: 1 when unset. */
+static inline int32_t plan_ep(const ccs_plan *p)
+{
+    return p->ep > 1 ? p->ep : 1;
 }
 
 /* If p->dp == 0 and p->devices > 0, set dp = devices / (tp * cp * pp) when

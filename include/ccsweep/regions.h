@@ -18,11 +18,12 @@ typedef enum ccs_opkind {
     CCS_OP_ALLGATHER,
     CCS_OP_REDUCESCATTER,
     CCS_OP_P2P,
+    CCS_OP_ALLTOALL, /* buffer: the tokens one rank sends (its share stays local) */
     CCS_OP_N
 } ccs_opkind;
 
 /* Which parallelism a collective belongs to. */
-enum { CCS_COMM_NONE = 0, CCS_COMM_TP, CCS_COMM_DP, CCS_COMM_PP, CCS_COMM_CP };
+enum { CCS_COMM_NONE = 0, CCS_COMM_TP, CCS_COMM_DP, CCS_COMM_PP, CCS_COMM_CP, CCS_COMM_EP };
 
 typedef enum ccs_region {
     /* per layer, per micro-batch */
@@ -56,6 +57,9 @@ typedef enum ccs_region {
     CCS_RG_FWD_ATTN_CP,     /* context parallelism: K/V blocks around the ring, per layer */
     CCS_RG_RECOMP_ATTN_CP,
     CCS_RG_BWD_ATTN_CP,     /* K/V again and their gradients back around the ring */
+    CCS_RG_FWD_MLP_EP,      /* mixture of experts: token dispatch and combine all-to-alls */
+    CCS_RG_RECOMP_MLP_EP,
+    CCS_RG_BWD_MLP_EP,
     CCS_RG_N
 } ccs_region;
 
@@ -92,6 +96,7 @@ typedef struct ccs_oplist {
     double params_stage_first; /* parameters held by a first-stage device (after TP split) */
     double params_stage_mid;   /* same for a middle stage (pp > 2) */
     double params_stage_last;  /* same for the last stage */
+    double params_expert;      /* routed-expert weights among the fullest stage's */
 } ccs_oplist;
 
 /* Build the operator list of plan p (already valid per plan_check) for model m.

@@ -45,6 +45,8 @@ typedef struct ccs_result {
     double t_cp_comm;         /* s, context-parallel K/V ring transfers */
     double t_cp_comm_exposed; /* s, the part the attention core does not cover */
     double cp_bytes;          /* sent per device per iteration by CP transfers */
+    double t_ep_comm;         /* s, expert-parallel all-to-alls (on the critical path) */
+    double ep_bytes;          /* sent per device per iteration by EP all-to-alls */
 } ccs_result;
 
 /* Per-region breakdown for one micro-batch (layer regions: one layer). */
