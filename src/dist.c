@@ -15,6 +15,7 @@
  * polls, writes, and computes small chunks itself when nothing is waiting.
  * Memory on rank 0 is one receive buffer and the todo list, whatever the grid. */
 #include "ccsweep/dist.h"
+#include "ccsweep/keep.h"
 
 #include <mpi.h>
 #include <signal.h>
@@ -195,6 +196,11 @@ typedef struct coord {
     store_counts base;
     double t0, last_progress, last_commit;
     size_t rec_size;
+    ccs_keep *kp;      /* the keep: rule's best rows so far, or NULL */
+    int64_t *dead_idx; /* stored rows the rule no longer keeps */
+    int *dead_st;      /* their status */
+    size_t n_dead, cap_dead;
+    ccs_region_time *rg; /* CCS_RG_N: regions of a kept row (--detail) */
 } coord;
 
 static void progress(coord *c, int final)
@@ -222,9 +228,77 @@ static void progress(coord *c, int final)
     fflush(o->log);
 }
 
+static int push_dead(coord *c, int64_t idx, int status, ccs_err *err)
+{
+    if (c->n_dead == c->cap_dead) {
+        size_t n = c->cap_dead ? 2 * c->cap_dead : 1024;
+        int64_t *ni = realloc(c->dead_idx, n * sizeof *ni);
+        if (ni)
+            c->dead_idx = ni;
+        int *ns = ni ? realloc(c->dead_st, n * sizeof *ns) : NULL;
+        if (!ns) {
+            ccs_err_set(err, "out of memory");
+            return CCS_ENOMEM;
+        }
+        c->dead_st = ns;
+        c->cap_dead = n;
+    }
+    c->dead_idx[c->n_dead] = idx;
+    c->dead_st[c->n_dead++] = status;
+    return CCS_OK;
+}
+
+/* Under a keep: rule a row is stored when it enters its group's best; the
+ * row it displaces stays in the file until the run completes (dropped then),
+ * so that a resumed run rebuilds the best of exactly the committed chunks
+ * from the rows in the file, whatever was in flight when it stopped. */
+static int put_kept(coord *c, const ccs_record *r, ccs_err *err)
+{
+    int disp = 0, dst = 0;
+    int64_t didx = -1;
+    int k = keep_offer(c->kp, r, &disp, &didx, &dst);
+    if (k < 0) {
+        ccs_err_set(err, "out of memory for the keep: groups");
+        return k;
+    }
+    if (disp && push_dead(c, didx, dst, err))
+        return CCS_ENOMEM;
+    if (k != KEEP_KEPT)
+        return CCS_OK;
+    dist_stats *s = c->stats;
+    s->rows++;
+    s->ok += r->r.status == CCS_ST_OK;
+    s->oom += r->r.status == CCS_ST_OOM;
+    if (c->o->detail) {
+        ccs_record tmp; /* regions do not travel under keep: recompute them */
+        grid_eval(c->g, r->s.idx, &tmp, c->rg);
+    }
+    return store_put(c->st, r, c->o->detail ? c->rg : NULL, err);
+}
+
+/* A resumed run under keep: the rows in the file, offered again. */
+static int rebuild_one(int64_t idx, void *ctx)
+{
+    coord *c = ctx;
+    ccs_record rec;
+    ccs_err err;
+    if (!grid_eval(c->g, idx, &rec, NULL))
+        return push_dead(c, idx, rec.r.status, &err);
+    int disp = 0, dst = 0;
+    int64_t didx = -1;
+    int k = keep_offer(c->kp, &rec, &disp, &didx, &dst);
+    if (k < 0)
+        return k;
+    if (disp && push_dead(c, didx, dst, &err))
+        return CCS_ENOMEM;
+    return k == KEEP_KEPT ? CCS_OK : push_dead(c, idx, rec.r.status, &err);
+}
+
 static int put(coord *c, const unsigned char *rec, ccs_err *err)
 {
     const ccs_record *r = (const ccs_record *)(const void *)rec;
+    if (c->kp)
+        return put_kept(c, r, err);
     const ccs_region_time *rg =
         c->o->detail ? (const ccs_region_time *)(const void *)(rec + sizeof(ccs_record)) : NULL;
     dist_stats *s = c->stats;
@@ -338,7 +412,7 @@ static int coordinate(const dist_comm *dc, coord *c, ccs_err *err)
         }
         if (have_own) {
             int64_t end = own_next + SELF_SLICE < own_hi ? own_next + SELF_SLICE : own_hi;
-            int n = eval_range(c->g, own_next, end, c->o->detail, c->rec_size, own);
+            int n = eval_range(c->g, own_next, end, c->o->detail && !c->kp, c->rec_size, own);
             for (int i = 0; i < n && rc == CCS_OK; i++)
                 rc = put(c, own + (size_t)i * c->rec_size, err);
             own_next = end;
@@ -357,6 +431,9 @@ static int coordinate(const dist_comm *dc, coord *c, ccs_err *err)
     }
     free(msg);
     free(own);
+    if (rc == CCS_OK && c->kp && !c->stats->signal)
+        for (size_t i = 0; rc == CCS_OK && i < c->n_dead; i++)
+            rc = store_drop(c->st, c->dead_idx[i], c->dead_st[i], err);
     if (rc == CCS_OK)
         rc = store_commit(c->st, err);
     return rc;
@@ -384,9 +461,99 @@ static void send_hdr(const dist_comm *dc, int flags, int64_t lo, int64_t hi)
 /* A worker keeps one chunk request ahead of its work (the reply arrives
  * while it computes) and two record buffers, one filling while the other is
  * in flight. */
+/* Send n records at buf[*cur] (header first) and switch buffers: the one
+ * sent two messages ago must have gone. */
+static void send_recs(const dist_comm *dc, unsigned char *buf[2], MPI_Request sent[2], int *cur,
+                      int n, int flags, int64_t lo, int64_t hi, size_t rec_size)
+{
+    up_hdr h = {flags, n, lo, hi};
+    memcpy(buf[*cur], &h, sizeof h);
+    MPI_Isend(buf[*cur], (int)(sizeof h + (size_t)n * rec_size), MPI_BYTE, 0, TAG_UP, dc->comm,
+              &sent[*cur]);
+    *cur ^= 1;
+    wait_quietly(&sent[*cur]);
+}
+
+/* Send what the chunk's keep table holds; the last message carries flags. */
+static void send_kept(const dist_comm *dc, ccs_keep *kp, unsigned char *buf[2], MPI_Request sent[2],
+                      int *cur, int flags, int64_t lo, int64_t hi)
+{
+    int n = 0;
+    size_t slots = keep_slots(kp);
+    for (size_t i = 0; i < slots; i++) {
+        const ccs_record *r = keep_at(kp, i);
+        if (!r)
+            continue;
+        if (n == RECS_PER_MSG) {
+            send_recs(dc, buf, sent, cur, n, UP_DATA, lo, hi, sizeof *r);
+            n = 0;
+        }
+        memcpy(buf[*cur] + sizeof(up_hdr) + (size_t)n * sizeof *r, r, sizeof *r);
+        n++;
+    }
+    send_recs(dc, buf, sent, cur, n, flags, lo, hi, sizeof(ccs_record));
+    keep_clear(kp);
+}
+
+#define KEEP_GROUPS 4096 /* groups a worker reduces per chunk before it sends */
+
+/* Under keep: each chunk reduced to its best rows per group, then sent. */
+static int work_kept(const dist_comm *dc, const ccs_grid *g, dist_stats *stats)
+{
+    size_t maxmsg = sizeof(up_hdr) + RECS_PER_MSG * sizeof(ccs_record);
+    unsigned char *buf[2] = {malloc(maxmsg), malloc(maxmsg)};
+    MPI_Request sent[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL}, next_req;
+    ccs_keep *kp = keep_new(g, KEEP_GROUPS);
+    int64_t job[2], next[2];
+    int cur = 0, rc = CCS_OK;
+    if (!buf[0] || !buf[1] || !kp)
+        dist_abort(dc, 2);
+    send_hdr(dc, UP_WANT, 0, 0);
+    MPI_Irecv(next, 2, MPI_INT64_T, 0, TAG_DOWN, dc->comm, &next_req);
+    for (;;) {
+        wait_quietly(&next_req);
+        if (next[0] < 0)
+            break;
+        job[0] = next[0];
+        job[1] = next[1];
+        send_hdr(dc, UP_WANT, 0, 0);
+        MPI_Irecv(next, 2, MPI_INT64_T, 0, TAG_DOWN, dc->comm, &next_req);
+        for (int64_t i = job[0]; i < job[1] && rc == CCS_OK; i++) {
+            ccs_record rec;
+            int disp;
+            if (grid_eval(g, i, &rec, NULL) &&
+                keep_offer(kp, &rec, &disp, NULL, NULL) == KEEP_FULL) {
+                send_kept(dc, kp, buf, sent, &cur, UP_DATA, job[0], job[1]);
+                keep_offer(kp, &rec, &disp, NULL, NULL);
+            }
+            stats->done++;
+            if ((i & 1023) == 0 && dist_signal())
+                rc = DIST_INTERRUPTED;
+        }
+        if (rc != CCS_OK)
+            break;
+        send_kept(dc, kp, buf, sent, &cur, UP_DATA | UP_DONE, job[0], job[1]);
+    }
+    wait_quietly(&sent[0]);
+    wait_quietly(&sent[1]);
+    if (rc == DIST_INTERRUPTED) {
+        stats->signal = dist_signal();
+        send_hdr(dc, UP_INTR | UP_BYE, dist_signal(), 0);
+        wait_quietly(&next_req);
+    } else {
+        send_hdr(dc, UP_BYE, 0, 0);
+    }
+    keep_free(kp);
+    free(buf[0]);
+    free(buf[1]);
+    return rc;
+}
+
 static int work(const dist_comm *dc, const ccs_grid *g, const dist_opts *o, size_t rec_size,
                 dist_stats *stats)
 {
+    if (spec_keep_rule(grid_spec(g)))
+        return work_kept(dc, g, stats);
     size_t maxmsg = sizeof(up_hdr) + RECS_PER_MSG * rec_size;
     unsigned char *buf[2] = {malloc(maxmsg), malloc(maxmsg)};
     MPI_Request sent[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL}, next_req;
@@ -447,7 +614,9 @@ int dist_sweep(dist_comm *c, const ccs_grid *g, ccs_store *st, const dist_opts *
                ccs_err *err)
 {
     memset(out, 0, sizeof *out);
-    size_t rec_size = sizeof(ccs_record) + (o->detail ? sizeof(ccs_region_time) * CCS_RG_N : 0);
+    int kept = spec_keep_rule(grid_spec(g)) != NULL;
+    size_t rec_size =
+        sizeof(ccs_record) + (o->detail && !kept ? sizeof(ccs_region_time) * CCS_RG_N : 0);
     double t0 = now_s();
     int rc;
     if (dist_rank(c) != 0) {
@@ -458,7 +627,20 @@ int dist_sweep(dist_comm *c, const ccs_grid *g, ccs_store *st, const dist_opts *
         store_counts_get(st, &co.base);
         co.done_before = co.base.done;
         co.t0 = co.last_progress = co.last_commit = t0;
-        rc = coordinate(c, &co, err);
+        rc = CCS_OK;
+        if (kept) {
+            co.kp = keep_new(g, 0);
+            co.rg = calloc(CCS_RG_N, sizeof *co.rg);
+            rc = co.kp && co.rg ? store_each_row(st, rebuild_one, &co, err) : CCS_ENOMEM;
+            if (rc == CCS_ENOMEM)
+                ccs_err_set(err, "out of memory for the keep: groups");
+        }
+        if (rc == CCS_OK)
+            rc = coordinate(c, &co, err);
+        keep_free(co.kp);
+        free(co.rg);
+        free(co.dead_idx);
+        free(co.dead_st);
         out->seconds = now_s() - t0;
         if (rc == CCS_OK && !out->signal)
             progress(&co, 1);

@@ -38,6 +38,8 @@ struct ccs_spec {
     char *where_text;
     char *tpl;
     spec_tpl_part *parts;
+    spec_keep keep;
+    int has_keep;
     size_t n_parts;
 };
 
@@ -456,6 +458,69 @@ static void inner_error(const ydoc *d, const ynode *n, int col_in_text, ccs_err 
     ccs_err_set(err, "%s:%d:%d: field '%s': %s", ydoc_name(d), ynode_line(n), col, field, msg);
 }
 
+static int read_keep(ccs_spec *s, const ydoc *d, const ynode *n, ccs_err *err)
+{
+    static const char *const keys[] = {"best", "by", "per", NULL};
+    if (ynode_kind(n) != YN_MAP) {
+        ydoc_error(d, n, err,
+                   "field 'keep': expected a map such as {best: 1, by: t_iter, per: [model, "
+                   "hardware, generation]}");
+        return CCS_EINPUT;
+    }
+    if (ydoc_check_keys(d, n, "keep", keys, err))
+        return CCS_EINPUT;
+    spec_keep *k = &s->keep;
+    int64_t best = 1;
+    const ynode *b = ynode_get(d, n, "best");
+    if (b && ynode_int(d, b, "keep.best", &best, err))
+        return CCS_EINPUT;
+    if (best < 1 || best > SPEC_KEEP_BEST_MAX) {
+        ydoc_error(d, b ? b : n, err, "field 'keep.best': expected 1 to %d plans per group",
+                   SPEC_KEEP_BEST_MAX);
+        return CCS_EINPUT;
+    }
+    k->best = (int)best;
+    const ynode *by = ynode_get(d, n, "by");
+    const char *t = by ? ynode_scalar(by) : NULL;
+    if (!t || !*t) {
+        ydoc_error(d, by ? by : n, err,
+                   "field 'keep.by': expected a field to rank by, e.g. t_iter (lowest first) "
+                   "or -mfu (highest first)");
+        return CCS_EINPUT;
+    }
+    k->desc = t[0] == '-';
+    k->by = expr_field_lookup(t + k->desc);
+    if (k->by < 0) {
+        ydoc_error(d, by, err, "field 'keep.by': unknown field '%s'", t + k->desc);
+        return CCS_EINPUT;
+    }
+    const ynode *per = ynode_get(d, n, "per");
+    size_t np = per ? (ynode_kind(per) == YN_SEQ ? ynode_len(per) : 1) : 0;
+    if (np > SPEC_KEEP_PER_MAX) {
+        ydoc_error(d, per, err, "field 'keep.per': at most %d fields", SPEC_KEEP_PER_MAX);
+        return CCS_EINPUT;
+    }
+    for (size_t i = 0; i < np; i++) {
+        const ynode *f = ynode_kind(per) == YN_SEQ ? ynode_item(d, per, i) : per;
+        const char *name = f ? ynode_scalar(f) : NULL;
+        int id = !name                         ? -1
+                 : !strcmp(name, "model")      ? SPEC_PER_MODEL
+                 : !strcmp(name, "hardware")   ? SPEC_PER_HW
+                 : !strcmp(name, "generation") ? EXPR_F_GEN
+                                               : expr_field_lookup(name);
+        if (id == -1 || id >= EXPR_F_RESULT) {
+            ydoc_error(d, f ? f : per, err,
+                       "field 'keep.per': expected model, hardware, generation or a plan, "
+                       "model or hardware field, got '%s'",
+                       name ? name : "?");
+            return CCS_EINPUT;
+        }
+        k->per[k->n_per++] = id;
+    }
+    s->has_keep = 1;
+    return CCS_OK;
+}
+
 static int read_where(ccs_spec *s, const ydoc *d, const ynode *n, ccs_err *err)
 {
     const char *text = ynode_scalar(n);
@@ -577,9 +642,9 @@ static int read_calibration(ccs_spec *s, const ydoc *d, const ynode *n, ccs_err 
     return CCS_OK;
 }
 
-static const char *const top_keys[] = {"name",        "description",   "models",      "hardware",
-                                       "generations", "evolution",     "plan",        "zip",
-                                       "where",       "scenario_name", "calibration", NULL};
+static const char *const top_keys[] = {
+    "name", "description", "models",        "hardware",    "generations", "evolution", "plan",
+    "zip",  "where",       "scenario_name", "calibration", "keep",        NULL};
 
 /* The grid size, checked here so that the error can point at the axis that
  * overflows (grid_new checks again for specs built otherwise). */
@@ -695,6 +760,8 @@ static int parse_doc(ccs_spec *s, const ydoc *d, const ccs_catalog *cat, ccs_err
     if ((n = ynode_get(d, root, "zip")) && read_zip(s, d, n, err))
         return CCS_EINPUT;
     if (check_count(s, d, node, err))
+        return CCS_EINPUT;
+    if ((n = ynode_get(d, root, "keep")) && read_keep(s, d, n, err))
         return CCS_EINPUT;
     if ((n = ynode_get(d, root, "where")) && read_where(s, d, n, err))
         return CCS_EINPUT;
@@ -867,6 +934,11 @@ const char *spec_where_text(const ccs_spec *s)
 {
     return s->where_text;
 }
+const spec_keep *spec_keep_rule(const ccs_spec *s)
+{
+    return s->has_keep ? &s->keep : NULL;
+}
+
 const char *spec_name_template(const ccs_spec *s)
 {
     return s->tpl;

@@ -39,7 +39,7 @@ struct ccs_store {
     int64_t tx_done;        /* scenarios of chunks completed in the open transaction */
     store_counts tx;        /* rows by status in the open transaction */
     store_counts committed; /* committed by this session */
-    sqlite3_stmt *ins, *ins_rg, *ins_chunk, *upd_run, *ins_plan;
+    sqlite3_stmt *ins, *ins_rg, *ins_chunk, *upd_run, *ins_plan, *del_row, *del_rg;
     int64_t plan_n;      /* idx = cell * plan_n + plan_i */
     unsigned char *seen; /* bit per (z, plan_i): its plans row exists */
     size_t n_seen;       /* bytes of seen */
@@ -450,6 +450,8 @@ void store_close(ccs_store *st)
     sqlite3_finalize(st->ins_chunk);
     sqlite3_finalize(st->upd_run);
     sqlite3_finalize(st->ins_plan);
+    sqlite3_finalize(st->del_row);
+    sqlite3_finalize(st->del_rg);
     free(st->seen);
     sqlite3_close(st->db);
     free(st->model_id);
@@ -1499,6 +1501,45 @@ int store_put(ccs_store *st, const ccs_record *rec, const ccs_region_time *rg, c
     if (++st->tx_rows >= CCS_STORE_BATCH)
         return store_commit(st, err);
     return CCS_OK;
+}
+
+int store_drop(ccs_store *st, int64_t idx, int status, ccs_err *err)
+{
+    if (begin(st, err))
+        return CCS_EIO;
+    if (!st->del_row &&
+        (sqlite3_prepare_v2(st->db, "DELETE FROM result_rows WHERE rid = ?", -1, &st->del_row,
+                            NULL) != SQLITE_OK ||
+         sqlite3_prepare_v2(st->db, "DELETE FROM regions WHERE run_id = ? AND idx = ?", -1,
+                            &st->del_rg, NULL) != SQLITE_OK))
+        return fail_db(st, err, "preparing to drop rows");
+    sqlite3_bind_int64(st->del_row, 1, rid_of(st->run_id, idx));
+    if (write_step(st, st->del_row, err, "dropping a row"))
+        return CCS_EIO;
+    sqlite3_bind_int64(st->del_rg, 1, st->run_id);
+    sqlite3_bind_int64(st->del_rg, 2, idx);
+    if (write_step(st, st->del_rg, err, "dropping a row"))
+        return CCS_EIO;
+    st->tx.rows--;
+    st->tx.ok -= status == CCS_ST_OK;
+    st->tx.invalid -= status == CCS_ST_INVALID;
+    st->tx.oom -= status != CCS_ST_OK && status != CCS_ST_INVALID;
+    return CCS_OK;
+}
+
+int store_each_row(ccs_store *st, int (*cb)(int64_t idx, void *ctx), void *ctx, ccs_err *err)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, "SELECT rid FROM result_rows WHERE rid >= ? AND rid < ?", -1, &s,
+                           NULL) != SQLITE_OK)
+        return fail_db(st, err, "reading the run's rows");
+    sqlite3_bind_int64(s, 1, rid_of(st->run_id, 0));
+    sqlite3_bind_int64(s, 2, rid_of(st->run_id + 1, 0));
+    int rc = 0;
+    while (!rc && sqlite3_step(s) == SQLITE_ROW)
+        rc = cb(sqlite3_column_int64(s, 0) & ((INT64_C(1) << RID_BITS) - 1), ctx);
+    sqlite3_finalize(s);
+    return rc;
 }
 
 int store_chunk_done(ccs_store *st, int64_t lo, int64_t hi, ccs_err *err)

@@ -96,6 +96,23 @@ const char *spec_axis_name(int axis);             /* "tp", "models", ... */
 const ccs_expr *spec_where(const ccs_spec *s);
 const char *spec_where_text(const ccs_spec *s);
 
+/* keep: {best: K, by: FIELD, per: [NAMES]}: of the rows that pass where,
+ * store only the K best per group (sweeps/README.md). by names a field
+ * (expr.h); lowest first, or highest first when written -FIELD. Ties go to
+ * the lower grid index. Invalid plans (no timings) are never kept. */
+#define SPEC_KEEP_PER_MAX 8
+#define SPEC_KEEP_BEST_MAX 1000
+enum { SPEC_PER_MODEL = -2, SPEC_PER_HW = -3 }; /* group by entry, besides expr fields */
+typedef struct spec_keep {
+    int best;                   /* K, 1 .. SPEC_KEEP_BEST_MAX */
+    int by;                     /* expr field */
+    int desc;                   /* 1: highest first */
+    int n_per;                  /* group fields, 0 .. SPEC_KEEP_PER_MAX */
+    int per[SPEC_KEEP_PER_MAX]; /* expr field ids, or SPEC_PER_MODEL / SPEC_PER_HW */
+} spec_keep;
+/* The keep rule, or NULL when every row that passes where is stored. */
+const spec_keep *spec_keep_rule(const ccs_spec *s);
+
 /* The scenario name template (NULL when none) and its pieces. */
 const char *spec_name_template(const ccs_spec *s);
 const spec_tpl_part *spec_name_parts(const ccs_spec *s, size_t *n);

@@ -1,9 +1,8 @@
-/* store.h - the SQLite results database (schema: results/README.md). One writer (rank 0). Rows are added in batched transactions
- * with prepared statements; a transaction also records the index ranges
- * (chunks) whose every row it completes, so a resumed run recomputes exactly
- * the indices not yet committed, even when a where-filter drops rows. A
- * committed transaction is never undone: runs are only added, never
- * overwritten. The only module that includes sqlite3.h. */
+/* store.h - the SQLite results database (schema: results/README.md). One writer (rank 0). Rows are
+ * added in batched transactions with prepared statements; a transaction also records the index
+ * ranges (chunks) whose every row it completes, so a resumed run recomputes exactly the indices not
+ * yet committed, even when a where-filter drops rows. A committed transaction is never undone: runs
+ * are only added, never overwritten. The only module that includes sqlite3.h. */
 #ifndef CCSWEEP_STORE_H
 #define CCSWEEP_STORE_H
 
@@ -88,6 +87,12 @@ int store_disk_full(const ccs_store *st);
  * transaction is rolled back whole: committed batches stay, and the counts
  * stay equal to the rows in the file. */
 int store_put(ccs_store *st, const ccs_record *rec, const ccs_region_time *rg, ccs_err *err);
+/* Remove the row of idx (status: its status, for the counts) and its
+ * regions in the current transaction: a row that a keep: rule no longer keeps. */
+int store_drop(ccs_store *st, int64_t idx, int status, ccs_err *err);
+/* Call cb(idx, ctx) for every row of the run committed so far, in index
+ * order; stops at the first non-zero return of cb and returns it. */
+int store_each_row(ccs_store *st, int (*cb)(int64_t idx, void *ctx), void *ctx, ccs_err *err);
 /* Mark [lo, hi) complete: recorded in the transaction that holds its last rows. */
 int store_chunk_done(ccs_store *st, int64_t lo, int64_t hi, ccs_err *err);
 /* Commit the current transaction, if any. */
