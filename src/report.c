@@ -337,7 +337,7 @@ typedef struct rp {
     rtab q[P_N]; /* the plots' query results */
     rtab summary;
     int made[P_N];       /* 1 when the PNG was drawn */
-    char note[P_N][320]; /* why a plot was left out, or a remark under it */
+    char note[P_N][640]; /* why a plot was left out, or a remark under it */
     int mit_gen;         /* generation of the mitigation plot, -1 when none */
 } rp;
 
@@ -542,14 +542,28 @@ static int find_gnuplot(rp *r)
     return CCS_OK;
 }
 
-/* Run gnuplot on data/NAME.gp in the data directory; its messages go to
- * data/NAME.log. */
+static int run_gnuplot_fmt(rp *r, const char *name, const char *fmt);
+
+/* Run gnuplot on data/NAME.gp in the data directory once per format of the
+ * options; its messages go to data/NAME.log. */
 static int run_gnuplot(rp *r, const char *name)
 {
-    char script[128], logf[PATH_MAX + 16], png[PATH_MAX + 16];
+    static const char *const ext[] = {"png", "pdf", "svg"};
+    unsigned formats = r->o->formats ? r->o->formats : REPORT_PNG;
+    int rc = CCS_OK;
+    for (int k = 0; rc == CCS_OK && k < 3; k++)
+        if (formats & (1u << k))
+            rc = run_gnuplot_fmt(r, name, ext[k]);
+    return rc;
+}
+
+static int run_gnuplot_fmt(rp *r, const char *name, const char *fmt)
+{
+    char script[128], logf[PATH_MAX + 16], png[PATH_MAX + 16], var[32];
     snprintf(script, sizeof script, "%s.gp", name);
     snprintf(logf, sizeof logf, "%s/%s.log", r->data, name);
-    snprintf(png, sizeof png, "%s/%s.png", r->dir, name);
+    snprintf(png, sizeof png, "%s/%s.%s", r->dir, name, fmt);
+    snprintf(var, sizeof var, "fmt='%s'", fmt);
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0)
@@ -562,7 +576,7 @@ static int run_gnuplot(rp *r, const char *name)
             close(fd);
         }
         if (chdir(r->data) == 0)
-            execl(r->gnuplot, r->gnuplot, script, (char *)NULL);
+            execl(r->gnuplot, r->gnuplot, "-e", var, script, (char *)NULL);
         _exit(127);
     }
     int status;
@@ -581,7 +595,7 @@ static int run_gnuplot(rp *r, const char *name)
         }
         return fail(r, CCS_ERUNTIME, "gnuplot (%s) failed on %s/%s (exit %d): %s", r->gnuplot,
                     r->data, script, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-                    first[0] ? first : "no PNG written");
+                    first[0] ? first : "no figure written");
     }
     if (r->log)
         fprintf(r->log, "  %s\n", png);
@@ -606,15 +620,53 @@ static int close_out(rp *r, FILE *f, const char *dir, const char *name)
     return CCS_OK;
 }
 
-/* The terminal and common settings of every figure. */
+int report_parse_formats(const char *s, unsigned *out, const char **bad)
+{
+    static const char *const names[] = {"png", "pdf", "svg"};
+    *out = 0;
+    *bad = s;
+    if (!s || !*s)
+        return -1;
+    for (const char *p = s;;) {
+        size_t len = strcspn(p, ",");
+        int k = 0;
+        while (k < 3 && !(strlen(names[k]) == len && !strncmp(p, names[k], len)))
+            k++;
+        if (k == 3) {
+            *bad = p;
+            return -1;
+        }
+        *out |= 1u << k;
+        if (!p[len])
+            return 0;
+        p += len + 1;
+    }
+}
+
+/* The terminal and common settings of every figure. The script draws in the
+ * format of the gnuplot variable fmt (png, pdf or svg; run_gnuplot sets it with
+ * -e), same layout in each: PDF at 96 px per inch, fonts in points. */
 static void gp_head(FILE *g, const char *png, int w, int h, const char *title, int rows, int cols)
 {
     char q[512];
+    int stem = (int)strcspn(png, ".");
     report_gp_quote(q, sizeof q, title);
-    fprintf(g, "# written by ccsweep report; rerun: cd data && gnuplot %.*s.gp\n",
-            (int)(strlen(png) - 4), png);
-    fprintf(g, "set terminal pngcairo size %d,%d noenhanced font 'sans,10'\n", w, h);
-    fprintf(g, "set output '../%s'\n", png);
+    fprintf(g, "# written by ccsweep report; rerun: cd data && gnuplot -e \"fmt='pdf'\" %.*s.gp\n",
+            stem, png);
+    fprintf(g,
+            "if (!exists('fmt')) fmt = 'png'\n"
+            "if (fmt eq 'pdf') {\n"
+            "    set terminal pdfcairo size %.4g,%.4g noenhanced font 'sans,7.5'\n"
+            "} else {\n"
+            "    if (fmt eq 'svg') {\n"
+            "        set terminal svg size %d,%d dynamic noenhanced font 'sans,10' background "
+            "'#ffffff'\n"
+            "    } else {\n"
+            "        set terminal pngcairo size %d,%d noenhanced font 'sans,10'\n"
+            "    }\n"
+            "}\n",
+            w / 96.0, h / 96.0, w, h, w, h);
+    fprintf(g, "set output '../%.*s.'.fmt\n", stem, png);
     fprintf(g, "set datafile missing '?'\n");
     fprintf(g, "set grid lc rgb '#dddddd'\n");
     fprintf(g, "set key top left font ',9' opaque box lc rgb '#bbbbbb'\n");
@@ -711,6 +763,38 @@ static int plot_lines(rp *r, const lines_fig *f)
                           cl.len ? ", " : "", dat_name, block, gen_color[gi % 8], gen);
                 block++;
             }
+            /* Models with no fitting plan would just be missing from their
+             * line: mark them on the x axis in the generation's colour. */
+            int nmiss = 0; /* stacked by generation on the y2 axis, [0:1] */
+            for (size_t gi = 0; cl.len && gi < r->gens.nrows; gi++) {
+                int gen = gen_at(r, gi), npts = 0;
+                for (size_t m = 0; m < r->models.nrows; m++) {
+                    const char *name = tab_str(&r->models, m, "name");
+                    int have = 0;
+                    for (size_t i = 0; i < t->nrows && !have; i++)
+                        have = tab_is(t, i, "model", name) &&
+                               tab_is(t, i, "hardware", hw_name(r, h)) &&
+                               (int)tab_num(t, i, "generation") == gen &&
+                               (!lr->plan || tab_is(t, i, "plan", lr->plan)) &&
+                               isfinite(tab_num(t, i, lr->ycol));
+                    double x = tab_num(&r->models, m, f->xcol) * f->xscale;
+                    if (have || !isfinite(x))
+                        continue;
+                    fprintf(dat, "%.9g %.4g\n", x, 0.025 + 0.04 * (double)gi);
+                    npts++;
+                }
+                if (!npts)
+                    continue;
+                fprintf(dat, "\n\n");
+                sb_printf(&cl,
+                          ", '%s' index %d using 1:2 axes x1y2 with points pt 2 ps 1.3 lw 2 "
+                          "lc rgb '%s' notitle",
+                          dat_name, block++, gen_color[gi % 8]);
+                nmiss += npts;
+            }
+            if (nmiss)
+                sb_printf(&cl, ", NaN with points pt 2 ps 1.3 lw 2 lc rgb '#555555' "
+                               "title 'no fitting plan'");
             char title[256], q[300];
             snprintf(title, sizeof title, "%s: %s", hw_name(r, h), lr->title);
             report_gp_quote(q, sizeof q, title);
@@ -729,7 +813,8 @@ static int plot_lines(rp *r, const lines_fig *f)
                 if (isfinite(f->ymax))
                     snprintf(hi, sizeof hi, "%g", f->ymax);
                 fprintf(g, "set yrange [%s:%s]\n", lo, hi);
-                fprintf(g, "set xrange [*:*]\nset key %s\n", h == 0 ? "" : "off");
+                fprintf(g, "set xrange [*:*]\nset y2range [0:1]\nunset y2tics\n"
+                           "set key top left Left reverse samplen 2 maxrows 3 font ',8'\n");
                 fprintf(g, "plot %s\n", cl.s);
                 fprintf(g, "unset logscale\nset key\n");
             }
@@ -928,12 +1013,35 @@ static int plot_ccr(rp *r)
                   ", '' index %d using 1:2 with linespoints lw 2 pt 7 lc rgb '%s' "
                   "title 'memory-forced tp (TP+DP), gen %d'",
                   block, gen_color[gi % 8], gen);
-        if (gi == 0 || gi + 1 == r->gens.nrows)
-            sb_printf(&cl,
-                      ", '' index %d using 1:2:(sprintf('tp %%d', $3)) with labels "
-                      "offset 0,0.8 font ',8' tc rgb '%s' notitle",
-                      block, gen_color[gi % 8]);
         block++;
+    }
+    /* One "tp N" label per distinct point: the ratio depends on h and tp only,
+     * so generations with the same forced tp share the point (and a label per
+     * generation would print on top of each other). */
+    int nlab = 0;
+    for (size_t i = 0; i < t->nrows; i++) {
+        long m = model_index(r, tab_str(t, i, "model"));
+        double x = tab_num(t, i, "hidden"), y = tab_num(t, i, "forced_ccr");
+        int tp = (int)tab_num(t, i, "forced_tp"), dup = 0;
+        if (m < 0 || !mask[m] || !tab_is(t, i, "hardware", hw) || !isfinite(y) || !(y > 0))
+            continue;
+        for (size_t j = 0; j < i && !dup; j++) {
+            long mj = model_index(r, tab_str(t, j, "model"));
+            dup = mj >= 0 && mask[mj] && tab_is(t, j, "hardware", hw) &&
+                  tab_num(t, j, "hidden") == x && (int)tab_num(t, j, "forced_tp") == tp &&
+                  isfinite(tab_num(t, j, "forced_ccr")) && tab_num(t, j, "forced_ccr") > 0;
+        }
+        if (dup)
+            continue;
+        fprintf(dat, "%.9g %.9g %d\n", x, y, tp);
+        nlab++;
+    }
+    if (nlab) {
+        fprintf(dat, "\n\n");
+        sb_printf(&cl,
+                  ", '' index %d using 1:2:(sprintf('tp %%d', $3)) with labels left "
+                  "offset 0.8,0.6 font ',8' tc rgb '#333333' notitle",
+                  block++);
     }
     fprintf(g, "set xlabel 'hidden size h'\nset ylabel 'FLOP per TP byte (one layer, "
                "forward, per device)'\n");
@@ -943,7 +1051,9 @@ static int plot_ccr(rp *r)
         const char *s = cl.s[0] == ',' ? cl.s + 2 : cl.s;
         fprintf(g,
                 "set logscale x 2\nset logscale y 10\nset format x '%%g'\nset format y "
-                "'%%g'\nset key top left\nplot %s\n",
+                "'%%g'\nset key top left\n"
+                "set offsets graph 0.02, graph 0.08, 0, 0  # room for the last labels\n"
+                "plot %s\n",
                 s);
     }
     fprintf(g, "unset multiplot\n");
@@ -1013,7 +1123,21 @@ static int plot_mitigations(rp *r)
     fprintf(g, "set style data histograms\nset style histogram clustered gap 1\n"
                "set style fill solid 0.85 border lc rgb '#444444'\n"
                "set xtics rotate by 45 right font ',8'\nset key top left horizontal\n"
-               "set ylabel 'iteration time saved (%%), same plan'\nset xlabel ''\n");
+               "set ylabel 'iteration time saved (%%), same plan'\n"
+               "set xlabel '* no fitting plan' font ',8'\n");
+    /* Compressing collectives 2x and doubling link bandwidth are the same
+     * what-if for every collective they both touch (the alpha-beta model's
+     * bandwidth term halves either way); they part only where one applies and
+     * the other does not (pipeline p2p: links yes, compression no). Say so
+     * rather than leave two identical bars unexplained. */
+    long kc = -1, kb = -1;
+    for (size_t k = 0; k < nl; k++) {
+        if (!strncmp(labels[k], "comm_compress", 13))
+            kc = (long)k;
+        if (!strncmp(labels[k], "net_bw_factor", 13))
+            kb = (long)k;
+    }
+    int same[2] = {0, 0}, both[2] = {0, 0};
     double ymax[2] = {0, 0};
     for (int row = 0; row < 2; row++) {
         int any = 0;
@@ -1034,13 +1158,16 @@ static int plot_mitigations(rp *r)
                         break;
                     }
             }
-            if (!have)
-                continue;
-            fprintf(dat, "\"%s\"", name);
+            /* a model without a fitting plan keeps its place, marked '*' */
+            fprintf(dat, "\"%s%s\"", name, have ? "" : "*");
             for (size_t k = 0; k < nl; k++)
                 isfinite(v[k]) ? fprintf(dat, " %.6g", v[k]) : fprintf(dat, " ?");
             fprintf(dat, "\n");
-            any = 1;
+            any |= have;
+            if (kc >= 0 && kb >= 0 && isfinite(v[kc]) && isfinite(v[kb])) {
+                both[row]++;
+                same[row] += fabs(v[kc] - v[kb]) <= 0.05;
+            }
         }
         if (!any)
             fprintf(dat, "\"none\"%s\n", nl ? " ?" : "");
@@ -1054,7 +1181,20 @@ static int plot_mitigations(rp *r)
                      "set xtics rotate by 45 right font ',8'\n");
             continue;
         }
-        fprintf(g, "set yrange [0:%.3g]\nplot ", ymax[row] > 0 ? ymax[row] * 1.3 : 1.0);
+        fprintf(g, "unset label 98\n");
+        if (both[row]) {
+            char note[300], q[340];
+            snprintf(note, sizeof note,
+                     "%s and %s: equal (within 0.05 points) for %d of %d models - both halve the "
+                     "bandwidth term of every TP/DP collective; only links also speed pipeline p2p",
+                     labels[kc], labels[kb], same[row], both[row]);
+            report_gp_quote(q, sizeof q, note);
+            fprintf(g,
+                    "set label 98 %s at graph 0.01, graph 0.86 left font ',8' tc rgb '#333333'\n",
+                    q);
+        }
+        fprintf(g, "set xrange [-0.7:%.1f]\nset yrange [0:%.3g]\nplot ", (double)nm - 0.3,
+                ymax[row] > 0 ? ymax[row] * 1.3 : 1.0);
         for (size_t k = 0; k < nl; k++) {
             char lq[128];
             report_gp_quote(lq, sizeof lq, labels[k]);
@@ -1065,6 +1205,13 @@ static int plot_mitigations(rp *r)
         fprintf(g, "\n");
     }
     fprintf(g, "unset multiplot\n");
+    if (kc >= 0 && kb >= 0 && (both[0] || both[1]))
+        snprintf(r->note[P_MIT], sizeof r->note[P_MIT],
+                 "`%s` and `%s` save the same time for %d of %d best plans and %d of %d TP+DP "
+                 "plans: in the alpha-beta model, halving the bytes of a collective and doubling "
+                 "the bandwidth of its links both halve its bandwidth term. They differ only "
+                 "where one applies alone: faster links also speed pipeline p2p transfers.",
+                 labels[kc], labels[kb], same[0], both[0], same[1], both[1]);
     int rc1 = close_out(r, dat, r->data, "mitigations.dat");
     int rc2 = close_out(r, g, r->data, "mitigations.gp");
     if (rc1 || rc2)
@@ -1529,9 +1676,21 @@ static void md_fixed_table(const rp *r, FILE *f)
 
 static void md_plot(const rp *r, FILE *f, int p, const char *caption)
 {
-    fprintf(f, "## %d. %s (`%s`)\n\n", p + 1, plot_info[p].title, plot_info[p].file);
-    if (r->made[p])
-        fprintf(f, "![%s](%s)\n\n", plot_info[p].title, plot_info[p].file);
+    unsigned formats = r->o->formats ? r->o->formats : REPORT_PNG;
+    int stem = (int)strcspn(plot_info[p].file, ".");
+    /* shown inline: PNG, else SVG; every format drawn is linked */
+    const char *shown = formats & REPORT_PNG ? "png" : formats & REPORT_SVG ? "svg" : NULL;
+    fprintf(f, "## %d. %s (`%.*s`)\n\n", p + 1, plot_info[p].title, stem, plot_info[p].file);
+    if (r->made[p] && shown)
+        fprintf(f, "![%s](%.*s.%s)\n\n", plot_info[p].title, stem, plot_info[p].file, shown);
+    if (r->made[p]) {
+        static const char *const ext[] = {"png", "pdf", "svg"};
+        fprintf(f, "Figure:");
+        for (int k = 0; k < 3; k++)
+            if (formats & (1u << k))
+                fprintf(f, " [%s](%.*s.%s)", ext[k], stem, plot_info[p].file, ext[k]);
+        fprintf(f, "\n\n");
+    }
     if (r->note[p][0])
         fprintf(f, "%s\n\n", r->note[p]);
     fprintf(f,

@@ -98,6 +98,26 @@ static void test_gp_quote(void **state)
     assert_string_equal(buf, "''");
 }
 
+/* --format lists: any order and subset of png, pdf, svg; anything else names
+ * the bad entry. */
+static void test_formats(void **state)
+{
+    (void)state;
+    unsigned f;
+    const char *bad;
+    assert_int_equal(report_parse_formats("png", &f, &bad), 0);
+    assert_int_equal(f, REPORT_PNG);
+    assert_int_equal(report_parse_formats("svg,pdf,png", &f, &bad), 0);
+    assert_int_equal(f, REPORT_PNG | REPORT_PDF | REPORT_SVG);
+    assert_int_equal(report_parse_formats("pdf,pdf", &f, &bad), 0);
+    assert_int_equal(f, REPORT_PDF);
+    assert_int_equal(report_parse_formats("png,gif", &f, &bad), -1);
+    assert_string_equal(bad, "gif");
+    assert_int_equal(report_parse_formats("png,", &f, &bad), -1);
+    assert_int_equal(report_parse_formats("", &f, &bad), -1);
+    assert_int_equal(report_parse_formats("pngx", &f, &bad), -1);
+}
+
 static void test_query_catalog(void **state)
 {
     (void)state;
@@ -256,7 +276,7 @@ int main(void)
         cmocka_unit_test(test_stats),       cmocka_unit_test(test_first_below),
         cmocka_unit_test(test_ladder),      cmocka_unit_test(test_fixed_tp),
         cmocka_unit_test(test_gp_quote),    cmocka_unit_test(test_query_catalog),
-        cmocka_unit_test(test_store_query),
+        cmocka_unit_test(test_store_query), cmocka_unit_test(test_formats),
     };
     return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }

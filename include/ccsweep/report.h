@@ -8,10 +8,10 @@
  *          no mitigation switched on (the fastest per device);
  *   tp+dp  the paper's setting: pp = 1 and the smallest tensor-parallel degree
  *          that fits device memory (the memory-forced TP), then the highest MFU.
- * Output (DIR): report.md; comm_share.png, breakdown.png, ccr.png,
- * dp_hidden.png, mitigations.png (when the run has mitigation what-ifs),
- * forced_tp.png, fixed_plan.png; data/ (the plotted numbers and gnuplot
- * scripts, to restyle a plot); queries/ (the SQL of every question). */
+ * Output (DIR): report.md; in each format of report_opts.formats: comm_share.png, breakdown.png,
+ * ccr.png, dp_hidden.png, mitigations.png (when the run has mitigation what-ifs), forced_tp.png,
+ * fixed_plan.png; data/ (the plotted numbers and gnuplot scripts, to restyle a plot); queries/ (the
+ * SQL of every question). */
 #ifndef CCSWEEP_REPORT_H
 #define CCSWEEP_REPORT_H
 
@@ -25,7 +25,11 @@ typedef struct report_opts {
     int64_t run_id;      /* run to report; 0: the latest */
     const char *hw;      /* hardware of the single-hardware plots; NULL: the run's first */
     const char *gnuplot; /* gnuplot program; NULL: $CCSWEEP_GNUPLOT, else "gnuplot" on PATH */
+    unsigned formats;    /* REPORT_PNG | REPORT_PDF | REPORT_SVG; 0: PNG */
 } report_opts;
+
+/* Figure formats: PNG (pngcairo), PDF (pdfcairo, vector, for papers), SVG. */
+enum { REPORT_PNG = 1, REPORT_PDF = 2, REPORT_SVG = 4 };
 
 /* Write the report. log (may be NULL) receives one line per file written.
  * Returns CCS_OK; CCS_EINPUT with err for bad input (missing database, not a
@@ -60,6 +64,10 @@ size_t report_pick_ladder(const int *layers, const int *hidden, size_t n, unsign
  * among tps[0..n), else the value > 1 with the most rows (count[i]), ties to
  * the smaller. Returns 0 when no tp > 1 is present. */
 int report_pick_fixed_tp(const int *tps, const int64_t *count, size_t n, int preferred);
+
+/* Parse a comma-separated format list ("png,pdf,svg") into REPORT_* bits.
+ * Returns 0, or -1 for an empty list or an unknown name (*bad points at it). */
+int report_parse_formats(const char *s, unsigned *out, const char **bad);
 
 /* Write s into buf (size n) as a gnuplot single-quoted string, quotes
  * included ('it''s'). Returns 0, or -1 when it does not fit (buf then "''"). */

@@ -69,7 +69,7 @@ done
 check "seven valid PNG files: magic bytes, more than 10 kB${bad:+ (bad:$bad)}" [ -z "$bad" ]
 miss=""
 for p in $PLOTS; do
-    grep -q "^## [0-9]\. .*(\`$p.png\`)" "$OUT/report.md" || miss="$miss $p(title)"
+    grep -q "^## [0-9]\. .*(\`$p\`)" "$OUT/report.md" || miss="$miss $p(title)"
     grep -q "^!\[.*\]($p.png)" "$OUT/report.md" || miss="$miss $p(embed)"
 done
 check "report.md names and embeds every plot${miss:+ (missing:$miss)}" [ -z "$miss" ]
@@ -151,5 +151,43 @@ CCSWEEP_GNUPLOT=/nonexistent/gnuplot
 export CCSWEEP_GNUPLOT
 expect "gnuplot missing" 2 "gnuplot not found" $BIN report --db "$DB" --run 2 --out "$TMP/nognuplot"
 unset CCSWEEP_GNUPLOT
+# figures for papers: --format png,pdf,svg draws each plot in every format
+$BIN report --db "$DB" --run 2 --out "$TMP/fmt" --format png,pdf,svg >/dev/null 2>"$TMP/fmt.err"; rc=$?
+bad=""
+for p in $PLOTS; do
+    [ "$(head -c 5 "$TMP/fmt/$p.pdf" 2>/dev/null)" = "%PDF-" ] || bad="$bad $p.pdf"
+    grep -q '<svg' "$TMP/fmt/$p.svg" 2>/dev/null || bad="$bad $p.svg"
+    [ "$(head -c 8 "$TMP/fmt/$p.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || bad="$bad $p.png"
+    grep -q "^Figure: \[png\]($p.png) \[pdf\]($p.pdf) \[svg\]($p.svg)" "$TMP/fmt/report.md" || bad="$bad $p(links)"
+done
+check "--format png,pdf,svg: a PDF, an SVG and a PNG of every plot, linked from report.md${bad:+ (bad:$bad)}" \
+    [ $rc -eq 0 -a -z "$bad" ]
+$BIN report --db "$DB" --run 2 --out "$TMP/pdf" --format pdf >/dev/null 2>&1; rc=$?
+check "--format pdf alone: PDFs only, no PNG" \
+    sh -c "[ $rc -eq 0 ] && [ -s '$TMP/pdf/comm_share.pdf' ] && ! ls '$TMP/pdf'/*.png >/dev/null 2>&1"
+expect "an unknown --format" 1 "--format: expected a comma-separated list of png, pdf and svg, got 'png,gif'" \
+    $BIN report --db "$DB" --run 2 --out "$TMP/none" --format png,gif
+
+# every panel has its legend: each plotted panel's key names its generations
+S="$TMP/fmt/comm_share.svg"
+panels=$(grep -c "title 'gen 2'" "$OUT/data/comm_share.gp")
+keys=$(grep -c '>gen 2<' "$S")
+check "comm_share: a legend in each of its $panels panels ($keys)" [ "$panels" -ge 4 -a "$keys" -eq "$panels" ]
+panels=$(grep -c "title 'gen 2'" "$OUT/data/fixed_plan.gp")
+keys=$(grep -c '>gen 2<' "$TMP/fmt/fixed_plan.svg")
+check "fixed_plan: a legend in each of its $panels panels ($keys)" [ "$panels" -ge 2 -a "$keys" -eq "$panels" ]
+# a model that fits no plan is marked, not dropped: gpt3-175b fits nothing at generation 0 on mi210
+gp3=$(q "$DB" "SELECT params / 1e9 FROM models WHERE run_id = 2 AND name = 'gpt3-175b'")
+marked=$(awk -v x="$gp3" 'BEGIN { RS = ""; n = 0 } { split($0, l, "\n"); for (i in l) { split(l[i], f, " "); if (f[2] < 1 && (f[1] - x) ^ 2 < 1e-6 * x * x) n++ } } END { print n }' "$OUT/data/comm_share.dat")
+check "comm_share: models without a fitting plan get an x marker and a key entry ($marked marks for gpt3-175b)" \
+    sh -c "[ '$marked' -ge 1 ] && grep -q \"title 'no fitting plan'\" '$OUT/data/comm_share.gp' && grep -q '>no fitting plan<' '$S'"
+# tp labels: one per distinct point, none printed twice at the same place
+dups=$(awk 'NF == 3' "$OUT/data/ccr.dat" | sort | uniq -d | wc -l)
+check "ccr: at most one 'tp N' label set, no label point twice ($dups)" \
+    [ "$(grep -c 'with labels' "$OUT/data/ccr.gp")" -le 1 -a "$dups" -eq 0 ]
+# identical bars are explained
+check "mitigations: report.md says why compression and 2x links save the same" \
+    grep -q 'save the same time for .* both halve its bandwidth term' "$OUT/report.md"
+check "mitigations: the plot says it too" grep -q "set label 98 'comm_compress=0.5 and net_bw_factor=2.0: equal" "$OUT/data/mitigations.gp"
 $BIN report --help >/dev/null; rc=$?
 check "report --help exits 0" [ $rc -eq 0 ]
