@@ -5,6 +5,7 @@
  * measuring every scenario of a sweep end to end. */
 #include "ccsweep/cli.h"
 #include "ccsweep/grid.h"
+#include "ccsweep/noise.h"
 #include "ccsweep/opmodel.h"
 
 #include <errno.h>
@@ -15,6 +16,9 @@
 #include <string.h>
 
 #define V_MAX_CFG 256
+/* An operator this close beyond the largest profiled work is at the edge of
+ * the measured range, not an extrapolation. */
+#define V_EXTRAP_TOL 1.10
 #define V_MAX_COLS 64
 
 /* Layer regions the ground truth times, in its CSV's column names. */
@@ -35,7 +39,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: ccsweep validate --profile CSV --measured CSV [--hw-entry YAML | --hw NAME]\n"
             "                        [--catalog PATH] [--sweep SPEC.yaml] [--iters N]\n"
-            "                        [--max-mean PCT] [--max-err PCT] [--regions] [--json]\n\n"
+            "                        [--max-mean PCT] [--max-err PCT] [--regions] [--json]\n"
+            "                        [--allow-busy]\n\n"
             "Projects every configuration of a ground-truth CSV (tools/groundtruth: one row\n"
             "per configuration, times per region and total_s for all layers of one\n"
             "micro-batch, fp32, ffn given, GPT-style layers with dropout) from the operator\n"
@@ -57,8 +62,18 @@ static void usage(FILE *f)
             "  --max-mean PCT    exit 2 when the mean absolute error exceeds PCT\n"
             "  --max-err PCT     exit 2 when any configuration's error exceeds PCT\n"
             "  --regions         also print measured vs projected time per region\n"
-            "  --json            one JSON object instead of the table\n\n"
-            "Exit status: 0 ok, 1 usage or input error, 2 runtime failure or a missed target.\n");
+            "  --json            one JSON object instead of the table\n"
+            "  --allow-busy      report the errors even when the measurements were disturbed\n\n"
+            "Interference: both tools time a probe GEMM between their phases and rounds and\n"
+            "measure again what ran while it was slow; their files record the probes and a\n"
+            "verdict. When either says the machine was busy, or the two tools' probes differ\n"
+            "by more than %.0f%% (one ran under load the other did not see), the timings do not\n"
+            "measure the model: validate says so and exits 3 instead of reporting an error.\n"
+            "An operator counts as extrapolated when its work exceeds the largest profiled\n"
+            "by more than %.0f%% (within that, the curve's band covers it).\n\n"
+            "Exit status: 0 ok, 1 usage or input error, 2 runtime failure or a missed target,\n"
+            "3 the machine was too busy to measure (see above).\n",
+            100 * NOISE_TOL, 100 * (V_EXTRAP_TOL - 1));
 }
 
 /* ---- measured CSV ------------------------------------------------------------ */
@@ -88,7 +103,14 @@ static int split_csv(char *line, char **f, int max)
     return n;
 }
 
-static int read_measured(const char *path, vcfg *c, int *n, double *wall, ccs_err *err)
+/* "# probe_s:" and "# interference:" header values of a ground truth. */
+typedef struct vnoise {
+    double probe[NOISE_MAX_PROBES];
+    int nprobe;
+    char verdict[256];
+} vnoise;
+
+static int read_measured(const char *path, vcfg *c, int *n, double *wall, vnoise *nz, ccs_err *err)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
@@ -107,6 +129,12 @@ static int read_measured(const char *path, vcfg *c, int *n, double *wall, ccs_er
         char *s = line + strspn(line, " \t");
         if (*s == '#') {
             sscanf(s, "# wall_s: %lf", wall);
+            if (!strncmp(s, "# probe_s:", 10))
+                nz->nprobe = noise_parse(s + 10, nz->probe, NOISE_MAX_PROBES);
+            if (!strncmp(s, "# interference:", 15)) {
+                ccs_strlcpy(nz->verdict, s + 15 + strspn(s + 15, " "), sizeof nz->verdict);
+                nz->verdict[strcspn(nz->verdict, "\r\n")] = '\0';
+            }
             continue;
         }
         if (*s == '\n' || *s == '\r' || !*s)
@@ -310,6 +338,7 @@ enum {
     O_MAXERR,
     O_REGIONS,
     O_JSON,
+    O_BUSY,
     O_HELP
 };
 
@@ -326,6 +355,7 @@ int cli_validate(int argc, char **argv)
                                          {"max-err", required_argument, 0, O_MAXERR},
                                          {"regions", no_argument, 0, O_REGIONS},
                                          {"json", no_argument, 0, O_JSON},
+                                         {"allow-busy", no_argument, 0, O_BUSY},
                                          {"help", no_argument, 0, O_HELP},
                                          {0, 0, 0, 0}};
     const char *profile = NULL, *measured = NULL, *hw_entry = NULL, *hw_name = NULL,
@@ -333,7 +363,7 @@ int cli_validate(int argc, char **argv)
     long iters = 10;
     size_t ncat = 0;
     double max_mean = -1, max_err = -1;
-    int json = 0, show_rg = 0, c;
+    int json = 0, show_rg = 0, allow_busy = 0, c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -378,6 +408,9 @@ int cli_validate(int argc, char **argv)
             break;
         case O_JSON:
             json = 1;
+            break;
+        case O_BUSY:
+            allow_busy = 1;
             break;
         case O_HELP:
             usage(stdout);
@@ -435,7 +468,9 @@ int cli_validate(int argc, char **argv)
         fprintf(stderr, "ccsweep validate: --profile: %s\n", err.msg);
         goto out;
     }
-    if (read_measured(measured, cf, &ncf, &gt_wall, &err) != CCS_OK) {
+    vnoise nz;
+    memset(&nz, 0, sizeof nz);
+    if (read_measured(measured, cf, &ncf, &gt_wall, &nz, &err) != CCS_OK) {
         fprintf(stderr, "ccsweep validate: --measured: %s\n", err.msg);
         goto out;
     }
@@ -447,6 +482,62 @@ int cli_validate(int argc, char **argv)
     const char *pw = opmodel_meta(om, "profiling_wall_s");
     double prof_wall = pw ? atof(pw) : 0;
 
+    /* Interference: either tool's own verdict, and whether both ran under the
+     * same load (their probes agree). Files without probes (older tools, or
+     * imported) are taken as they are. */
+    double pprobe[NOISE_MAX_PROBES];
+    const char *pp = opmodel_meta(om, "probe_s"), *pv = opmodel_meta(om, "interference");
+    int npp = pp ? noise_parse(pp, pprobe, NOISE_MAX_PROBES) : -1;
+    noise_verdict vp, vm;
+    noise_judge(pprobe, npp > 0 ? npp : 0, NOISE_TOL, &vp);
+    noise_judge(nz.probe, nz.nprobe > 0 ? nz.nprobe : 0, NOISE_TOL, &vm);
+    char why[3][320];
+    int nwhy = 0;
+    if ((pv && !strncmp(pv, "busy", 4)) || vp.busy)
+        snprintf(why[nwhy++], sizeof why[0],
+                 "while profiling (%s) the probe ran a median %.0f%% and at worst %.0f%% slower "
+                 "than its fastest",
+                 profile, 100 * noise_slowdown(vp.median, vp.fastest), 100 * vp.slowdown);
+    if (!strncmp(nz.verdict, "busy", 4) || vm.busy)
+        snprintf(why[nwhy++], sizeof why[0],
+                 "while measuring the layers (%s) the probe ran a median %.0f%% and at worst "
+                 "%.0f%% slower than its fastest",
+                 measured, 100 * noise_slowdown(vm.median, vm.fastest), 100 * vm.slowdown);
+    double mism = vp.n && vm.n ? noise_mismatch(vp.median, vm.median) : 0;
+    if (mism > NOISE_TOL)
+        snprintf(why[nwhy++], sizeof why[0],
+                 "the probe took %.3g ms while profiling and %.3g ms while measuring the layers "
+                 "(%.0f%% apart): the two ran under different load",
+                 1e3 * vp.median, 1e3 * vm.median, 100 * mism);
+    int busy = nwhy > 0;
+    if (busy && !allow_busy) {
+        if (json) {
+            json_t *o = json_object(), *arr = json_array();
+            for (int i = 0; i < nwhy; i++)
+                json_array_append_new(arr, json_string(why[i]));
+            json_object_set_new(o, "busy", json_true());
+            json_object_set_new(o, "reasons", arr);
+            json_dumpf(o, stdout, JSON_INDENT(2));
+            fputc('\n', stdout);
+            json_decref(o);
+        }
+        fprintf(stderr, "ccsweep validate: the machine was too busy to measure:");
+        for (int i = 0; i < nwhy; i++)
+            fprintf(stderr, "%s %s", i ? ";" : "", why[i]);
+        fprintf(stderr, ".\nOther work slowed the measurements, so their difference from the "
+                        "projection would be load, not model error: no error is reported.\n"
+                        "Measure again on a quiet machine, or add --allow-busy to see the "
+                        "numbers anyway.\n");
+        rc = 3;
+        goto out;
+    }
+    if (busy && !json)
+        printf("warning (--allow-busy): the machine was too busy to measure: %s; the errors "
+               "below include that load\n",
+               why[0]);
+    double lam0, la, lb, lc;
+    int have_terms = opmodel_gemm_terms(om, CCS_FP32, &lam0, &la, &lb, &lc) == 0;
+
     stats in = {0}, ex = {0}, all = {0};
     for (int i = 0; i < ncf; i++) {
         int reason = project(&cf[i], hw, om, CCS_FP32, &cf[i]);
@@ -456,7 +547,7 @@ int cli_validate(int argc, char **argv)
             goto out;
         }
         double e = rel_err(cf[i].proj, cf[i].meas);
-        acc(cf[i].extrap > 0 ? &ex : &in, e);
+        acc(cf[i].extrap > V_EXTRAP_TOL ? &ex : &in, e);
         acc(&all, e);
     }
     rc = 0;
@@ -502,6 +593,12 @@ int cli_validate(int argc, char **argv)
                           (int)iters, "measure_wall_s", sc.wall, "reduction",
                           prof_wall > 0 ? json_real(sc.wall / prof_wall) : json_null()));
         json_object_set_new(o, "pass", json_boolean(rc == 0));
+        json_object_set_new(o, "busy", json_boolean(busy));
+        json_object_set_new(o, "extrapolation_tolerance", json_real(V_EXTRAP_TOL));
+        if (have_terms)
+            json_object_set_new(
+                o, "gemm_terms",
+                json_pack("{s:f,s:f,s:f,s:f}", "per_call", lam0, "a", la, "b", lb, "c", lc));
         if (json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(8)) != 0)
             rc = 2;
         fputc('\n', stdout);
@@ -515,12 +612,15 @@ int cli_validate(int argc, char **argv)
     for (int i = 0; i < ncf; i++) {
         const vcfg *v = &cf[i];
         char ext[16] = "-";
-        if (v->extrap > 0)
-            snprintf(ext, sizeof ext, "%.1fx", v->extrap);
+        if (v->extrap > 0) /* 1.04x is at the edge, 1.3x beyond: two decimals below 10x */
+            snprintf(ext, sizeof ext, v->extrap < 10 ? "%.2fx" : "%.1fx", v->extrap);
         printf("%-14s %6d %5d %5d %4d %3d %3d %11.4f %11.4f  [%9.4f, %9.4f] %+7.1f%% %7s\n",
                v->name, v->hidden, v->heads, v->seq, v->mbs, v->tp, v->layers, v->meas, v->proj,
                v->lo, v->hi, 100 * rel_err(v->proj, v->meas), ext);
     }
+    printf("(extrap: an operator's work over the largest profiled; above %.2fx the "
+           "configuration counts as extrapolated)\n",
+           V_EXTRAP_TOL);
     const struct {
         const char *label;
         const stats *s;
@@ -547,6 +647,19 @@ int cli_validate(int argc, char **argv)
         printf("\noperator curves of the profile:\n");
         opmodel_describe(om, stdout);
     }
+    if (have_terms && la == 0 && lb == 0 && lc == 0)
+        printf("\nGEMM shape terms (fp32): none fitted - the profile's GEMM timings do not "
+               "separate operand traffic from FLOPs (too few points, or disturbed by other "
+               "load); FLOPs alone are used\n");
+    else if (have_terms)
+        printf("\nGEMM shape terms (fp32), FLOP equivalents: %.3g per call, %.3g per A, %.3g "
+               "per B, %.3g per C element\n",
+               lam0, la, lb, lc);
+    if (vp.n || vm.n)
+        printf("interference: probe median %.3g ms profiling (%d probes, slowest +%.0f%%), "
+               "%.3g ms measuring layers (%d probes, slowest +%.0f%%)%s\n",
+               1e3 * vp.median, vp.n, 100 * vp.slowdown, 1e3 * vm.median, vm.n, 100 * vm.slowdown,
+               busy ? ": BUSY" : ": quiet");
     printf("\nprofiling wall time: ");
     if (prof_wall > 0)
         printf("%.1f s (%d measurements, %d curves)\n", prof_wall, opmodel_rows(om),

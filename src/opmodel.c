@@ -839,6 +839,22 @@ double opmodel_max_work(const ccs_opmodel *om, const ccs_op *op)
     return cv ? cv->w_max : 0;
 }
 
+int opmodel_gemm_terms(const ccs_opmodel *om, int dtype, double *per_call, double *a, double *b,
+                       double *c)
+{
+    for (int i = 0; om && i < om->n; i++) {
+        const curve *cv = &om->c[i];
+        if (cv->kind != CCS_OP_GEMM || cv->dtype != dtype)
+            continue;
+        *per_call = cv->lam[0];
+        *a = cv->lam[2];
+        *b = cv->lam[3];
+        *c = cv->lam[4];
+        return 0;
+    }
+    return -1;
+}
+
 int opmodel_measured(const ccs_opmodel *om, int kind, int dtype, int level)
 {
     ccs_op op;

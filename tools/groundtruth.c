@@ -28,7 +28,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ccsweep/noise.h"
 #include "layer_kernels.h"
+#include "probe.h"
 
 void openblas_set_num_threads(int);
 char *openblas_get_config(void);
@@ -601,13 +603,26 @@ int main(int argc, char **argv)
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
+    /* The interference probe (probe.h) runs before the first round and after
+     * each: a measured round whose probe came out more than NOISE_TOL slower
+     * than the fastest is dropped and run again (at most rounds times in all,
+     * the budget stretched by half for it). */
+    probe pr;
+    double probes[NOISE_MAX_PROBES];
+    int nprobe = 0, redone = 0;
+    if (probe_init(&pr)) {
+        fprintf(stderr, "groundtruth: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    probe_time(&pr, MPI_COMM_WORLD); /* warm-up */
     double w0 = MPI_Wtime();
+    probes[nprobe++] = probe_time(&pr, MPI_COMM_WORLD);
     for (int r = 0; r <= rounds; r++) {
         /* rank 0: would one more round (as long as the last) end past the budget? */
         int stop = 0;
         if (r >= 2 && budget > 0 && rank == 0) {
-            double used = MPI_Wtime() - w0;
-            stop = used + used / r > budget;
+            double used = MPI_Wtime() - w0, done = r + redone;
+            stop = used + used / done > budget * (redone ? 1.5 : 1.0);
         }
         MPI_Bcast(&stop, 1, MPI_INT, 0, MPI_COMM_WORLD);
         if (stop)
@@ -622,8 +637,34 @@ int main(int argc, char **argv)
                 fprintf(stderr, "groundtruth: round %d/%d %-16s %9.4f s%s\n", r, rounds, c->name,
                         t[R_TOTAL], r ? "" : " (warm-up)");
         }
+        if (nprobe < NOISE_MAX_PROBES) {
+            double pt = probe_time(&pr, MPI_COMM_WORLD), fast = pt;
+            for (int k = 0; k < nprobe; k++)
+                fast = probes[k] < fast ? probes[k] : fast;
+            probes[nprobe++] = pt;
+            if (r > 0 && redone < rounds && noise_slowdown(pt, fast) > NOISE_TOL) {
+                if (rank == 0 && !quiet)
+                    fprintf(stderr,
+                            "groundtruth: the probe ran %.0f%% slow after round %d (other "
+                            "load?): measuring it again\n",
+                            100 * noise_slowdown(pt, fast), r);
+                for (int i = 0; i < ncfg; i++)
+                    cfgs[i].nsamp--;
+                redone++;
+                r--;
+            }
+        }
     }
     double wall = MPI_Wtime() - w0;
+    probe_free(&pr);
+    noise_verdict nv;
+    noise_judge(probes, nprobe, NOISE_TOL, &nv);
+    if (rank == 0 && nv.busy)
+        fprintf(stderr,
+                "groundtruth: warning: the machine was busy (the probe ran a median %.0f%% "
+                "slower than its fastest): these timings are disturbed by other load; "
+                "'ccsweep validate' will refuse them\n",
+                100 * noise_slowdown(nv.median, nv.fastest));
     int rc = 0;
     if (rank == 0) {
         FILE *f = out ? fopen(out, "w") : stdout;
@@ -649,6 +690,14 @@ int main(int argc, char **argv)
                     "rounds: total_s of the slowest rank, regions averaged over ranks\n",
                     (double)DROP_P, host, openblas_get_config(), threads, lib, size, date,
                     cfgs[0].nsamp, wall);
+            char pbuf[NOISE_MAX_PROBES * 16];
+            if (noise_format(probes, nprobe, pbuf, sizeof pbuf) == 0)
+                fprintf(f, "# probe_s: %s\n", pbuf);
+            fprintf(f,
+                    "# interference: %s (probe %dx%dx%d fp32 GEMM: fastest %.4g s, median "
+                    "+%.1f%%, slowest +%.1f%%; %d rounds measured again)\n",
+                    nv.busy ? "busy" : "none", PROBE_N, PROBE_N, PROBE_N, nv.fastest,
+                    100 * noise_slowdown(nv.median, nv.fastest), 100 * nv.slowdown, redone);
             fprintf(f, "config,hidden,heads,ffn,seq,mbs,tp,layers,ranks,rounds");
             for (int q = 0; q < R_N; q++)
                 fprintf(f, ",%s", rname[q]);

@@ -21,7 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ccsweep/noise.h"
 #include "layer_kernels.h"
+#include "probe.h"
 
 /* OpenBLAS extensions (cblas.h of Debian's OpenBLAS declares them too). */
 void openblas_set_num_threads(int);
@@ -91,6 +93,7 @@ static const char *const phase_name[PH_N] = {"gemm", "bmm", "memory-bound", "col
 typedef struct prof {
     int rank, size, passes, quiet;
     double budget, t0;
+    double limit; /* s: the budget, stretched while a disturbed pass is measured again */
     double max_gemm_flops, max_msg;
     float *A, *B, *C;              /* kernel operands (A, B inputs only) */
     float *D;                      /* collectives' buffers: never a kernel's input */
@@ -101,6 +104,9 @@ typedef struct prof {
     int maxg;
     point *pt;
     int npt;
+    probe pr;                        /* the interference probe (probe.h) */
+    double probes[NOISE_MAX_PROBES]; /* s, one before the first phase and after each */
+    int nprobe, remeasured;          /* probes taken; phase passes measured again */
 } prof;
 
 /* The time a point reports: the median of its samples, which the passes
@@ -399,7 +405,7 @@ static void measure(prof *P, point *p, double budget)
             run(P, p);
         double now = MPI_Wtime(), v[2], vm[2];
         v[0] = (now - t0) / p->inner;
-        v[1] = P->rank == 0 && (now - start > 4 * budget || now - P->t0 > P->budget);
+        v[1] = P->rank == 0 && (now - start > 4 * budget || now - P->t0 > P->limit);
         MPI_Allreduce(v, vm, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         p->s[p->ns++] = vm[0];
         if (vm[1] > 0)
@@ -651,10 +657,20 @@ static int write_csv(const prof *P, const char *path, const char *host, const ch
             "# passes: %d\n"
             "# max_gemm_flops: %.4g\n"
             "# points: %d measured, %d skipped for the budget\n"
-            "# time_s: median of reps samples (each the slowest rank's time of one call)\n"
-            "op,dtype,m,n,k,bytes,group,level,time_s,reps\n",
+            "# time_s: median of reps samples (each the slowest rank's time of one call)\n",
             host, cpu, openblas_get_config(), threads, lib, P->size, per_host, date, wall,
             P->budget, P->passes, P->max_gemm_flops, P->npt - skipped, skipped);
+    char pbuf[NOISE_MAX_PROBES * 16];
+    noise_verdict v;
+    noise_judge(P->probes, P->nprobe, NOISE_TOL, &v);
+    if (noise_format(P->probes, P->nprobe, pbuf, sizeof pbuf) == 0)
+        fprintf(f, "# probe_s: %s\n", pbuf);
+    fprintf(f,
+            "# interference: %s (probe %dx%dx%d fp32 GEMM: fastest %.4g s, median +%.1f%%, "
+            "slowest +%.1f%%; %d phase passes measured again)\n",
+            v.busy ? "busy" : "none", PROBE_N, PROBE_N, PROBE_N, v.fastest,
+            100 * noise_slowdown(v.median, v.fastest), 100 * v.slowdown, P->remeasured);
+    fprintf(f, "op,dtype,m,n,k,bytes,group,level,time_s,reps\n");
     for (int i = 0; i < P->npt; i++) {
         const point *p = &P->pt[i];
         if (!p->ns)
@@ -840,8 +856,15 @@ int main(int argc, char **argv)
     double tot = 0;
     for (int q = 0; q < PH_N; q++)
         tot += nph[q] ? share[q] : 0;
+    if (probe_init(&P.pr)) {
+        fprintf(stderr, "profiler: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    probe_time(&P.pr, MPI_COMM_WORLD); /* warm-up */
     MPI_Barrier(MPI_COMM_WORLD);
     P.t0 = MPI_Wtime();
+    P.limit = P.budget;
+    P.probes[P.nprobe++] = probe_time(&P.pr, MPI_COMM_WORLD);
     /* The first pass gives each phase at most its share of the budget (points
      * it does not reach are left out, evenly thanks to the order); later
      * passes add repetitions to the points measured while the budget lasts. */
@@ -852,6 +875,15 @@ int main(int argc, char **argv)
                 continue;
             double cap = P.budget * share[ph] / tot, per = cap / P.passes / nph[ph];
             double ph0 = MPI_Wtime();
+            /* Interference: the probe after the phase pass is compared with the
+             * fastest so far; when it is slower by more than NOISE_TOL the
+             * samples of this pass are dropped and the pass measured again (at
+             * most twice, within 1.5x the budget). */
+            int retry = 0;
+            int *ns0 = malloc(sizeof(int) * (size_t)P.npt);
+            for (int i = 0; ns0 && i < P.npt; i++)
+                ns0[i] = P.pt[i].ns;
+        again:
             for (int i = 0; i < P.npt && !stop; i++) {
                 point *p = &P.pt[i];
                 if (p->phase != ph || (pass > 0 && p->ns == 0))
@@ -859,7 +891,7 @@ int main(int argc, char **argv)
                 int go = 1;
                 if (P.rank == 0) {
                     double now = MPI_Wtime();
-                    stop = now - P.t0 > P.budget;
+                    stop = now - P.t0 > P.limit;
                     go = !stop && (pass > 0 || now - ph0 <= cap || p->layer);
                 }
                 int flags[2] = {stop, go};
@@ -868,6 +900,34 @@ int main(int argc, char **argv)
                 if (flags[1])
                     measure(&P, p, per);
             }
+            if (P.nprobe < NOISE_MAX_PROBES) {
+                double pt = probe_time(&P.pr, MPI_COMM_WORLD), fast = pt;
+                for (int k = 0; k < P.nprobe; k++)
+                    fast = P.probes[k] < fast ? P.probes[k] : fast;
+                P.probes[P.nprobe++] = pt;
+                int redo = ns0 && retry < 2 && noise_slowdown(pt, fast) > NOISE_TOL;
+                if (P.rank == 0)
+                    redo = redo && MPI_Wtime() - P.t0 < 1.5 * P.budget;
+                MPI_Bcast(&redo, 1, MPI_INT, 0, MPI_COMM_WORLD);
+                if (redo) {
+                    if (P.rank == 0 && !P.quiet)
+                        fprintf(stderr,
+                                "profiler: the probe ran %.0f%% slow after %s (other load?): "
+                                "measuring that pass again\n",
+                                100 * noise_slowdown(pt, fast), phase_name[ph]);
+                    for (int i = 0; i < P.npt; i++)
+                        if (P.pt[i].phase == ph)
+                            P.pt[i].ns = ns0[i];
+                    retry++;
+                    P.remeasured++;
+                    stop = 0;
+                    P.limit = 1.5 * P.budget;
+                    ph0 = MPI_Wtime();
+                    goto again;
+                }
+            }
+            free(ns0);
+            P.limit = P.budget;
             if (P.rank == 0 && !P.quiet)
                 fprintf(stderr, "profiler: pass %d/%d: %s done (%d points), %.1f s\n", pass + 1,
                         P.passes, phase_name[ph], nph[ph], MPI_Wtime() - P.t0);
@@ -888,10 +948,19 @@ int main(int argc, char **argv)
         if (!P.quiet)
             fprintf(stderr, "profiler: %d points in %.1f s -> %s%s%s\n", P.npt, wall, out,
                     hw_out ? ", " : "", hw_out ? hw_out : "");
+        noise_verdict v;
+        noise_judge(P.probes, P.nprobe, NOISE_TOL, &v);
+        if (v.busy)
+            fprintf(stderr,
+                    "profiler: warning: the machine was busy (the probe ran a median %.0f%% "
+                    "slower than its fastest): these timings are disturbed by other load; "
+                    "'ccsweep validate' will refuse them\n",
+                    100 * noise_slowdown(v.median, v.fastest));
     }
     for (int g = 2; g <= P.maxg; g++)
         if (P.gcomm[g] != MPI_COMM_NULL)
             MPI_Comm_free(&P.gcomm[g]);
+    probe_free(&P.pr);
     free(P.pt);
     free(P.A);
     free(P.B);

@@ -75,6 +75,14 @@ double opmodel_max_work(const ccs_opmodel *om, const ccs_op *op);
  * group size), 0 when they get the synthetic curve. om NULL: 0. */
 int opmodel_measured(const ccs_opmodel *om, int kind, int dtype, int level);
 
+/* The shape coefficients of the GEMM curve for dtype (see the work measure
+ * above): per call, and per element of the A, B and C operands, in FLOP
+ * equivalents. Returns 0, or -1 when the profile has no GEMM of that dtype.
+ * All three operand terms 0 means the fit could not tell operand traffic
+ * from FLOPs (too few or too noisy GEMM timings) and uses FLOPs alone. */
+int opmodel_gemm_terms(const ccs_opmodel *om, int dtype, double *per_call, double *a, double *b,
+                       double *c);
+
 /* One line per curve: key, points, measured range, band, and for GEMM curves
  * the shape coefficients with the residual of a FLOPs-only fit beside the
  * shape-aware one. */
