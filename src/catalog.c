@@ -231,7 +231,8 @@ static const char *const hw_keys[] = {
     "intra_gbps",     "inter_gbps",       "intra_latency_us", "inter_latency_us",
     "kernel_latency_us", "gemm_efficiency", "clock_ratio",    "mem_efficiency",
     "intra_efficiency", "inter_efficiency", "variability",    "sources",
-    "gemm_ref_k",       "gemm_efficiency_fp8", "gemm_fp8_ref_k", NULL};
+    "gemm_ref_k",       "gemm_efficiency_fp8", "gemm_fp8_ref_k", "scaleup_domain",
+    "nvls_efficiency",  "oversubscription", NULL};
 
 static int parse_peaks(const ydoc *d, const ynode *map, ccs_hw *out, ccs_err *err)
 {
@@ -302,6 +303,7 @@ int catalog_parse_hw(const ydoc *d, const ynode *map, ccs_hw *out, ccs_err *err)
     out->clock_ratio = 1.0;
     out->gemm_ref_k = CCS_GEMM_REF_K_DEFAULT;
     out->gemm_fp8_ref_k = CCS_GEMM_REF_K_DEFAULT;
+    out->oversub = 1.0;
     if (expect_map(d, map, "hardware entry", err) ||
         ydoc_check_keys(d, map, "a hardware entry", hw_keys, err) ||
         get_name(d, map, out->name, err) || parse_peaks(d, map, out, err) ||
@@ -313,6 +315,9 @@ int catalog_parse_hw(const ydoc *d, const ynode *map, ccs_hw *out, ccs_err *err)
         get_int(d, map, "gemm_ref_k", 0, 1, &out->gemm_ref_k, err) ||
         get_int(d, map, "gemm_fp8_ref_k", 0, 1, &out->gemm_fp8_ref_k, err) ||
         get_num(d, map, "gemm_efficiency_fp8", 0, 1, 1, &out->gemm_eff_fp8, err) ||
+        get_int(d, map, "scaleup_domain", 0, 1, &out->scaleup, err) ||
+        get_num(d, map, "nvls_efficiency", 0, 1, 1, &out->nvls_eff, err) ||
+        get_num(d, map, "oversubscription", 0, 0, 1, &out->oversub, err) ||
         get_num(d, map, "intra_gbps", 1, 0, 1e9, &out->intra_bw, err) ||
         get_num(d, map, "inter_gbps", 1, 0, 1e9, &out->inter_bw, err) ||
         get_nonneg(d, map, "intra_latency_us", 1e-6, &out->intra_lat, err) ||

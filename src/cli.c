@@ -181,7 +181,7 @@ void cli_op_sources_of(const ccs_model *m, const ccs_plan *p, const ccs_hw *hw,
                        const struct ccs_opmodel *om, const char *calibration, cli_op_sources *out)
 {
     static ccs_oplist ops; /* large; the CLI is single-threaded */
-    regions_build(m, p, hw->devices_per_node, &ops);
+    regions_build(m, p, hw_scaleup(hw), &ops);
     memset(out, 0, sizeof *out);
     out->calibration = om ? calibration : NULL;
     for (int i = 0; i < ops.n; i++) {

@@ -238,7 +238,7 @@ static int project(const vcfg *v, const ccs_hw *hw, const ccs_opmodel *om, int d
     if (reason != CCS_R_OK)
         return reason;
     static ccs_oplist ops; /* large; validate is single-threaded */
-    regions_build(&m, &p, hw->devices_per_node, &ops);
+    regions_build(&m, &p, hw_scaleup(hw), &ops);
     ccs_cost c;
     cost_init(&c, hw, om, NULL, 0, &p);
     out->proj = out->lo = out->hi = out->extrap = 0;

@@ -92,6 +92,11 @@ static uint64_t hw_hash(const ccs_hw *b, int gen, const ccs_evolution *ev)
      * entries that do not set it stay what they were before it existed */
     if (b->gemm_ref_k != CCS_GEMM_REF_K_DEFAULT)
         h = absorb(h, (uint64_t)(int64_t)b->gemm_ref_k);
+    if (hw_scaleup(b) != b->devices_per_node || b->nvls_eff > 0 || b->oversub > 1) {
+        h = absorb(h, (uint64_t)(int64_t)hw_scaleup(b));
+        h = absorb_d(h, b->nvls_eff);
+        h = absorb_d(h, b->oversub);
+    }
     if (b->gemm_eff_fp8 > 0) {
         h = absorb_d(h, b->gemm_eff_fp8);
         h = absorb(h, (uint64_t)(int64_t)b->gemm_fp8_ref_k);

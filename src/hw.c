@@ -35,6 +35,20 @@ int hw_validate(const ccs_hw *hw, ccs_err *err)
             return CCS_EINPUT;
         }
     }
+    if (hw->scaleup != 0 && hw->scaleup < hw->devices_per_node) {
+        ccs_err_set(err,
+                    "hardware '%s': field 'scaleup_domain' (%d) must be at least devices_per_node "
+                    "(%d)",
+                    hw->name, (int)hw->scaleup, (int)hw->devices_per_node);
+        return CCS_EINPUT;
+    }
+    if (!(hw->nvls_eff >= 0 && hw->nvls_eff <= 1) || !(hw->oversub == 0 || hw->oversub >= 1)) {
+        ccs_err_set(err,
+                    "hardware '%s': field 'nvls_efficiency' must be in (0, 1] and "
+                    "'oversubscription' at least 1",
+                    hw->name);
+        return CCS_EINPUT;
+    }
     if (!(hw->gemm_eff_fp8 >= 0 && hw->gemm_eff_fp8 <= 1)) {
         ccs_err_set(err, "hardware '%s': field 'gemm_efficiency_fp8' must be in (0, 1] (got %g)",
                     hw->name, hw->gemm_eff_fp8);

@@ -133,39 +133,67 @@ double cost_coll_volume(int kind, double bytes, int group, int innet, double *st
     }
 }
 
+/* A collective as NCCL would run it: the fastest of the algorithms the
+ * fabric offers (NCCL's tuner picks per size the same way,
+ * src/graph/tuning.cc). Ring: alpha-beta over the group, crossing domains
+ * through per-domain NICs. NVLS (NVLink SHARP, in-switch reduction, when the
+ * catalog gives its measured bandwidth): an all-reduce inside the scale-up
+ * domain sends and receives the buffer once (NVIDIA/nccl-tests issue 212:
+ * ~480 GB/s bus bandwidth, ~275 GB/s algorithm bandwidth on 8 H100 vs ~370
+ * for the ring). Tree, for an all-reduce spanning domains. Hierarchical, for an all-reduce spanning domains:
+ * reduce-scatter inside each domain, all-reduce of the 1/k shards across
+ * domains (every rank over its own NIC), all-gather inside. */
+static double coll_time(const ccs_cost *c, const ccs_op *op)
+{
+    const ccs_hw *hw = c->hw;
+    double f = c->net_bw_factor;
+    int innet = c->innet_reduce;
+    double steps, vol = cost_coll_volume(op->kind, op->bytes, op->group, innet, &steps);
+    double intra = hw->intra_bw * hw->intra_eff * f;
+    double oversub = hw->oversub >= 1 ? hw->oversub : 1;
+    double nic = hw->inter_bw * hw->inter_eff * f / oversub;
+    if (op->kind == CCS_OP_ALLTOALL && op->per_node < op->group) {
+        /* every rank's own NIC carries what goes to other domains, NVLink the
+         * rest, concurrently: the slower of the two sets the time */
+        double out = op->bytes * (op->group - op->per_node) / op->group;
+        double in = op->bytes * (op->per_node - 1) / op->group;
+        return steps * hw->inter_lat + fmax(out / nic, in / intra);
+    }
+    if (op->kind == CCS_OP_P2P) {
+        int inter = op->per_node < 2;
+        return steps * (inter ? hw->inter_lat : hw->intra_lat) + vol / (inter ? nic : intra);
+    }
+    if (op->per_node >= op->group) { /* inside the scale-up domain */
+        double t = steps * hw->intra_lat + vol / intra;
+        if (op->kind == CCS_OP_ALLREDUCE && hw->nvls_eff > 0 && !innet) {
+            double t_nvls = 2 * hw->intra_lat + op->bytes / (hw->intra_bw * hw->nvls_eff * f);
+            t = fmin(t, t_nvls);
+        }
+        return t;
+    }
+    /* a ring crossing domains: each domain's members share their own NICs, so
+     * the cross-domain share is per_node NICs for per_node ranks */
+    double ring_bw = fmin(op->per_node * nic, intra);
+    double t = steps * hw->inter_lat + vol / ring_bw;
+    if (op->kind == CCS_OP_ALLREDUCE && !innet) {
+        /* double binary tree across domains, chains inside them (NCCL >= 2.4,
+         * Jeaugey 2019, "Massively scale your deep learning training with
+         * NCCL 2.4"): about the ring's bandwidth (each rank moves the buffer
+         * twice), latency logarithmic in the domains */
+        int k = op->per_node > 0 ? op->per_node : 1;
+        double g = (double)op->group / k;
+        double t_tree = 2 * ceil(log2(g > 1 ? g : 2)) * hw->inter_lat +
+                        2 * (k - 1) * hw->intra_lat + 2 * op->bytes / ring_bw;
+        t = fmin(t, t_tree);
+    }
+    return t;
+}
+
 double cost_synthetic(const ccs_cost *c, const ccs_op *op)
 {
     const ccs_hw *hw = c->hw;
-    double net_bw_factor = c->net_bw_factor;
-    int innet = c->innet_reduce;
-    if (opkind_is_collective(op->kind)) {
-        double steps, vol = cost_coll_volume(op->kind, op->bytes, op->group, innet, &steps);
-        double intra = hw->intra_bw * hw->intra_eff * net_bw_factor;
-        double bw, lat;
-        if (op->kind == CCS_OP_ALLTOALL && op->per_node < op->group) {
-            /* every rank's own NIC carries what goes to other nodes, NVLink the
-             * rest, concurrently: the slower of the two sets the time */
-            double inter = hw->inter_bw * hw->inter_eff * net_bw_factor;
-            double out = op->bytes * (op->group - op->per_node) / op->group;
-            double in = op->bytes * (op->per_node - 1) / op->group;
-            return steps * hw->inter_lat + fmax(out / inter, in / intra);
-        }
-        if (op->kind == CCS_OP_P2P) {
-            int inter = op->per_node < 2;
-            bw = inter ? hw->inter_bw * hw->inter_eff * net_bw_factor : intra;
-            lat = inter ? hw->inter_lat : hw->intra_lat;
-        } else if (op->per_node >= op->group) {
-            bw = intra;
-            lat = hw->intra_lat;
-        } else {
-            /* A ring crossing nodes: each node's members share their own NICs,
-             * so the inter-node share is per_node NICs for per_node ranks. */
-            double inter = op->per_node * hw->inter_bw * hw->inter_eff * net_bw_factor;
-            bw = inter < intra ? inter : intra;
-            lat = hw->inter_lat;
-        }
-        return steps * lat + vol / bw;
-    }
+    if (opkind_is_collective(op->kind))
+        return coll_time(c, op);
     double mem_bw = hw->mem_bw * hw->mem_eff;
     double t_mem = op->bytes / mem_bw;
     double t_flops = 0;

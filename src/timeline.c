@@ -203,7 +203,7 @@ void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, 
     }
 
     ccs_oplist ops;
-    regions_build(m, p, c->hw->devices_per_node, &ops);
+    regions_build(m, p, hw_scaleup(c->hw), &ops);
     out->micro_batches = ops.micro_batches;
 
     ccs_memory mem;

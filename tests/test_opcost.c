@@ -187,12 +187,47 @@ static void test_collective(void **state)
     cost_op(&c, &o, &t);
     expect = 14 * a->inter_lat + 1.75 * o.bytes / (a->inter_bw * a->inter_eff);
     assert_rel(t.t, expect, 1e-12);
-    /* 8 members per node share the node's 8 NICs: limited by min(NVLink, 8 NICs) */
+    /* 8 members per node share the node's 8 NICs: limited by min(NVLink, 8 NICs).
+     * Over 8 nodes the double binary tree's 2 log2(8) network steps beat the
+     * ring's 126 at 64 MiB: the tree runs, moving the buffer twice */
     o.group = 64;
     o.per_node = 8;
     cost_op(&c, &o, &t);
     double bw = fmin(a->intra_bw * a->intra_eff, 8 * a->inter_bw * a->inter_eff);
+    double ring = 126 * a->inter_lat + 2 * 63.0 / 64 * o.bytes / bw;
+    double tree = 2 * 3 * a->inter_lat + 2 * 7 * a->intra_lat + 2 * o.bytes / bw;
+    assert_true(tree < ring);
+    assert_rel(t.t, tree, 1e-12);
+    /* 8 GiB: bandwidth dominates, the ring's 2 (n-1)/n beats the tree's 2 */
+    o.bytes = 8 * 1073741824.0;
+    cost_op(&c, &o, &t);
     assert_rel(t.t, 126 * a->inter_lat + 2 * 63.0 / 64 * o.bytes / bw, 1e-12);
+}
+
+/* In-switch all-reduce (NVLink SHARP) where the catalog has its measured
+ * bandwidth: on 8 h100-sxm 1 GiB takes S / (450 GB/s x 0.611) + 2 steps
+ * (nccl-tests issue 212: algbw ~275 GB/s), faster than the ring's 1.75 S /
+ * (450 x 0.817); a100 has none and keeps the ring. */
+static void test_nvls(void **state)
+{
+    (void)state;
+    const ccs_hw *h = catalog_hw(test_cat(), "h100-sxm");
+    ccs_cost c;
+    cost_init(&c, h, NULL, NULL, 0, NULL);
+    ccs_op o;
+    memset(&o, 0, sizeof o);
+    o.kind = CCS_OP_ALLREDUCE;
+    o.bytes = 1073741824.0;
+    o.group = o.per_node = 8;
+    o.count = 1;
+    double t = cost_synthetic(&c, &o);
+    assert_rel(t, 2 * h->intra_lat + o.bytes / (450e9 * 0.611), 1e-12);
+    assert_true(t < 14 * h->intra_lat + 1.75 * o.bytes / (450e9 * h->intra_eff));
+    /* a scale-up domain of 72: tp 8 and dp 9 stay on NVLink in gb200-nvl72 */
+    const ccs_hw *g = catalog_hw(test_cat(), "gb200-nvl72");
+    assert_non_null(g);
+    assert_int_equal(hw_scaleup(g), 72);
+    assert_int_equal(hw_scaleup(h), 8);
 }
 
 /* Generation g multiplies each figure by its factor^g (memory-wall: FLOP/s 3x,
@@ -223,6 +258,7 @@ int main(void)
         cmocka_unit_test(test_gemm_shapes_h100),
         cmocka_unit_test(test_fp8),
         cmocka_unit_test(test_collective),
+        cmocka_unit_test(test_nvls),
         cmocka_unit_test(test_evolve),
     };
     return cmocka_run_group_tests_name("opcost", tests, test_catalog_setup, test_catalog_teardown);

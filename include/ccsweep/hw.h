@@ -13,7 +13,9 @@
 typedef struct ccs_hw {
     char name[CCS_NAME_MAX];
     int32_t generation;             /* 0 = as catalogued, g = evolved g times */
-    int32_t devices_per_node;       /* devices sharing the intra-node fabric */
+    int32_t devices_per_node;       /* devices of one node (sharing its NICs) */
+    int32_t scaleup;                /* devices on one scale-up fabric (NVLink domain); >= a
+                                       node, e.g. 72 for GB200 NVL72 (catalog default: a node) */
     int32_t compute_units;          /* SMs / CUs, for GEMM wave quantization */
     int32_t tile_m, tile_n;         /* output tile of large library GEMM kernels */
     int32_t gemm_ref_k;             /* k of the GEMM shape gemm_eff was measured at */
@@ -32,6 +34,10 @@ typedef struct ccs_hw {
     double mem_eff;      /* achieved fraction of mem_bw by large streaming kernels */
     double intra_eff;    /* achieved all-reduce bus bandwidth / intra_bw */
     double inter_eff;    /* achieved all-reduce bus bandwidth / inter_bw */
+    double nvls_eff;     /* in-switch all-reduce (NVLink SHARP) on the scale-up fabric:
+                            measured algorithm bandwidth / intra_bw; 0 = not available */
+    double oversub;      /* scale-out oversubscription: inter-node traffic runs at
+                            inter_bw / oversub (1 = non-blocking, rail-optimized) */
     double variability;  /* relative standard deviation of sustained matrix throughput
                             between devices of this part; a synchronized job of n
                             devices runs at the slowest (cost_straggler_derate) */
@@ -49,6 +55,13 @@ typedef struct ccs_evolution {
     double inter_bw; /* inter-node bandwidth factor */
     double latency;  /* latency improvement factor (latencies divided by it) */
 } ccs_evolution;
+
+/* Devices on one scale-up fabric: hw->scaleup, or a node when unset. Groups
+ * within it communicate over intra_bw; beyond it over the NICs. */
+static inline int32_t hw_scaleup(const ccs_hw *hw)
+{
+    return hw->scaleup > hw->devices_per_node ? hw->scaleup : hw->devices_per_node;
+}
 
 /* Check a hardware entry: every size/bandwidth positive, efficiencies in (0,1].
  * Returns CCS_OK or CCS_EINPUT with err naming the field. */

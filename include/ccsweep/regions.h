@@ -100,8 +100,9 @@ typedef struct ccs_oplist {
 } ccs_oplist;
 
 /* Build the operator list of plan p (already valid per plan_check) for model m.
- * devices_per_node decides which collectives cross nodes (Megatron rank order:
- * tp fastest, then dp, then pp). Never fails for a valid plan. */
+ * devices_per_node is the scale-up domain (hw_scaleup): it decides which
+ * collectives leave the NVLink fabric (Megatron rank order: tp fastest, then
+ * cp, dp, pp). Never fails for a valid plan. */
 void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, ccs_oplist *out);
 
 /* Region name ("fwd.attn"), scope (CCS_SCOPE_*) and whether it is communication. */
