@@ -204,7 +204,7 @@ wait_job() { # JOB SECONDS: until the job is in a final state
 }
 wait_rows() { # LOCAL-DB: until the sweep has committed rows there
     n=0
-    while [ $n -lt 240 ]; do
+    while [ $n -lt 720 ]; do
         if [ -s "$1" ]; then
             c=$(sqlite3 -readonly "$1" 'SELECT count(*) FROM results;' 2>/dev/null)
             [ "${c:-0}" -gt 0 ] && return 0
@@ -241,7 +241,7 @@ j2=$(submit "$DB2" -n 2 -t 5 "$SBATCH_T" big.yaml)
 if wait_rows "$T/local/ccsweep-$j2.0/big.db"; then
     scancel -b -s TERM "$j2" # what preemption or a plain scancel sends the batch shell
 else
-    bad "job $j2 committed no rows within 60 s"
+    bad "job $j2 committed no rows within 180 s"
     show_log "$j2"
 fi
 wait_job "$j2" 60 || bad "job $j2 still $(job_field "$j2" JobState) 60 s after TERM"
@@ -284,7 +284,7 @@ j4=$(submit "$DB3" -n 2 -t 5 "$SBATCH_T" big.yaml)
 if wait_rows "$T/local/ccsweep-$j4.0/requeue.db"; then
     scancel -b -s USR1 "$j4" # what --signal=B:USR1@120 sends before the time limit
 else
-    bad "job $j4 committed no rows within 60 s"
+    bad "job $j4 committed no rows within 180 s"
     show_log "$j4"
 fi
 wait_job "$j4" 90 || bad "job $j4 still $(job_field "$j4" JobState) 90 s after USR1"
