@@ -118,7 +118,15 @@ double cost_coll_volume(int kind, double bytes, int group, int innet, double *st
         *steps = 2 * (n - 1);
         return 2 * (n - 1) / n * bytes;
     case CCS_OP_ALLGATHER:
+        if (innet) { /* the switch multicasts: each rank sends its shard once */
+            *steps = 1;
+            return bytes / n;
+        }
+        *steps = n - 1;
+        return (n - 1) / n * bytes;
     case CCS_OP_REDUCESCATTER:
+        /* in-switch reduction does not shrink it: every rank still sends each
+         * other rank's shard of its buffer once (the switch sums on the way) */
         *steps = n - 1;
         return (n - 1) / n * bytes;
     case CCS_OP_ALLTOALL:

@@ -62,7 +62,9 @@ double cost_straggler_derate(double sigma, int32_t n);
 
 /* Bytes each rank sends for a collective of buffer size `bytes` over `group`
  * ranks with a ring algorithm (2(n-1)/n for all-reduce, (n-1)/n for
- * all-gather/reduce-scatter, 1 for p2p), and the number of latency steps. */
+ * all-gather/reduce-scatter/all-to-all, 1 for p2p), and the number of latency
+ * steps. innet (in-network reduction and multicast, e.g. NVLink SHARP):
+ * all-reduce (n-1)/n, all-gather 1/n (the switch replicates each shard). */
 double cost_coll_volume(int kind, double bytes, int group, int innet, double *steps);
 
 #endif
