@@ -525,6 +525,15 @@ enum {
     O_JSON, O_HELP, O_PPFIRST, O_PPLAST, O_CP, O_EP, O_CAPF
 };
 
+/* 1 with a message when an enum option's text parsed to v < 0, else 0. */
+static int enum_opt(const char *opt, const char *text, int v, const char *expected)
+{
+    if (v >= 0)
+        return 0;
+    fprintf(stderr, "ccsweep project: %s: expected %s, got '%s'\n", opt, expected, text);
+    return 1;
+}
+
 static int pos_double(const char *opt, const char *text, double *out)
 {
     char *end;
@@ -606,11 +615,7 @@ int cli_project(int argc, char **argv)
         case O_NODPOV: p.dp_overlap = CCS_DPOV_NONE; break;
         case O_DPOV:
             p.dp_overlap = (int8_t)dp_overlap_parse(optarg);
-            if (p.dp_overlap < 0) {
-                fprintf(stderr, "ccsweep project: --dp-overlap: expected none, last-microbatch or "
-                                "bucketed, got '%s'\n", optarg);
-                bad = 1;
-            }
+            bad = enum_opt("--dp-overlap", optarg, p.dp_overlap, "none, last-microbatch or bucketed");
             break;
         case O_INNET: p.innet_reduce = 1; break;
         case O_COMPRESS: bad = pos_double("--comm-compress", optarg, &p.comm_compress); break;
@@ -618,11 +623,7 @@ int cli_project(int argc, char **argv)
         case O_GEN: bad = cli_int("project", "--gen", optarg, 0, 64, &gen); break;
         case O_RECOMP:
             p.recompute = (int8_t)recompute_parse(optarg);
-            if (p.recompute < 0) {
-                fprintf(stderr, "ccsweep project: --recompute: expected none, selective or full, "
-                                "got '%s'\n", optarg);
-                bad = 1;
-            }
+            bad = enum_opt("--recompute", optarg, p.recompute, "none, selective or full");
             break;
         case O_DTYPE: {
             int d = dtype_parse(optarg);

@@ -181,7 +181,17 @@ const char *plan_reason_text(int reason)
     return (reason >= 0 && reason < CCS_R_N) ? reason_texts[reason] : "?";
 }
 
+/* Index of s in names[0..n), or -1: the text forms of the plan's enums. */
+static int name_index(const char *const *names, int n, const char *s)
+{
+    for (int i = 0; s && i < n; i++)
+        if (strcmp(s, names[i]) == 0)
+            return i;
+    return -1;
+}
+
 static const char *const rc_names[] = {"none", "selective", "full"};
+static const char *const dpov_names[] = {"none", "last-microbatch", "bucketed"};
 
 const char *recompute_name(int mode)
 {
@@ -190,13 +200,8 @@ const char *recompute_name(int mode)
 
 int recompute_parse(const char *s)
 {
-    for (int i = 0; i <= 2; i++)
-        if (s && strcmp(s, rc_names[i]) == 0)
-            return i;
-    return -1;
+    return name_index(rc_names, 3, s);
 }
-
-static const char *const dpov_names[] = {"none", "last-microbatch", "bucketed"};
 
 const char *dp_overlap_name(int mode)
 {
@@ -205,8 +210,5 @@ const char *dp_overlap_name(int mode)
 
 int dp_overlap_parse(const char *s)
 {
-    for (int i = 0; i <= 2; i++)
-        if (s && strcmp(s, dpov_names[i]) == 0)
-            return i;
-    return -1;
+    return name_index(dpov_names, 3, s);
 }
