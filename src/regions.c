@@ -237,14 +237,31 @@ static void mlp_bwd(builder *B, const dims *x, int rc, int rt)
  * tokens, padded to capacity when a capacity factor is set), reduced across
  * TP and sent back (all-to-all). Shared experts run as a dense FFN on every
  * token. Load is assumed balanced (the auxiliary loss's aim). */
+/* Sizes of one MoE block on one rank. */
+typedef struct moe_sizes {
+    double act, full; /* norm/residual tensor, TP collective buffer (bytes) */
+    double tr;        /* tokens this rank routes */
+    double el;        /* local experts */
+    double per;       /* tokens per local expert (padded to capacity) */
+    double sent;      /* bytes of routed token copies this rank sends */
+} moe_sizes;
+
+static moe_sizes moe_size(const dims *x)
+{
+    moe_sizes z;
+    z.act = x->b * x->sq * x->h * x->e;
+    z.full = x->b * x->s * x->h * x->e;
+    z.tr = x->sp ? x->tok / x->t : x->tok;
+    z.el = x->E / x->ep;
+    z.per = x->tok * x->topk / z.el * (x->cap > 0 ? x->cap : 1);
+    z.sent = z.tr * x->topk * x->h * x->e;
+    return z;
+}
+
 static void moe_fwd(builder *B, const dims *x, int rc, int rt, int rep)
 {
-    double act = x->b * x->sq * x->h * x->e;
-    double full = x->b * x->s * x->h * x->e;
-    double tr = x->sp ? x->tok / x->t : x->tok; /* tokens this rank routes */
-    double el = x->E / x->ep;                    /* local experts */
-    double per = x->tok * x->topk / el * (x->cap > 0 ? x->cap : 1); /* tokens per expert */
-    double sent = tr * x->topk * x->h * x->e;    /* routed copies leaving this rank */
+    moe_sizes z = moe_size(x);
+    double act = z.act, full = z.full, tr = z.tr, el = z.el, per = z.per, sent = z.sent;
     mem(B, CCS_OP_LAYERNORM, rc, 2 * act, 8 * act / x->e);
     gemm(B, rc, tr, x->E, x->h, 1, x->e); /* router */
     mem(B, CCS_OP_ELEMENTWISE, rc, tr * x->E * 4 * 2 + 2 * sent, tr * x->E * 8); /* top-k, permute */
@@ -278,12 +295,8 @@ static void moe_fwd(builder *B, const dims *x, int rc, int rt, int rep)
  * the router's backward and the shared experts'. */
 static void moe_bwd(builder *B, const dims *x, int rc, int rt, int rep)
 {
-    double act = x->b * x->sq * x->h * x->e;
-    double full = x->b * x->s * x->h * x->e;
-    double tr = x->sp ? x->tok / x->t : x->tok;
-    double el = x->E / x->ep;
-    double per = x->tok * x->topk / el * (x->cap > 0 ? x->cap : 1);
-    double sent = tr * x->topk * x->h * x->e;
+    moe_sizes z = moe_size(x);
+    double act = z.act, full = z.full, tr = z.tr, el = z.el, per = z.per, sent = z.sent;
     mem(B, CCS_OP_ELEMENTWISE, rc, act * (2 + (x->dropout ? 1 / x->e : 0)) + 2 * sent,
         act / x->e);
     if (x->ep > 1)
