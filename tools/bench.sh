@@ -5,7 +5,12 @@
 #   2. raw insert rate of the same rows (store_put of precomputed rows, no
 #      projection, no MPI; batches of 10k rows, WAL, synchronous=NORMAL)
 #   3. end-to-end sweep rate with 1 and 2 ranks, and its ratio to (2)
-#   4. peak RSS of rank 0 for a 100k and a 10M scenario sweep
+#   4. the same spec without its where-filter (every scenario stored): 1, 2
+#      and 4 ranks side by side, the speed-up, and whether the rows are equal
+#   5. a keep: rule (best plan per model x hardware x generation x devices):
+#      rank 0's CPU per row received and per kept row, end to end 1 and 2 ranks
+#   6. what these costs project for 1e9 scenarios on 64 nodes x 64 cores
+#   7. peak RSS of rank 0 for a 100k and a 10M scenario sweep
 set -u
 cd "$(dirname "$0")/.." || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -32,6 +37,50 @@ for np in 1 2; do
         printf "end to end, %d rank%s:        %.0f scenarios/s, %.0f rows/s (%d scenarios, %d rows, %.2f s); %.2f of the raw insert rate\n",
             n, (n > 1 ? "s" : " "), c / s, r / s, c, r, s, (r / s) / raw }'
 done
+
+# e2e SPEC NP [OPTIONS]: "secs scenarios rows" of one run into a fresh database
+e2e() {
+    spec=$1 np=$2
+    shift 2
+    rm -f "$TMP"/e2e.db*
+    out=$(mpirun --oversubscribe -n "$np" ./ccsweep run "$spec" --db "$TMP/e2e.db" --quiet "$@" 2>/dev/null)
+    echo "$out" | sed -n 's/.* \([0-9]*\)\/[0-9]* scenarios in \([0-9.]*\) s .*, \([0-9]*\) rows (ok.*/\2 \1 \3/p'
+}
+rows_md5() {
+    cols=$(sqlite3 "$1" "SELECT group_concat(name) FROM pragma_table_info('results') WHERE name NOT IN ('run_id', 'rid')")
+    sqlite3 "$1" "SELECT $cols FROM results ORDER BY idx" | md5sum | cut -c1-12
+}
+
+echo "-- $SPEC without its where-filter (every scenario stored)"
+sed '/^where:/d' $SPEC >"$TMP/unfiltered.yaml"
+for np in 1 2 4; do
+    r=$(e2e "$TMP/unfiltered.yaml" $np)
+    m=$(rows_md5 "$TMP/e2e.db")
+    eval "t$np=\$(echo \"\$r\" | cut -d' ' -f1)"
+    echo "$r" | awk -v n=$np -v m="$m" '{ printf "end to end, %d rank%s:        %.0f scenarios/s (%d scenarios, %d rows, %.2f s), rows md5 %s\n", n, (n > 1 ? "s" : " "), $2 / $1, $2, $3, $1, m }'
+done
+awk -v a="$t1" -v b="$t2" -v c="$t4" 'BEGIN { printf "speed-up over 1 rank:        2 ranks %.2fx, 4 ranks (oversubscribed) %.2fx\n", a / b, a / c }'
+
+echo "-- keep: {best: 1, by: t_iter, per: [model, hardware, generation, devices]} on $SPEC"
+(cat $SPEC; echo "keep: {best: 1, by: t_iter, per: [model, hardware, generation, devices]}") >"$TMP/keep.yaml"
+km=$($B keep "$TMP/keep.yaml" "$TMP/keep.db" 65536)
+echo "rank 0 under keep:           $km"
+for np in 1 2; do
+    e2e "$TMP/keep.yaml" $np | awk -v n=$np '{ printf "end to end, %d rank%s:        %.0f scenarios/s (%d scenarios, %d rows kept, %.2f s)\n", n, (n > 1 ? "s" : " "), $2 / $1, $2, $3, $1 }'
+done
+
+# 1e9 scenarios on 64 nodes x 64 cores (4095 computing ranks), from the CPU
+# costs above: every scenario stored by one writer, or reduced by keep.
+p_us=$(echo "$proj" | sed -n 's/.*, \([0-9.]*\) us CPU each.*/\1/p')
+w_us=$(echo "$ins" | sed -n 's/.*, \([0-9.]*\) us CPU per row,.*/\1/p')
+bpr=$(echo "$ins" | sed -n 's/.*, \([0-9]*\) bytes per row.*/\1/p')
+sent=$(echo "$km" | sed -n 's/.* pass where, \([0-9]*\) sent to rank 0.*/\1/p')
+scen=$(echo "$km" | sed -n 's/.*(\([0-9]*\) scenarios,.*/\1/p')
+recv_us=$(echo "$km" | sed -n 's/.*, \([0-9.]*\) us CPU per row received.*/\1/p')
+awk -v p="$p_us" -v w="$w_us" -v b="$bpr" -v s="$sent" -v r="$recv_us" -v t="$scen" 'BEGIN {
+    n = 1e9; cores = 4095
+    printf "1e9 scenarios, 64x64 cores:  projection %.1f s of %d cores; one writer storing every row %.0f s (%.0f GB);\n", n * p * 1e-6 / cores, cores, n * w * 1e-6, n * b / 1e9
+    printf "                             with the keep rule above, rank 0 receives about %.0f rows (%.2e per scenario) at %.2f us: %.1f s\n", n * s / t, s / t, r, n * s / t * r * 1e-6 }'
 
 # Rank 0 memory: one study at ~100k and ~10M scenarios. Rank 0's RSS is its
 # own getrusage peak, printed by ccsweep at the end of the run. The where-filter
