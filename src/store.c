@@ -120,18 +120,16 @@ static const char *const schema_sql[] = {
      * generation) of the grid, z names the plan table the cell reads (its
      * model, and the values of plan axes zipped with a cell axis). */
     "CREATE TABLE cells (\n"
-    "  run_id INTEGER NOT NULL, cell INTEGER NOT NULL,\n"
-    "  model_id INTEGER NOT NULL, hw_id INTEGER NOT NULL, z INTEGER NOT NULL,\n"
-    "  PRIMARY KEY (run_id, cell)\n"
-    ") WITHOUT ROWID;\n",
+    "  cid INTEGER PRIMARY KEY,        -- run_id << 40 | cell\n"
+    "  model_id INTEGER NOT NULL, hw_id INTEGER NOT NULL, z INTEGER NOT NULL\n"
+    ");\n",
     "CREATE TABLE plans (  -- derived plans, written when first stored\n"
-    "  run_id INTEGER NOT NULL, z INTEGER NOT NULL, plan_i INTEGER NOT NULL,\n"
+    "  pid INTEGER PRIMARY KEY,        -- run_id << 40 | (z * plan_n + plan_i)\n"
     "  devices INTEGER, tp INTEGER, pp INTEGER, dp INTEGER, vpp INTEGER, mbs INTEGER,\n"
     "  gbs INTEGER, seq INTEGER, dtype INTEGER, sp INTEGER, zero INTEGER, recompute INTEGER,\n"
     "  flash_attn INTEGER, tp_overlap INTEGER, dp_overlap INTEGER, innet_reduce INTEGER,\n"
-    "  comm_compress REAL, net_bw_factor REAL,\n"
-    "  PRIMARY KEY (run_id, z, plan_i)\n"
-    ") WITHOUT ROWID;\n",
+    "  comm_compress REAL, net_bw_factor REAL\n"
+    ");\n",
     "CREATE VIEW results AS\n"
     "SELECT r.rid AS rid, r.rid >> 40 AS run_id, r.rid & 1099511627775 AS idx, r.key AS key,\n"
     "  c.model_id AS model_id, c.hw_id AS hw_id,\n"
@@ -155,9 +153,9 @@ static const char *const schema_sql[] = {
     "  r.dp_bytes AS dp_bytes, r.pp_bytes AS pp_bytes, r.ccr AS ccr, r.name AS name\n"
     "FROM result_rows r\n"
     "  JOIN runs u ON u.run_id = r.rid >> 40\n"
-    "  JOIN cells c ON c.run_id = u.run_id AND c.cell = (r.rid & 1099511627775) / u.plan_n\n"
-    "  JOIN plans p ON p.run_id = u.run_id AND p.z = c.z\n"
-    "    AND p.plan_i = (r.rid & 1099511627775) % u.plan_n;\n",
+    "  JOIN cells c ON c.cid = (u.run_id << 40) | ((r.rid & 1099511627775) / u.plan_n)\n"
+    "  JOIN plans p ON p.pid = (u.run_id << 40)\n"
+    "    | (c.z * u.plan_n + (r.rid & 1099511627775) % u.plan_n);\n",
     "CREATE TRIGGER results_delete INSTEAD OF DELETE ON results BEGIN\n"
     "  DELETE FROM result_rows WHERE rid = OLD.rid;\n"
     "END;\n",
@@ -607,18 +605,17 @@ static int map_cells(ccs_store *st, ccs_err *err)
     sqlite3_stmt *s;
     size_t ng = spec_axis_len(grid_spec(st->g), SPEC_AX_GEN);
     int64_t n = grid_count(st->g) / st->plan_n;
-    if (sqlite3_prepare_v2(st->db, "INSERT OR IGNORE INTO cells VALUES (?,?,?,?,?)", -1, &s,
-                           NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(st->db, "INSERT OR IGNORE INTO cells VALUES (?,?,?,?)", -1, &s, NULL) !=
+        SQLITE_OK)
         return fail_db(st, err, "recording the grid cells");
     int rc = CCS_OK;
     for (int64_t c = 0; rc == CCS_OK && c < n; c++) {
         ccs_scenario sc;
         grid_decode(st->g, c * st->plan_n, &sc);
-        sqlite3_bind_int64(s, 1, st->run_id);
-        sqlite3_bind_int64(s, 2, c);
-        sqlite3_bind_int64(s, 3, st->model_id[sc.model]);
-        sqlite3_bind_int64(s, 4, st->hw_id[(size_t)sc.hw * ng + (size_t)sc.gen_i]);
-        sqlite3_bind_int64(s, 5, grid_cell_z(st->g, c));
+        sqlite3_bind_int64(s, 1, rid_of(st->run_id, c));
+        sqlite3_bind_int64(s, 2, st->model_id[sc.model]);
+        sqlite3_bind_int64(s, 3, st->hw_id[(size_t)sc.hw * ng + (size_t)sc.gen_i]);
+        sqlite3_bind_int64(s, 4, grid_cell_z(st->g, c));
         rc = step_done(st, s, err, "recording the grid cells");
     }
     sqlite3_finalize(s);
@@ -637,12 +634,13 @@ static int load_seen(ccs_store *st, ccs_err *err)
         return CCS_ENOMEM;
     }
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(st->db, "SELECT z, plan_i FROM plans WHERE run_id = ?", -1, &s, NULL) !=
-        SQLITE_OK)
+    if (sqlite3_prepare_v2(st->db, "SELECT pid FROM plans WHERE pid >= ? AND pid < ?", -1, &s,
+                           NULL) != SQLITE_OK)
         return fail_db(st, err, "reading the plan table");
-    sqlite3_bind_int64(s, 1, st->run_id);
+    sqlite3_bind_int64(s, 1, rid_of(st->run_id, 0));
+    sqlite3_bind_int64(s, 2, rid_of(st->run_id + 1, 0));
     while (sqlite3_step(s) == SQLITE_ROW) {
-        int64_t bit = sqlite3_column_int64(s, 0) * st->plan_n + sqlite3_column_int64(s, 1);
+        int64_t bit = sqlite3_column_int64(s, 0) & ((INT64_C(1) << RID_BITS) - 1);
         if (bit >= 0 && (size_t)(bit / 8) < st->n_seen)
             st->seen[bit / 8] |= (unsigned char)(1u << (bit % 8));
     }
@@ -1209,7 +1207,8 @@ int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *in
     st->detail = info->detail;
     st->plan_n = grid_plan_n(g);
     int kind = STORE_NEW;
-    if (grid_count(g) > (INT64_C(1) << RID_BITS)) {
+    if (grid_count(g) > (INT64_C(1) << RID_BITS) ||
+        grid_plan_tables(g) > (INT64_C(1) << RID_BITS) / st->plan_n) {
         ccs_err_set(err,
                     "%s: the grid has %lld scenarios; a run holds at most 2^%d: split the sweep",
                     spec_path(grid_spec(g)), (long long)grid_count(g), RID_BITS);
@@ -1305,7 +1304,7 @@ int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *in
             SQLITE_OK ||
         sqlite3_prepare_v2(st->db,
                            "INSERT OR IGNORE INTO plans VALUES "
-                           "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &st->ins_plan, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(st->db,
                            "UPDATE runs SET n_done = n_done + ?, updated = ?, n_rows = n_rows "
@@ -1386,14 +1385,12 @@ static int put_plan(ccs_store *st, const ccs_scenario *s, ccs_err *err)
         return CCS_OK;
     const ccs_plan *p = &s->plan;
     sqlite3_stmt *q = st->ins_plan;
-    sqlite3_bind_int64(q, 1, st->run_id);
-    sqlite3_bind_int64(q, 2, z);
-    sqlite3_bind_int64(q, 3, plan_i);
+    sqlite3_bind_int64(q, 1, rid_of(st->run_id, bit));
     const int ints[] = {p->devices,    p->tp,         p->pp,         p->dp,
                         p->vpp,        p->mbs,        p->gbs,        p->seq,
                         p->dtype,      p->sp,         p->zero,       p->recompute,
                         p->flash_attn, p->tp_overlap, p->dp_overlap, p->innet_reduce};
-    int i = 4;
+    int i = 2;
     for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++)
         sqlite3_bind_int(q, i++, ints[k]);
     sqlite3_bind_double(q, i++, p->comm_compress);
