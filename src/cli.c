@@ -234,8 +234,11 @@ int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *ev
     rc |= jset(o, "evolution", evolution ? json_string(evolution) : json_null());
     rc |= jset(plan, "devices", json_integer(p->devices));
     rc |= jset(plan, "tp", json_integer(p->tp));
-    if (plan_cp(p) > 1) /* sweeps cannot express cp yet: the database has no cp column */
+    if (plan_cp(p) > 1) { /* sweeps cannot express cp yet: the database has no cp column */
         rc |= jset(plan, "cp", json_integer(plan_cp(p)));
+        rc |= jset(plan, "cp_comm",
+                   json_string(p->cp_comm == CCS_CP_ALLGATHER ? "allgather" : "ring"));
+    }
     if (m->experts > 0) { /* nor ep: these keys appear for mixture-of-experts models only */
         rc |= jset(plan, "ep", json_integer(plan_ep(p)));
         rc |= jset(plan, "capacity_factor", json_real(p->capacity_factor));
@@ -379,6 +382,8 @@ static void project_usage(FILE *f)
             "  --vpp V            interleaved 1F1B virtual stages per device (1)\n"
             "  --cp C             context parallelism: the sequence split over C ranks, K/V\n"
             "                     passed around a ring under the attention (1)\n"
+            "  --cp-comm MODE     ring (overlapped with the attention) or allgather (K/V\n"
+            "                     gathered first, not overlapped) (ring)\n"
             "  --ep E             expert parallelism (mixture-of-experts models): the routed\n"
             "                     experts spread over E of the data-parallel ranks (1)\n"
             "  --capacity-factor X  tokens an expert takes, x its balanced share (dropless)\n"
@@ -522,7 +527,7 @@ enum {
     O_MODEL = 256, O_LAYERS, O_HIDDEN, O_HEADS, O_KV, O_FFN, O_VOCAB, O_GATED, O_HW, O_GEN,
     O_EVO, O_DEVICES, O_TP, O_PP, O_DP, O_VPP, O_SEQ, O_GBS, O_MBS, O_SP, O_RECOMP, O_ZERO,
     O_DTYPE, O_FLASH, O_TPOV, O_NODPOV, O_DPOV, O_INNET, O_COMPRESS, O_NETBW, O_CALIB, O_CATALOG,
-    O_JSON, O_HELP, O_PPFIRST, O_PPLAST, O_CP, O_EP, O_CAPF
+    O_JSON, O_HELP, O_PPFIRST, O_PPLAST, O_CP, O_EP, O_CAPF, O_CPCOMM
 };
 
 /* 1 with a message when an enum option's text parsed to v < 0, else 0. */
@@ -559,6 +564,7 @@ int cli_project(int argc, char **argv)
         {"dp", required_argument, 0, O_DP},         {"vpp", required_argument, 0, O_VPP},
         {"pp-first-layers", required_argument, 0, O_PPFIRST},
         {"cp", required_argument, 0, O_CP},
+        {"cp-comm", required_argument, 0, O_CPCOMM},
         {"ep", required_argument, 0, O_EP},
         {"capacity-factor", required_argument, 0, O_CAPF},
         {"pp-last-layers", required_argument, 0, O_PPLAST},
@@ -669,6 +675,12 @@ int cli_project(int argc, char **argv)
             *(c == O_CP ? &p.cp : &p.ep) = (int32_t)v;
             break;
         case O_CAPF: bad = pos_double("--capacity-factor", optarg, &p.capacity_factor); break;
+        case O_CPCOMM:
+            p.cp_comm = (int8_t)(!strcmp(optarg, "ring")        ? CCS_CP_RING
+                                 : !strcmp(optarg, "allgather") ? CCS_CP_ALLGATHER
+                                                                : -1);
+            bad = enum_opt("--cp-comm", optarg, p.cp_comm, "ring or allgather");
+            break;
         case O_PPFIRST:
         case O_PPLAST:
             bad = cli_int("project", o, optarg, 1, IMAX, &v);

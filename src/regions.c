@@ -134,6 +134,8 @@ static void cp_ring(builder *B, const dims *x, int rcp, int backward)
     if (x->cp < 2)
         return;
     double block = x->b * x->s * 2 * x->gt * x->d * x->e; /* this rank's K and V */
+    /* the same volumes for the all-gather variant; it differs in timing only
+     * (the timeline overlaps the ring, not the all-gather) */
     coll(B, CCS_OP_ALLGATHER, CCS_COMM_CP, rcp, block * x->cp, x->cp, x->cp_node, 1);
     if (backward)
         coll(B, CCS_OP_REDUCESCATTER, CCS_COMM_CP, rcp, block * x->cp, x->cp, x->cp_node, 1);

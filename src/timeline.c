@@ -65,9 +65,10 @@ static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S
                                   {CCS_RG_RECOMP_ATTN_CP, CCS_RG_RECOMP_ATTN},
                                   {CCS_RG_BWD_ATTN_CP, CCS_RG_BWD_ATTN}};
     double lcp = 0, lcpe = 0;
+    int ring = p->cp_comm != CCS_CP_ALLGATHER;
     for (int i = 0; i < 3; i++) {
         lcp += rt[cpr[i][0]];
-        lcpe += fmax(0.0, rt[cpr[i][0]] - S->core[cpr[i][1]]);
+        lcpe += ring ? fmax(0.0, rt[cpr[i][0]] - S->core[cpr[i][1]]) : rt[cpr[i][0]];
     }
     ltpe += lcpe; /* on the critical path with the block's TP exposure */
     /* expert-parallel all-to-alls: the experts wait for their tokens */

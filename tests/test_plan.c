@@ -242,6 +242,14 @@ static void test_context_parallel(void **state)
     assert_true(r.t_cp_comm > 0);
     assert_true(r.t_cp_comm_exposed >= 0 && r.t_cp_comm_exposed <= r.t_cp_comm);
     assert_true(r.t_iter >= r.t_cp_comm);
+    /* the all-gather variant moves the same bytes but does not overlap them */
+    ccs_plan g = p;
+    g.cp_comm = CCS_CP_ALLGATHER;
+    ccs_result ra;
+    test_project(m, &g, h, &ra, NULL);
+    assert_rel(ra.cp_bytes, r.cp_bytes, 1e-12);
+    assert_rel(ra.t_cp_comm_exposed, ra.t_cp_comm, 1e-12);
+    assert_true(ra.t_iter >= r.t_iter);
     /* cp must cut the sequence into 2 cp equal chunks */
     p.seq = 131072 + 16;
     assert_int_equal(plan_check(m, h, &p), CCS_R_CP);

@@ -22,6 +22,7 @@ typedef struct ccs_plan {
     int32_t devices; /* tp * cp * pp * dp */
     int32_t tp;      /* tensor-parallel degree */
     int32_t cp;      /* context-parallel degree (sequence split across ranks); 0 or 1 = none */
+    int8_t cp_comm;  /* CCS_CP_RING (K/V passed around, overlapped) or CCS_CP_ALLGATHER */
     int32_t ep;      /* expert-parallel degree: routed experts spread over ep of the
                         data-parallel ranks; 0 or 1 = none */
     int32_t pp;      /* pipeline stages */
@@ -71,6 +72,12 @@ typedef enum ccs_reason {
 /* Defaults: dp derived, vpp 1, bf16, no sp, zero 0, no recompute, dp_overlap
  * none (Megatron-LM's default), no mitigations. Sizes left 0 for the caller. */
 void plan_defaults(ccs_plan *p);
+
+/* How context-parallel ranks exchange K/V (Megatron-Core cp_comm_type):
+ * RING ("p2p"): blocks passed around, each step under the attention on the
+ * block held; ALLGATHER ("all_gather"): all K/V gathered before the attention,
+ * their gradients reduce-scattered after it, not overlapped. */
+enum { CCS_CP_RING = 0, CCS_CP_ALLGATHER = 1 };
 
 /* Context-parallel degree of p: 1 when unset. */
 static inline int32_t plan_cp(const ccs_plan *p)
