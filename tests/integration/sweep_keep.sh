@@ -3,7 +3,8 @@
 # exactly those an SQL window query picks from the unreduced sweep (K best by
 # (by, idx) per group, invalid plans never kept), whatever the rank count and
 # chunk size, with the same column values; and a run interrupted by SIGTERM,
-# then resumed, ends with the same rows.
+# or whose writer (rank 0) is killed with SIGKILL, ends after --resume with
+# the same rows.
 . tests/integration/sweep_common.inc
 need_tools "keep: best-K reduction"
 BASE=tests/data/sweep_medium.yaml
@@ -59,7 +60,7 @@ case_keep "best 3 by -mfu per hardware, devices, tp; fits" 3 -mfu "mfu DESC" \
 
 # SIGTERM mid-run, then --resume: the same rows as an uninterrupted run
 spec_with "$TMP/r.yaml" "{best: 2, by: t_iter, per: [model, hardware, generation, devices, tp]}"
-sed 's/^generations: .*/generations: [0, 1, 2, 3]/' "$TMP/r.yaml" >"$TMP/r2.yaml"
+sed 's/^generations: .*/generations: [0, 1, 2, 3, 4, 5, 6, 7]/; s/^  mbs: .*/  mbs: [1, 2, 4, 8]/' "$TMP/r.yaml" >"$TMP/r2.yaml"
 $MPIRUN -n 2 $BIN run "$TMP/r2.yaml" --db "$TMP/ref.db" --quiet >/dev/null 2>&1
 kept_rows "$TMP/ref.db" >"$TMP/ref.rows"
 $MPIRUN -n 2 $BIN run "$TMP/r2.yaml" --db "$TMP/int.db" --quiet --chunk 500 >/dev/null 2>&1 &
@@ -79,6 +80,30 @@ if wait_done "$TMP/int.db"; then
 else
     kill $job 2>/dev/null; wait $job
     fail "keep: no batch was committed within 30 s"
+fi
+
+# SIGKILL of the writer (rank 0) mid-run, then --resume: the same rows
+$MPIRUN -n 2 $BIN run "$TMP/r2.yaml" --db "$TMP/kill.db" --quiet --chunk 500 >/dev/null 2>&1 &
+job=$!
+if wait_done "$TMP/kill.db"; then
+    pid=""
+    for p in $(pgrep -f "ccsweep run $TMP/r2.yaml --db $TMP/kill.db"); do
+        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=0" && pid=$p
+    done
+    [ -n "$pid" ] && kill -KILL "$pid"
+    wait $job
+    st=$(q "$TMP/kill.db" "SELECT status FROM runs")
+    if [ -z "$pid" ] || [ "$st" = complete ]; then
+        skip "keep: SIGKILL of the writer (the sweep finished first)"
+    else
+        $MPIRUN -n 2 $BIN run "$TMP/r2.yaml" --db "$TMP/kill.db" --resume --quiet >/dev/null 2>&1
+        kept_rows "$TMP/kill.db" >"$TMP/kill.rows"
+        check "keep: writer killed ($st), resumed: the rows of an uninterrupted run" \
+            sh -c "[ \"\$(sqlite3 '$TMP/kill.db' 'SELECT status FROM runs')\" = complete ] && cmp -s '$TMP/ref.rows' '$TMP/kill.rows'"
+    fi
+else
+    kill $job 2>/dev/null; wait $job
+    fail "keep: no batch was committed within 30 s (SIGKILL test)"
 fi
 
 # a bad rule is an input error naming the field

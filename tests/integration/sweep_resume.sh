@@ -1,8 +1,9 @@
 #!/bin/sh
-# sweep_resume.sh - interruptions: a worker rank killed with SIGKILL (the job
-# dies), SIGTERM to mpirun, SIGTERM to a single-rank run. Each leaves a
-# consistent database (PRAGMA integrity_check), and --resume then completes the
-# run with exactly one row per index, equal to an uninterrupted run's rows.
+# sweep_resume.sh - interruptions: a worker rank or the writer (rank 0) killed
+# with SIGKILL (the job dies), SIGTERM to mpirun, SIGTERM to a single-rank
+# run. Each leaves a consistent database (PRAGMA integrity_check), and --resume
+# then completes the run with exactly one row per index, equal to an
+# uninterrupted run's rows.
 . tests/integration/sweep_common.inc
 need_tools "interrupt and resume"
 SPEC=tests/data/sweep_medium.yaml
@@ -54,6 +55,28 @@ if wait_done "$TMP/kill.db"; then
 else
     kill $job 2>/dev/null; wait $job
     fail "SIGKILL test: no batch was committed within 30 s"
+fi
+
+# 1b. SIGKILL to rank 0, the writer, once a first batch is committed: its
+#     open transaction is lost, the committed ones stay
+$MPIRUN -n 2 $BIN run $SPEC --db "$TMP/wkill.db" --quiet >/dev/null 2>&1 &
+job=$!
+if wait_done "$TMP/wkill.db"; then
+    pid=$(rank_pid "$TMP/wkill.db" 0)
+    [ -n "$pid" ] && kill -KILL "$pid"
+    wait $job; rc=$?
+    st=$(q "$TMP/wkill.db" "SELECT status FROM runs")
+    if [ -z "$pid" ] || [ "$st" = complete ]; then
+        skip "SIGKILL to the writer (the sweep finished before the kill)"
+    else
+        check "SIGKILL to the writer (rank 0) ends the job with a non-zero status ($rc)" [ $rc -ne 0 ]
+        check "after SIGKILL of the writer: PRAGMA integrity_check is ok, run left unfinished ($st)" \
+            [ "$(q "$TMP/wkill.db" "PRAGMA integrity_check")" = ok -a "$st" != complete ]
+        after_resume "$TMP/wkill.db" "SIGKILL of the writer" 2
+    fi
+else
+    kill $job 2>/dev/null; wait $job
+    fail "SIGKILL of the writer: no batch was committed within 30 s"
 fi
 
 # 2. SIGTERM to mpirun
