@@ -393,7 +393,7 @@ static void project_usage(FILE *f)
             "                     the layers, middle stages take ceil(layers/pp) and the first\n"
             "                     and last split the remainder (126 on 16: 7 + 14 x 8 + 7)\n"
             "  --seq S            sequence length (the model's, else 2048)\n"
-            "  --gbs B            global batch in sequences (the model's published one, else mbs*dp)\n"
+            "  --gbs B            global batch in sequences (the model's; required for ad-hoc models)\n"
             "  --mbs b            micro-batch size (1)\n"
             "  --sp               Megatron sequence parallelism\n"
             "  --recompute MODE   activation recomputation (none)\n"
@@ -782,8 +782,11 @@ int cli_project(int argc, char **argv)
                 p.devices, p.tp * p.pp);
         goto out;
     }
-    if (p.gbs == 0)
-        p.gbs = m.gbs ? m.gbs : p.mbs * p.dp;
+    if (p.gbs == 0 && !(p.gbs = m.gbs)) { /* never a batch made up from mbs * dp */
+        fprintf(stderr, "ccsweep project: --gbs: model '%s' has no global batch; give --gbs\n",
+                m.name);
+        goto out;
+    }
 
     ccs_hw hw;
     hw_evolve(base, ev, (int)gen, &hw);

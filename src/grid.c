@@ -318,9 +318,11 @@ void grid_decode(const ccs_grid *g, int64_t idx, ccs_scenario *out)
     /* seq and gbs "model": the model's published figures, as 'ccsweep project' does */
     p->seq = v[SPEC_AX_SEQ] == SPEC_FROM_MODEL ? (m->seq ? m->seq : 2048) : (int32_t)v[SPEC_AX_SEQ];
     out->derive = plan_derive(p);
+    /* gbs "model": the model's batch, never one made up from mbs * dp; spec_load
+     * rejects a model without one, so 0 here (invalid: nonpositive) cannot occur
+     * from a loaded spec. */
     if (v[SPEC_AX_GBS] == SPEC_FROM_MODEL) {
-        int64_t fb = (int64_t)p->mbs * p->dp;
-        p->gbs = m->gbs ? m->gbs : (int32_t)(fb > INT32_MAX ? INT32_MAX : fb);
+        p->gbs = m->gbs;
     } else {
         p->gbs = (int32_t)v[SPEC_AX_GBS];
     }

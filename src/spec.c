@@ -671,6 +671,34 @@ static int check_count(const ccs_spec *s, const ydoc *d, ynode *const *node, ccs
     return CCS_OK;
 }
 
+/* gbs "model" (the default) needs a model with a batch: a plan never makes
+ * one up from mbs * dp. With models and gbs zipped only the pairs count. */
+static int check_model_batch(const ccs_spec *s, const ydoc *d, ynode *const *node, ccs_err *err)
+{
+    const axis *g = &s->ax[SPEC_AX_GBS], *mo = &s->ax[SPEC_AX_MODEL];
+    int zipped = g->zip >= 0 && g->zip == mo->zip;
+    for (size_t j = 0; j < g->n; j++) {
+        if (g->v[j] != SPEC_FROM_MODEL)
+            continue;
+        for (size_t i = zipped ? j : 0; i < (zipped ? j + 1 : mo->n); i++) {
+            const ccs_model *m = &s->models[(size_t)mo->v[i]];
+            if (m->gbs > 0)
+                continue;
+            const ynode *ms = ynode_get(d, ydoc_root(d), "models");
+            const ynode *at = g->given                   ? node[SPEC_AX_GBS]
+                              : ynode_kind(ms) == YN_SEQ ? ynode_item(d, ms, i)
+                                                         : ms;
+            ydoc_error(d, at, err,
+                       "field 'plan.gbs': model '%s' has no global batch (gbs) and the plan "
+                       "leaves the batch to the model; give gbs in the model entry or "
+                       "under plan",
+                       m->name);
+            return CCS_EINPUT;
+        }
+    }
+    return CCS_OK;
+}
+
 static int parse_doc(ccs_spec *s, const ydoc *d, const ccs_catalog *cat, ccs_err *err)
 {
     ynode *root = ydoc_root(d);
@@ -759,7 +787,7 @@ static int parse_doc(ccs_spec *s, const ydoc *d, const ccs_catalog *cat, ccs_err
 
     if ((n = ynode_get(d, root, "zip")) && read_zip(s, d, n, err))
         return CCS_EINPUT;
-    if (check_count(s, d, node, err))
+    if (check_count(s, d, node, err) || check_model_batch(s, d, node, err))
         return CCS_EINPUT;
     if ((n = ynode_get(d, root, "keep")) && read_keep(s, d, n, err))
         return CCS_EINPUT;

@@ -26,6 +26,15 @@ static void test_shipped_catalog(void **state)
             fail();
         }
     }
+    /* every model carries a batch (published or the catalog's rule): plans that
+     * leave gbs to the model never fall back to one made up from mbs * dp */
+    for (size_t i = 0; i < catalog_n_models(c); i++) {
+        const ccs_model *m = catalog_model_at(c, i);
+        if (m->gbs <= 0 || m->seq <= 0) {
+            print_error("model %s has no global batch or sequence\n", m->name);
+            fail();
+        }
+    }
     const ccs_evolution *mw = catalog_evolution(c, "memory-wall");
     assert_non_null(mw);
     /* Gholami et al. 2024 trend per 2 years: FLOP/s 3.0x, DRAM BW 1.6x, interconnect 1.4x */

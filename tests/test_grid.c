@@ -76,7 +76,7 @@ static void test_count_and_order(void **state)
     assert_int_equal(sc.derive, CCS_R_OK);
     const ccs_model *m = catalog_model(test_cat(), "llama3-70b");
     assert_int_equal(sc.plan.seq, m->seq);
-    assert_int_equal(sc.plan.gbs, m->gbs ? m->gbs : sc.plan.mbs * sc.plan.dp);
+    assert_int_equal(sc.plan.gbs, m->gbs);
     grid_free(g);
     spec_free(s);
 }

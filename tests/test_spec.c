@@ -13,7 +13,8 @@ static void test_accepts(void **state)
     const char *text =
         "name: demo\n"
         "description: a test\n"
-        "models: [gpt3-175b, {name: tiny, layers: 4, hidden: 256, heads: 4, vocab: 1000}]\n"
+        "models: [gpt3-175b, {name: tiny, layers: 4, hidden: 256, heads: 4, vocab: 1000, gbs: "
+        "64}]\n"
         "hardware:\n  - h100-sxm\n"
         "generations: [0, 3]\n"
         "evolution: balanced\n"
@@ -56,8 +57,8 @@ static void test_accepts(void **state)
     spec_free(NULL);
 
     /* the name defaults to the file's base name */
-    s = spec_parse(HEAD "plan: {tp: 1}\n", strlen(HEAD "plan: {tp: 1}\n"), "dir/my-sweep.yaml", test_cat(),
-                   &err);
+    s = spec_parse(HEAD "plan: {tp: 1}\n", strlen(HEAD "plan: {tp: 1}\n"), "dir/my-sweep.yaml",
+                   test_cat(), &err);
     assert_non_null(s);
     assert_string_equal(spec_name(s), "my-sweep");
     assert_null(spec_where(s));
@@ -144,6 +145,14 @@ static const struct {
      "models: [{name: x, layers: 2, hidden: 64, vocab: 10}]\n"
      "hardware: a100-80g\nplan: {tp: 1}\n",
      "t.yaml:1:10: ", "missing field 'heads'"},
+    {"model without a batch",
+     "models: [{name: x, layers: 2, hidden: 64, heads: 2, vocab: 10}]\n"
+     "hardware: a100-80g\nplan: {tp: 1}\n",
+     "t.yaml:1:10: ", "field 'plan.gbs': model 'x' has no global batch"},
+    {"gbs model without a batch",
+     "models: [gpt3-175b, {name: x, layers: 2, hidden: 64, heads: 2, vocab: 10}]\n"
+     "hardware: a100-80g\nplan: {tp: 1, gbs: [model, 64]}\n",
+     "t.yaml:3:20: ", "model 'x' has no global batch"},
     {"yaml syntax", HEAD "plan: {tp: [1, 2}\n", "t.yaml:3:", "YAML syntax error"},
 };
 

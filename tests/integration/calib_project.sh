@@ -22,7 +22,7 @@ fi
 mkdir -p $TMP/cat
 cp sweeps/catalog/models.yaml sweeps/catalog/evolutions.yaml $TMP/cat/
 { cat sweeps/catalog/hardware.yaml; echo; sed -n '/^hardware:/,$p' $HW | tail -n +2; } > $TMP/cat/hardware.yaml
-P="$BIN project --catalog $TMP/cat --hw ci-cpu --dtype fp32 --calib $PROF --json"
+P="$BIN project --catalog $TMP/cat --hw ci-cpu --dtype fp32 --gbs 1 --calib $PROF --json"
 num() { sed -n "s/^  \"$1\": \\([^,]*\\),\$/\\1/p" "$2"; }
 lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 < b + 0) }'; }
 inband() { [ -n "$1" ] && lt "$1" "$2" && lt "$2" "$3"; } # lo t hi
@@ -66,7 +66,7 @@ $P --layers 1 --hidden 1024 --heads 16 --seq 512 --gen 2 --evolution memory-wall
 check "generation 2 projects faster than generation 0" lt "$(num t_iter $TMP/g2.json)" "$(num t_iter $TMP/g0.json)"
 # a broken profile names file, line and field; exit status 1
 { head -20 $PROF; echo "gemm,fp32,64,64,sixty-four,0,1,,1e-5,3"; } > $TMP/broken.csv
-$BIN project --catalog $TMP/cat --hw ci-cpu --layers 1 --hidden 512 --heads 8 --calib $TMP/broken.csv \
+$BIN project --catalog $TMP/cat --hw ci-cpu --layers 1 --hidden 512 --heads 8 --gbs 1 --calib $TMP/broken.csv \
     > /dev/null 2> $TMP/err
 rc=$?
 line=$(( $(wc -l < $TMP/broken.csv) ))

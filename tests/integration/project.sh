@@ -38,7 +38,7 @@ check "t_iter = compute + exposed comm + bubble" "[ \"$sum\" = 1 ]"
 
 $B project --model gpt3-175b --hw a100-80g --devices 64 --tp 8 --pp 8 --gbs 64 >"$T/human.txt" 2>&1
 check "human output is a table with the iteration time" "grep -q '^  iteration' \"$T/human.txt\""
-$B project --layers 24 --hidden 2048 --heads 16 --hw mi210 --tp 2 --json >"$T/adhoc.json"
+$B project --layers 24 --hidden 2048 --heads 16 --hw mi210 --tp 2 --gbs 8 --json >"$T/adhoc.json"
 check "ad-hoc model projects" "[ \"$(jget "$T/adhoc.json" status)\" = ok ]"
 $B project --model gpt3-175b --hw a100-80g --dp 2 --tp 5 --pp 8 --json >"$T/inv.json"
 check "invalid plan is reported with its reason" \
