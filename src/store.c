@@ -3,6 +3,7 @@
  * bind/step/reset per row, COMMIT; every failure message carries
  * sqlite3_errmsg. */
 #include "ccsweep/store.h"
+#include "ccsweep/best.h"
 #include "ccsweep/opmodel.h"
 #include "ccsweep/sha256.h"
 
@@ -209,36 +210,33 @@ static const char *const schema_sql[] = {
     "  LEFT JOIN recompute_modes rc ON rc.recompute = r.recompute\n"
     "  LEFT JOIN statuses st ON st.status = r.status\n"
     "  LEFT JOIN reasons rs ON rs.reason = r.reason;\n",
-    /* Two grouped passes instead of a window over all rows (about 9x faster):
-     * b relies on SQLite's documented bare-column rule for a lone min()
-     * aggregate, so its columns come from the fastest plan of the group. */
+    /* The best plan per group, as best.h defines it (one definition for the
+     * views, the canned queries and 'ccsweep search'): rk 1 is the best. */
+    "CREATE VIEW plan_rank AS\n"
+    "SELECT rid, run_id, idx, model_id, hw_id, devices, gbs, seq,\n"
+    "  row_number() OVER (PARTITION BY " CCS_BEST_GROUP " ORDER BY " CCS_BEST_ORDER ") AS rk\n"
+    "FROM results WHERE " CCS_BEST_ELIGIBLE ";\n",
     "CREATE VIEW comm_share AS\n"
     "WITH a AS (\n"
-    "  SELECT run_id, model_id, hw_id, count(*) AS plans,\n"
+    "  SELECT " CCS_BEST_GROUP ", count(*) AS plans,\n"
     "    avg(comm_fraction) AS comm_fraction_avg, min(comm_fraction) AS comm_fraction_min,\n"
     "    max(comm_fraction) AS comm_fraction_max, avg(hidden_fraction) AS hidden_fraction_avg\n"
-    "  FROM results WHERE status = 0 GROUP BY run_id, model_id, hw_id),\n"
+    "  FROM results WHERE " CCS_BEST_ELIGIBLE " GROUP BY " CCS_BEST_GROUP "),\n"
     "b AS (\n"
-    "  SELECT run_id, model_id, hw_id, min(t_iter) AS best_t_iter, devices AS best_devices,\n"
-    "    comm_fraction AS best_comm_fraction,\n"
-    "    t_tp_comm_exposed / t_iter AS best_tp_share,\n"
-    "    t_dp_comm_exposed / t_iter AS best_dp_share, t_pp_comm / t_iter AS best_pp_share,\n"
-    "    t_bubble / t_iter AS best_bubble_share, hidden_fraction AS best_hidden_fraction\n"
-    "  FROM results WHERE status = 0 GROUP BY run_id, model_id, hw_id)\n"
+    "  SELECT r.* FROM results r JOIN plan_rank k ON k.rid = r.rid AND k.rk = 1)\n"
     "SELECT a.run_id, m.name AS model, m.params, h.name AS hardware, h.generation,\n"
-    "  h.evolution, a.plans, a.comm_fraction_avg, a.comm_fraction_min, a.comm_fraction_max,\n"
-    "  a.hidden_fraction_avg, b.best_t_iter, b.best_devices, b.best_comm_fraction,\n"
-    "  b.best_tp_share, b.best_dp_share, b.best_pp_share, b.best_bubble_share,\n"
-    "  b.best_hidden_fraction\n"
+    "  h.evolution, a.devices, a.gbs, a.seq, a.plans, a.comm_fraction_avg,\n"
+    "  a.comm_fraction_min, a.comm_fraction_max, a.hidden_fraction_avg,\n"
+    "  b.idx AS best_idx, b.t_iter AS best_t_iter, b.tokens_per_s AS best_tokens_per_s,\n"
+    "  b.mem_total AS best_mem_total, b.comm_fraction AS best_comm_fraction,\n"
+    "  b.t_tp_comm_exposed / b.t_iter AS best_tp_share,\n"
+    "  b.t_dp_comm_exposed / b.t_iter AS best_dp_share, b.t_pp_comm / b.t_iter AS best_pp_share,\n"
+    "  b.t_bubble / b.t_iter AS best_bubble_share, b.hidden_fraction AS best_hidden_fraction\n"
     "FROM a JOIN b ON b.run_id = a.run_id AND b.model_id = a.model_id AND b.hw_id = a.hw_id\n"
-    "  JOIN models m ON m.model_id = a.model_id JOIN hardware h ON h.hw_id = a.hw_id",
+    "  AND b.devices = a.devices AND b.gbs = a.gbs AND b.seq = a.seq\n"
+    "  JOIN models m ON m.model_id = a.model_id JOIN hardware h ON h.hw_id = a.hw_id;\n",
     "CREATE VIEW best_plan AS\n"
-    "SELECT v.* FROM results_view v JOIN (\n"
-    "  SELECT rid FROM (\n"
-    "    SELECT rid, ROW_NUMBER() OVER (PARTITION BY run_id, model_id, hw_id, devices\n"
-    "                                   ORDER BY t_iter, idx) AS rk\n"
-    "    FROM results WHERE status = 0) WHERE rk = 1\n"
-    ") b ON v.rid = b.rid;\n",
+    "SELECT v.* FROM results_view v JOIN plan_rank b ON v.rid = b.rid AND b.rk = 1;\n",
 };
 
 #define N_RESULT_COLS 34 /* columns of the result_rows table */
