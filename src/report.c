@@ -318,7 +318,7 @@ static const char *const gen_color[8] = {"#0072b2", "#e69f00", "#009e73", "#d55e
 
 /* The two plan kinds of the queries, as panel rows. */
 static const char *const lens_key[2] = {"best", "tp+dp"};
-static const char *const lens_title[2] = {"best plan (highest MFU, TP x PP x DP)",
+static const char *const lens_title[2] = {"best plan (highest tokens/s, TP x PP x DP)",
                                           "TP+DP with memory-forced TP (pp = 1)"};
 
 typedef struct rp {
@@ -1738,13 +1738,14 @@ static int write_md(rp *r)
             "backward pass, pipeline transfers) divided by the iteration time.\n"
             "- Every model x hardware generation is shown at two plans, chosen in SQL "
             "(the `plans` CTE of the queries) among the fitting plans with no mitigation "
-            "switched on:\n"
-            "  - **best**: the plan with the highest MFU (model FLOPs per device-second, "
-            "i.e. the fastest per device) over all tensor, pipeline and data-parallel "
+            "switched on, and compared only at equal model, hardware generation, "
+            "devices, global batch and sequence length:\n"
+            "  - **best**: the plan the view `plan_rank` ranks first, the highest tokens/s "
+            "(ties: lower memory per device) over all tensor, pipeline and data-parallel "
             "plans of the run;\n"
             "  - **TP+DP**: the paper's setting, no pipeline parallelism (pp = 1), the "
             "smallest tensor-parallel degree that fits device memory (memory-forced TP), "
-            "then the highest MFU.\n"
+            "then `plan_rank`'s order.\n"
             "- Mitigations are applied to the very same plan (same tp, pp, dp, micro-batch, "
             "...), so their savings are for that plan, not after re-planning.\n"
             "- Plots 2, 3 and 5 and the per-model tables of sections 4, 6 and 7 show one "

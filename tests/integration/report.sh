@@ -14,7 +14,8 @@ fi
 
 # 3-model hidden-size ladder at 8 layers, bert-large and gpt3-175b (fits no plan
 # at generation 0: exercises the "no fitting plan" paths), 2 devices, 2
-# generations, tp x pp x mbs plans and the four mitigations one at a time.
+# generations, tp x pp x mbs plans on 32 devices (dp derived: every plan of a
+# model is the same job, as plans compare) and the four mitigations one at a time.
 cat >"$TMP/small.yaml" <<'EOF'
 name: report-small
 models:
@@ -27,7 +28,7 @@ hardware: [mi210, h100-sxm]
 generations: [0, 2]
 evolution: memory-wall
 plan:
-  dp: 4
+  devices: 32
   tp: [1, 2, 4, 8]
   pp: [1, 2, 4]
   mbs: [1, 2]

@@ -1,25 +1,23 @@
 -- comm_share.sql - What share of the iteration time is exposed communication, by
 -- model size and hardware generation? One row per plan x hardware generation x
 -- model with a fitting plan. (ccsweep report: plot 1, comm_share.png)
--- Plans compared (the same two in every query here that reports 'plan'):
---   best   the fitting plan with the highest MFU (model FLOPs per device-second:
---          the fastest per device) over all the run's tensor/pipeline/data-parallel
---          plans, with no mitigation switched on;
+-- Plans compared (the same two in every query here that reports 'plan'), only
+-- within a group of equal model, hardware generation, devices, gbs and seq:
+--   best   the group's best plan as the view plan_rank ranks it (results/README.md,
+--          "Best plan"): the highest tokens/s among fitting plans without what-if
+--          mitigations, ties to lower memory per device;
 --   tp+dp  the paper's setting: no pipeline (pp = 1) and the smallest tensor-parallel
---          degree that fits device memory (the memory-forced TP), then the highest MFU.
+--          degree that fits device memory (the memory-forced TP), then plan_rank's order.
 -- Run: the latest in the database; another one with
 --   sqlite3 -cmd '.param set :run 3' DB < FILE
 -- Usage: sqlite3 results/ccsweep.db < tools/queries/comm_share.sql
 WITH run AS (SELECT coalesce(:run, (SELECT max(run_id) FROM runs)) AS id),
 ranked AS (
-  SELECT r.rid, r.run_id, r.idx, r.model_id, r.hw_id, r.tp, r.pp,
-    row_number() OVER (PARTITION BY r.model_id, r.hw_id
-                       ORDER BY r.mfu DESC, r.idx) AS best_rk,
-    row_number() OVER (PARTITION BY r.model_id, r.hw_id, r.pp = 1
-                       ORDER BY r.tp, r.mfu DESC, r.idx) AS forced_rk
-  FROM results r JOIN run ON r.run_id = run.id
-  WHERE r.status = 0 AND r.tp_overlap = 0 AND r.innet_reduce = 0
-    AND r.comm_compress = 1 AND r.net_bw_factor = 1),
+  SELECT k.rid, k.run_id, k.idx, k.rk AS best_rk, r.pp,
+    row_number() OVER (PARTITION BY k.model_id, k.hw_id, k.devices, k.gbs, k.seq, r.pp = 1
+                       ORDER BY r.tp, k.rk) AS forced_rk
+  FROM plan_rank k JOIN run ON k.run_id = run.id
+    JOIN results r ON r.rid = k.rid),
 plans AS (
   SELECT k.plan, r.*, m.name AS model, m.params, m.layers, m.hidden,
     h.name AS hardware, h.generation

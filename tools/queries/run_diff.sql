@@ -3,7 +3,8 @@
 -- by the stable scenario key (same model, hardware generation and plan give the same
 -- key in any run), per model and hardware generation: scenarios only in one run,
 -- scenarios whose status or iteration time changed (relative change above 1e-9), the
--- largest relative change, and the fastest fitting iteration in each run. The first
+-- largest relative change, and the shortest fitting iteration of any plan in each run
+-- (a range, not a best plan: plans compare only at equal devices, see best_plan). The first
 -- columns say whether the spec text and the build differ.
 -- Usage: sqlite3 results/ccsweep.db < tools/queries/run_diff.sql
 --   two given runs: sqlite3 -cmd '.param set :run 5' -cmd '.param set :prev 2' \
@@ -45,8 +46,8 @@ SELECT (SELECT id FROM prev) AS prev_run, (SELECT id FROM cur) AS run,
     AS changed,
   max(CASE WHEN in_prev AND in_cur AND t_a > 0 THEN abs(t_b / t_a - 1) END)
     AS max_rel_change,
-  min(CASE WHEN in_prev AND st_a = 0 THEN t_a END) AS best_t_iter_prev_s,
-  min(CASE WHEN in_cur AND st_b = 0 THEN t_b END) AS best_t_iter_s
+  min(CASE WHEN in_prev AND st_a = 0 THEN t_a END) AS min_t_iter_prev_s,
+  min(CASE WHEN in_cur AND st_b = 0 THEN t_b END) AS min_t_iter_s
 FROM pairs
 GROUP BY model, hardware, generation
 ORDER BY changed + added + removed DESC, model, hardware, generation;
