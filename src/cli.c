@@ -213,16 +213,16 @@ static void source_name(const cli_op_source *e, char *buf, size_t n)
         snprintf(buf, n, "%s %s", opkind_name(e->kind), dtype_name(e->dtype));
 }
 
-int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *evolution,
-                   const ccs_plan *p, const ccs_result *r, const ccs_region_time *regions,
-                   const cli_op_sources *src)
+json_t *cli_json_projection(const ccs_model *m, const ccs_hw *hw, const char *evolution,
+                            const ccs_plan *p, const ccs_result *r,
+                            const ccs_region_time *regions, const cli_op_sources *src)
 {
     json_t *o = json_object();
     json_t *plan = json_object();
     if (!o || !plan) {
         json_decref(o);
         json_decref(plan);
-        return -1;
+        return NULL;
     }
     /* Keys are the column names of the database's results_view (and regions
      * table), so one quantity has one name everywhere; units are SI. */
@@ -330,7 +330,10 @@ int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *ev
         rc |= jset(e, "bytes", json_real(regions[i].bytes));
         rc |= json_array_append_new(arr, e);
     }
-    rc |= jset(o, "regions", arr);
+    if (regions)
+        rc |= jset(o, "regions", arr);
+    else
+        json_decref(arr);
     /* the op_sources table's columns, for the operators of this scenario */
     json_t *srcs = src && timed ? json_array() : json_null();
     for (int i = 0; src && timed && srcs && i < src->n; i++) {
@@ -346,9 +349,20 @@ int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *ev
         rc |= json_array_append_new(srcs, x);
     }
     rc |= jset(o, "op_sources", srcs);
+    if (rc) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *evolution,
+                   const ccs_plan *p, const ccs_result *r, const ccs_region_time *regions,
+                   const cli_op_sources *src)
+{
+    json_t *o = cli_json_projection(m, hw, evolution, p, r, regions, src);
     /* 15 significant digits (DBL_DIG): every decimal the model prints survives */
-    if (rc == 0)
-        rc = json_dumpf(o, f, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+    int rc = o ? json_dumpf(o, f, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) : -1;
     fputc('\n', f);
     json_decref(o);
     return rc ? -1 : 0;

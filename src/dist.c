@@ -650,3 +650,43 @@ int dist_sweep(dist_comm *c, const ccs_grid *g, ccs_store *st, const dist_opts *
         rc = DIST_INTERRUPTED;
     return rc;
 }
+
+/* ---- search ---------------------------------------------------------------- */
+
+int dist_search(dist_comm *c, const ccs_search *s, int k, search_hit *top, int *n,
+                search_stats *st)
+{
+    int rank = dist_rank(c), size = dist_size(c);
+    size_t bytes = (size_t)k * sizeof(search_hit);
+    search_hit *local = malloc(bytes ? bytes : 1);
+    search_hit *all = rank == 0 ? malloc(bytes * (size_t)size + 1) : NULL;
+    int *counts = rank == 0 ? malloc(sizeof(int) * (size_t)size) : NULL;
+    int rc = local && (rank != 0 || (all && counts)) ? CCS_OK : CCS_ENOMEM;
+    if ((rc = dist_agree(c, rc)) != CCS_OK) {
+        free(local);
+        free(all);
+        free(counts);
+        *n = 0;
+        return rc;
+    }
+    int nl = 0;
+    search_stats ls = {0, 0};
+    memset(local, 0, bytes);
+    search_range(s, rank, search_count(s), size, local, k, &nl, &ls);
+    int64_t sums[2] = {ls.plans, ls.fit}, tot[2] = {0, 0};
+    MPI_Reduce(sums, tot, 2, MPI_INT64_T, MPI_SUM, 0, c->comm);
+    MPI_Gather(&nl, 1, MPI_INT, counts, 1, MPI_INT, 0, c->comm);
+    MPI_Gather(local, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, 0, c->comm);
+    *n = 0;
+    if (rank == 0) {
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < counts[r]; i++)
+                search_insert(top, k, n, &all[(size_t)r * (size_t)k + (size_t)i]);
+        st->plans += tot[0];
+        st->fit += tot[1];
+    }
+    free(local);
+    free(all);
+    free(counts);
+    return CCS_OK;
+}

@@ -14,6 +14,7 @@ static const struct {
     {"list", cli_list, "list catalog models, hardware or evolution rules"},
     {"validate", cli_validate, "compare operator-model projections with measured iterations"},
     {"report", cli_report, "write a report with plots from a sweep database"},
+    {"search", cli_search, "find the best parallel plans for one model, hardware and device count"},
 };
 
 static void usage(FILE *f)
@@ -28,9 +29,10 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    /* Only 'run' is an MPI program: under a launcher (mpirun -n 2 ccsweep
-     * list ...) every other command runs on the first rank only. */
-    if (cli_launch_rank() > 0 && !(argc > 1 && !strcmp(argv[1], "run")))
+    /* Only 'run' and 'search' are MPI programs: under a launcher (mpirun -n 2
+     * ccsweep list ...) every other command runs on the first rank only. */
+    if (cli_launch_rank() > 0 && !(argc > 1 && (!strcmp(argv[1], "run") ||
+                                                !strcmp(argv[1], "search"))))
         return 0;
     if (argc < 2) {
         usage(stderr);

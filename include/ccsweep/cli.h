@@ -14,6 +14,7 @@ int cli_list(int argc, char **argv);
 int cli_run(int argc, char **argv);      /* cli_run.c: the MPI sweep */
 int cli_validate(int argc, char **argv); /* cli_validate.c: projection vs measurement */
 int cli_report(int argc, char **argv);   /* cli_report.c: report and plots from a database */
+int cli_search(int argc, char **argv);   /* cli_search.c: the best plans of one training job */
 
 /* Shared helpers for subcommands. */
 
@@ -66,6 +67,15 @@ struct ccs_opmodel;
  * loaded from calibration (borrowed). */
 void cli_op_sources_of(const ccs_model *m, const ccs_plan *p, const ccs_hw *hw,
                        const struct ccs_opmodel *om, const char *calibration, cli_op_sources *out);
+
+/* The JSON object (jansson) of one projection, keys as the database's
+ * results_view columns, with "regions" only when regions is not NULL
+ * (src as for cli_print_json). The
+ * caller owns it (json_decref); NULL when out of memory. */
+struct json_t;
+struct json_t *cli_json_projection(const ccs_model *m, const ccs_hw *hw, const char *evolution,
+                                   const ccs_plan *p, const ccs_result *r,
+                                   const ccs_region_time *regions, const cli_op_sources *src);
 
 /* Print a one-object JSON description of a projection (jansson) to f.
  * regions and src may be NULL. Returns 0, or -1 when out of memory. */

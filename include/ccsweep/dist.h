@@ -9,6 +9,7 @@
 #ifndef CCSWEEP_DIST_H
 #define CCSWEEP_DIST_H
 
+#include "ccsweep/search.h"
 #include "ccsweep/store.h"
 
 #include <stdio.h>
@@ -67,5 +68,14 @@ enum { DIST_INTERRUPTED = 1 };
  * arrived is committed), or a negative status with err (store failure). */
 int dist_sweep(dist_comm *c, const ccs_grid *g, ccs_store *st, const dist_opts *o, dist_stats *out,
                ccs_err *err);
+
+/* 'ccsweep search' over communicator c: every rank holds the same search s
+ * and projects the indices congruent to its rank (a cyclic split evens out
+ * the cost of the plan shapes); rank 0 merges every rank's best k into
+ * top[0..*n) and sums the statistics into *st (other ranks: *n = 0).
+ * Collective. Returns CCS_OK, or CCS_ENOMEM on every rank when a rank could
+ * not allocate its buffers. */
+int dist_search(dist_comm *c, const ccs_search *s, int k, search_hit *top, int *n,
+                search_stats *st);
 
 #endif
