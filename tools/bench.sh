@@ -11,6 +11,7 @@
 #      rank 0's CPU per row received and per kept row, end to end 1 and 2 ranks
 #   6. what these costs project for 1e9 scenarios on 64 nodes x 64 cores
 #   7. peak RSS of rank 0 for a 100k and a 10M scenario sweep
+#   8. 'ccsweep search' wall time for typical questions, 1 process and 2 ranks
 set -u
 cd "$(dirname "$0")/.." || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -110,4 +111,25 @@ for s in 100k 10m; do
     rss=$(sed -n 's/^ccsweep: rank 0 peak RSS \(.*\)/\1/p' "$TMP/err")
     sum=$(sed -n 's/^ccsweep run: run 1 complete: \([0-9]*\)\/.* in \([0-9.]*\) s (\([0-9]*\/s\).*, \([0-9]*\) rows .*/\1 scenarios, \4 rows, \2 s, \3/p' "$TMP/out")
     echo "rank 0 peak RSS, 2 ranks, $sum: $rss"
+done
+
+# One question, every valid plan: wall time of the whole command (catalog,
+# enumeration, projection, ranking, output), best of three.
+search_time() { # search_time LAUNCH ARGS...
+    best=""
+    for i in 1 2 3; do
+        t0=$(date +%s.%N)
+        "$@" >/dev/null 2>&1 || { echo "failed"; return; }
+        t1=$(date +%s.%N)
+        best=$(awk -v a="$t0" -v b="$t1" -v m="$best" 'BEGIN { d = b - a; print (m == "" || d < m) ? d : m }')
+    done
+    printf '%.3f s' "$best"
+}
+for q in "gpt3-175b h100-sxm 1024" "llama3-70b h100-sxm 512" "megatron-1t a100-80g 3072"; do
+    set -- $q
+    plans=$(./ccsweep search --model $1 --hw $2 --devices $3 --json 2>/dev/null |
+        sed -n 's/^  "plans": \([0-9]*\),$/\1/p')
+    one=$(search_time ./ccsweep search --model $1 --hw $2 --devices $3)
+    two=$(search_time mpirun --oversubscribe -n 2 ./ccsweep search --model $1 --hw $2 --devices $3)
+    echo "search $1 on $3 $2 ($plans plans): $one on 1 process, $two with mpirun -n 2"
 done
