@@ -79,8 +79,14 @@ ccs_search *search_new(const ccs_model *m, const ccs_hw *hw, const struct ccs_op
     for (int32_t tp = 1; tp <= devices; tp++) {
         if (devices % tp)
             continue;
-        for (int32_t pp = 1; pp <= devices / tp; pp++) {
-            if ((devices / tp) % pp || m->layers % pp)
+        for (int32_t pp = 1; pp <= devices / tp && pp <= m->layers; pp++) {
+            if ((devices / tp) % pp)
+                continue;
+            /* pp need not divide the layers: plan_stage_layers' default split */
+            ccs_plan sp = s->base;
+            sp.pp = pp;
+            int32_t lf, lm, ll;
+            if (plan_stage_layers(m, &sp, &lf, &lm, &ll) != CCS_R_OK)
                 continue;
             int32_t dp = devices / tp / pp;
             if (gbs % dp)
@@ -89,9 +95,8 @@ ccs_search *search_new(const ccs_model *m, const ccs_hw *hw, const struct ccs_op
             for (int32_t mbs = 1; mbs <= per; mbs++) {
                 if (per % mbs)
                     continue;
-                int32_t micro = per / mbs, lps = m->layers / pp;
-                for (int32_t vpp = 1; vpp <= (pp > 1 ? lps : 1); vpp++) {
-                    if (lps % vpp || (vpp > 1 && micro % pp))
+                for (int32_t vpp = 1; vpp <= (pp > 1 ? lm : 1); vpp++) {
+                    if (lm % vpp)
                         continue;
                     shape sh = {tp, pp, dp, vpp, mbs};
                     if (push_shape(s, &cap, &sh)) {

@@ -26,7 +26,9 @@ typedef struct ccs_search ccs_search;
 /* The plan space of model m (copied) on hardware hw (the evolved generation,
  * copied; ev and gen scale a measured om as cost_init does, both may be
  * NULL/0) with devices, gbs and seq fixed and dtype as given. Axes: every tp
- * dividing devices, every pp dividing devices / tp, dp = devices / (tp * pp),
+ * dividing devices, every pp dividing devices / tp (up to the layers; stages
+ * split by plan_stage_layers' default rule when pp does not divide them, no
+ * hand-set first/last stage sizes), dp = devices / (tp * pp),
  * every mbs with mbs * dp dividing gbs, vpp 1 or any divisor of the layers
  * per stage that interleaving allows, recompute none/selective/full, sp (when
  * tp > 1), ZeRO 0-3 and the three dp_overlap modes (when dp > 1), flash
