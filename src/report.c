@@ -1319,7 +1319,8 @@ static void comm_stats(const rp *r, const char *plan, int gen, report_stats *st,
 static void md_findings(const rp *r, FILE *f)
 {
     char a[4][24];
-    fprintf(f, "What this run shows (all numbers from the queries below):\n\n");
+    fprintf(f, "What this run shows (each number from the query named after it; the queries "
+               "are listed at the end):\n\n");
     for (int k = 0; k < 2; k++) {
         int gens[2] = {r->gen_first, r->gen_last};
         for (int j = 0; j < (r->gen_first == r->gen_last ? 1 : 2); j++) {
@@ -1332,7 +1333,7 @@ static void md_findings(const rp *r, FILE *f)
             fprintf(f,
                     "- %s, generation %d: communication is %s - %s of the iteration "
                     "(median %s) over %zu model x hardware pairs; the most is %s on %s; "
-                    "%zu pairs at 40%% or more.\n",
+                    "%zu pairs at 40%% or more (`queries/comm_share.sql`).\n",
                     k ? "TP+DP (memory-forced TP)" : "Best plan", gens[j], pct(a[0], 24, st.min),
                     pct(a[1], 24, st.max), pct(a[2], 24, st.median), st.n, mm, mh, over);
         }
@@ -1358,7 +1359,7 @@ static void md_findings(const rp *r, FILE *f)
             fprintf(f,
                     "- %s plans of generation %d kept unchanged: the median communication "
                     "share goes from %s to %s at generation %d (max %s); %zu of %zu model x "
-                    "hardware pairs reach 40%% or more.\n",
+                    "hardware pairs reach 40%% or more (`queries/fixed_plan.sql`).\n",
                     k ? "TP+DP" : "Best", r->gen_first, pct(a[0], 24, st[0].median),
                     pct(a[1], 24, st[1].median), r->gen_last, pct(a[2], 24, st[1].max), over,
                     st[1].n);
@@ -1395,7 +1396,7 @@ static void md_findings(const rp *r, FILE *f)
             fprintf(f,
                     "- %s on %s: of the %zu models whose DP communication is at least half "
                     "hidden at generation %d, %zu have less than half hidden at generation "
-                    "%d%s%s%s.\n",
+                    "%d%s%s%s (`queries/dp_hidden.sql`).\n",
                     k ? "TP+DP" : "Best plan", hw, hidden0, r->gen_first, exposed, r->gen_last,
                     exposed ? " (" : "", exposed ? names.s : "", exposed ? ")" : "");
         sb_free(&names);
@@ -1423,7 +1424,7 @@ static void md_findings(const rp *r, FILE *f)
         fprintf(f,
                 "- Memory-forced TP on %s, generation %d: without pipeline parallelism "
                 "the smallest fitting tp reaches %d (%s) and %d models fit no TP+DP plan; "
-                "with pipeline parallelism it reaches %d (%s).\n",
+                "with pipeline parallelism it reaches %d (%s) (`queries/forced_tp.sql`).\n",
                 hw, gens[j], max_nopp, mn, nofit, max_any, ma);
     }
     fprintf(f, "\n");
