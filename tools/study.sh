@@ -28,5 +28,5 @@ echo "study: $((end - start)) s; report: $(pwd)/$out/report.md"
 echo "database: $(pwd)/$db ($(du -h "$db" | cut -f1)); canned queries: tools/queries/*.sql, e.g."
 echo "  sqlite3 -header -column $db < tools/queries/summary.sql"
 echo
-# the summary table of the report
-sed -n '/^## Summary/,/^What this run shows/p' "$out/report.md" | sed '1d;$d'
+# the summary table and the findings of the report
+sed -n '/^## Summary/,/^## 1\./p' "$out/report.md" | sed '1d;$d'
