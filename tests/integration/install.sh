@@ -46,7 +46,7 @@ check "ccsweep list reads the installed catalog" "ccsweep list models | grep -q 
 ccsweep project --model gpt3-175b --hw a100-80g --devices 64 --tp 8 --pp 8 --gbs 64 >"$T/p.txt" 2>&1
 check "ccsweep project" "grep -q '^  iteration' '$T/p.txt'"
 ccsweep project --catalog "$D/calibration/ci-cpu.yaml" --hw ci-cpu --dtype fp32 \
-    --calib "$D/calibration/ci-cpu.csv" --layers 1 --hidden 512 --heads 8 --seq 128 --vocab 1024 \
+    --calib "$D/calibration/ci-cpu.csv" --layers 1 --hidden 512 --heads 8 --seq 128 --vocab 1024 --gbs 1 \
     >"$T/c.txt" 2>&1
 check "ccsweep project --calib with the installed profile and hardware overlay" "grep -q '^  iteration' '$T/c.txt'"
 cat >small.yaml <<EOF
@@ -83,7 +83,7 @@ check "man -w finds ccsweep(1) under the prefix" "[ \"\$(MANPATH=$P/share/man ma
 warn=$(MANWIDTH=80 man --warnings -l "$P/share/man/man1/ccsweep.1" 2>&1 >/dev/null | head -3)
 check "man page renders without warnings ($warn)" "[ -z \"\$warn\" ]"
 undoc=""
-for sub in project list run validate report; do
+for sub in project list run validate report search; do
     for o in $(ccsweep $sub --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u); do
         grep -q -- "$(echo "$o" | sed 's/-/\\\\-/g')" "$P/share/man/man1/ccsweep.1" || undoc="$undoc $sub:$o"
     done
