@@ -45,7 +45,7 @@ else
     fail "project --calib (large model): $(cat $TMP/err)"
 fi
 # per-operator provenance: which curves were measured, which synthetic
-PP="$BIN project --catalog $TMP/cat --hw ci-cpu --dtype fp32 --calib $PROF --layers 2 --hidden 1024 --heads 16 --seq 512 --tp 2 --pp 2 --devices 4"
+PP="$BIN project --catalog $TMP/cat --hw ci-cpu --dtype fp32 --calib $PROF --layers 2 --hidden 1024 --heads 16 --seq 512 --tp 2 --pp 2 --devices 4 --gbs 1"
 $PP >$TMP/src.txt 2>$TMP/err
 check "project --calib names the measured operator kinds" \
     grep -q "^  operator curves      measured ($PROF): .*gemm fp32.*allreduce intra" $TMP/src.txt
@@ -56,7 +56,7 @@ js() { sqlite3 :memory: "select group_concat(json_extract(value, '\$.op') || ':'
 check "JSON op_sources: gemm measured, from the profile" \
     [ "$(js "json_extract(value, '\$.op') = 'gemm'")" = "gemm:measured" ]
 check "JSON op_sources: p2p synthetic" [ "$(js "json_extract(value, '\$.op') = 'p2p'")" = "p2p:synthetic" ]
-$BIN project --catalog $TMP/cat --hw ci-cpu --dtype fp32 --layers 2 --hidden 1024 --heads 16 --seq 512 --json >$TMP/nosrc.json
+$BIN project --catalog $TMP/cat --hw ci-cpu --dtype fp32 --layers 2 --hidden 1024 --heads 16 --seq 512 --gbs 1 --json >$TMP/nosrc.json
 n=$(sqlite3 :memory: "select count(*) || ' ' || sum(json_extract(value, '\$.source') = 'synthetic') from json_each(readfile('$TMP/nosrc.json'), '\$.op_sources');")
 check "without --calib every operator is synthetic ($n)" [ "${n% *}" = "${n#* }" ]
 

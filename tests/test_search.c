@@ -1,0 +1,150 @@
+/* test_search.c - the best-plan order (best.h) and the plan search
+ * (search.h): ties go to memory then to the simpler plan, the top K is kept in
+ * that order, a split of the index space merges to the same answer, every
+ * projected plan is structurally valid and distinct, and no valid plan of a
+ * brute-force enumeration is missed. */
+#include "testutil.h"
+
+#include "ccsweep/search.h"
+
+static search_hit hit(double tokens, double mem, int tp)
+{
+    search_hit h;
+    memset(&h, 0, sizeof h);
+    plan_defaults(&h.plan);
+    h.plan.tp = tp;
+    h.r.status = CCS_ST_OK;
+    h.r.tokens_per_s = tokens;
+    h.r.mem_total = mem;
+    return h;
+}
+
+static void test_order(void **state)
+{
+    (void)state;
+    search_hit a = hit(100, 50, 2), b = hit(90, 10, 1), c = hit(100, 40, 4), d = hit(100, 40, 2);
+    assert_true(best_cmp(&a.plan, &a.r, &b.plan, &b.r) < 0); /* faster wins */
+    assert_true(best_cmp(&c.plan, &c.r, &a.plan, &a.r) < 0); /* equal speed: less memory */
+    assert_true(best_cmp(&d.plan, &d.r, &c.plan, &c.r) < 0); /* then the smaller tp */
+    assert_int_equal(best_cmp(&d.plan, &d.r, &d.plan, &d.r), 0);
+    /* what-ifs and plans that do not fit do not compete */
+    search_hit w = a;
+    w.plan.net_bw_factor = 2;
+    assert_false(best_eligible(&w.plan, &w.r));
+    w = a;
+    w.r.status = CCS_ST_OOM;
+    assert_false(best_eligible(&w.plan, &w.r));
+    assert_true(best_eligible(&a.plan, &a.r));
+
+    search_hit top[3];
+    int n = 0;
+    const search_hit in[] = {b, a, hit(95, 1, 1), c, d, hit(1, 1, 1)};
+    for (size_t i = 0; i < sizeof in / sizeof in[0]; i++)
+        search_insert(top, 3, &n, &in[i]);
+    assert_int_equal(n, 3);
+    assert_int_equal(top[0].plan.tp, 2); /* d */
+    assert_true(top[0].r.mem_total == 40);
+    assert_int_equal(top[1].plan.tp, 4); /* c */
+    assert_int_equal(top[2].plan.tp, 2); /* a */
+    assert_true(top[2].r.mem_total == 50);
+}
+
+static ccs_search *small_search(ccs_catalog *cat, ccs_hw *hw)
+{
+    const ccs_model *m = catalog_model(cat, "megatron-8.3b");
+    assert_non_null(m);
+    *hw = *catalog_hw(cat, "a100-80g");
+    ccs_err err;
+    ccs_search *s = search_new(m, hw, NULL, NULL, 0, 64, m->gbs, m->seq, CCS_BF16, &err);
+    assert_non_null(s);
+    return s;
+}
+
+static void test_split(void **state)
+{
+    (void)state;
+    ccs_catalog *cat = test_catalog();
+    ccs_hw hw;
+    ccs_search *s = small_search(cat, &hw);
+    assert_true(search_count(s) > 0);
+    enum { K = 8 };
+    search_hit one[K], two[K];
+    int n1 = 0, n2 = 0;
+    search_stats s1 = {0, 0}, s2 = {0, 0};
+    search_range(s, 0, search_count(s), 1, one, K, &n1, &s1);
+    /* three interleaved slices, merged as dist_search merges ranks */
+    for (int r = 0; r < 3; r++) {
+        search_hit part[K];
+        int np = 0;
+        search_range(s, r, search_count(s), 3, part, K, &np, &s2);
+        for (int i = 0; i < np; i++)
+            search_insert(two, K, &n2, &part[i]);
+    }
+    assert_int_equal(n1, K);
+    assert_int_equal(n2, K);
+    assert_int_equal(s1.plans, s2.plans);
+    assert_int_equal(s1.fit, s2.fit);
+    assert_true(s1.fit > 0 && s1.fit <= s1.plans);
+    for (int i = 0; i < K; i++) {
+        assert_int_equal(best_cmp(&one[i].plan, &one[i].r, &two[i].plan, &two[i].r), 0);
+        if (i)
+            assert_true(best_cmp(&one[i - 1].plan, &one[i - 1].r, &one[i].plan, &one[i].r) <= 0);
+        assert_true(best_eligible(&one[i].plan, &one[i].r));
+        assert_int_equal(one[i].plan.tp * one[i].plan.pp * one[i].plan.dp, 64);
+        assert_int_equal(one[i].plan.gbs, catalog_model(cat, "megatron-8.3b")->gbs);
+    }
+    search_free(s);
+    catalog_free(cat);
+}
+
+/* Every valid plan of a brute-force loop over the axes (independent of the
+ * search's own shape enumeration) is one the search projects, once. */
+static void test_complete(void **state)
+{
+    (void)state;
+    ccs_catalog *cat = test_catalog();
+    ccs_hw hw;
+    ccs_search *s = small_search(cat, &hw);
+    const ccs_model *m = catalog_model(cat, "megatron-8.3b");
+    int64_t valid = 0;
+    for (int tp = 1; tp <= 64; tp++)
+        for (int pp = 1; pp <= 64; pp++)
+            for (int vpp = 1; vpp <= 72 && 64 % (tp * pp) == 0; vpp++)
+                for (int mbs = 1; mbs <= 512; mbs++) {
+                    ccs_plan p;
+                    plan_defaults(&p);
+                    p.devices = 64;
+                    p.tp = tp;
+                    p.pp = pp;
+                    p.dp = 64 / (tp * pp);
+                    p.vpp = vpp;
+                    p.mbs = mbs;
+                    p.gbs = m->gbs;
+                    p.seq = m->seq;
+                    valid += plan_check(m, &hw, &p) == CCS_R_OK;
+                }
+    /* the search: shapes x switches, of which the redundant ones are skipped */
+    int64_t shapes = 0;
+    for (int64_t i = 0; i < search_count(s); i++) {
+        ccs_plan p;
+        if (search_plan(s, i, &p) && p.sp == 0 && p.zero == 0 && p.dp_overlap == 0 &&
+            p.flash_attn == 0 && p.recompute == CCS_RECOMPUTE_NONE) {
+            assert_int_equal(plan_check(m, &hw, &p), CCS_R_OK);
+            shapes++;
+        }
+    }
+    assert_true(valid > 0);
+    assert_int_equal(shapes, valid);
+    search_free(s);
+    catalog_free(cat);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_order),
+        cmocka_unit_test(test_split),
+        cmocka_unit_test(test_complete),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
