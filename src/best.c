@@ -18,6 +18,7 @@ int best_cmp(const ccs_plan *a, const ccs_result *ra, const ccs_plan *b, const c
     BY(rb->tokens_per_s, ra->tokens_per_s); /* higher first */
     BY(ra->mem_total, rb->mem_total);
     BY(a->tp, b->tp);
+    BY(plan_cp(a), plan_cp(b));
     BY(a->pp, b->pp);
     BY(a->vpp, b->vpp);
     BY(a->mbs, b->mbs);

@@ -19,11 +19,12 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: ccsweep search --model NAME --hw NAME --devices N [--gen G]\n"
             "                      [--evolution RULE] [--seq S] [--gbs B] [--dtype T]\n"
-            "                      [--top K] [--json] [--catalog PATH]\n\n"
+            "                      [--max-cp C] [--top K] [--json] [--catalog PATH]\n\n"
             "Finds the best parallel plans for one training job: every valid plan of\n"
-            "the model on N devices of the hardware generation (tp x pp x dp = N, vpp,\n"
-            "micro-batch, recompute, sequence parallelism, ZeRO 0-3, flash attention,\n"
-            "DP overlap mode) is projected, and the K best are printed with their time\n"
+            "the model on N devices of the hardware generation (tp x cp x pp x dp = N,\n"
+            "vpp, micro-batch, recompute, sequence parallelism, ZeRO 0-3, flash\n"
+            "attention, DP overlap mode) is projected, and the K best are printed with\n"
+            "their time\n"
             "breakdown. Best: highest tokens/s at this model, hardware generation,\n"
             "devices, global batch and sequence; ties to lower memory per device\n"
             "(results/README.md, \"Best plan\": the best_plan view ranks the same way).\n"
@@ -36,6 +37,8 @@ static void usage(FILE *f)
             "  --seq S            sequence length (the model's)\n"
             "  --gbs B            global batch in sequences (the model's)\n"
             "  --dtype T          arithmetic type (bf16)\n"
+            "  --max-cp C         also try context parallelism up to cp = C (1: none, the\n"
+            "                     space a sweep can hold; the space grows with C)\n"
             "  --top K            plans to print, 1..%d (10)\n"
             "  --json             one JSON object: the job, counts, and the plans with\n"
             "                     every output under the database's column names\n"
@@ -81,18 +84,18 @@ static void print_table(const ccs_model *m, const ccs_hw *hw, const char *evo, i
                hw->mem_cap / 1073741824.0);
         return;
     }
-    printf("  %3s %4s %4s %5s %3s %4s %-9s %2s %4s %2s %-6s %9s %11s %5s %6s %7s  %6s %6s %6s "
-           "%6s %6s\n",
-           "#", "tp", "pp", "dp", "vpp", "mbs", "recompute", "sp", "zero", "fa", "dpov", "t_iter",
-           "tokens/s", "mfu", "comm", "mem GiB", "comp", "tp", "dp", "pp", "bubble");
+    printf("  %3s %4s %3s %4s %5s %3s %4s %-9s %2s %4s %2s %-6s %9s %11s %5s %6s %7s  %6s %6s "
+           "%6s %6s %6s\n",
+           "#", "tp", "cp", "pp", "dp", "vpp", "mbs", "recompute", "sp", "zero", "fa", "dpov",
+           "t_iter", "tokens/s", "mfu", "comm", "mem GiB", "comp", "tp", "dp", "pp", "bubble");
     for (int i = 0; i < n; i++) {
         const ccs_plan *p = &top[i].plan;
         const ccs_result *r = &top[i].r;
         double t = r->t_iter > 0 ? r->t_iter : 1;
-        printf("  %3d %4d %4d %5d %3d %4d %-9s %2d %4d %2d %-6s %8.4fs %11.4g %4.1f%% %5.1f%% "
+        printf("  %3d %4d %3d %4d %5d %3d %4d %-9s %2d %4d %2d %-6s %8.4fs %11.4g %4.1f%% %5.1f%% "
                "%7.2f  %5.1f%% %5.1f%% %5.1f%% %5.1f%% %5.1f%%\n",
-               i + 1, p->tp, p->pp, p->dp, p->vpp, p->mbs, recompute_name(p->recompute), p->sp,
-               p->zero, p->flash_attn, dpov_short(p->dp_overlap), r->t_iter, r->tokens_per_s,
+               i + 1, p->tp, plan_cp(p), p->pp, p->dp, p->vpp, p->mbs, recompute_name(p->recompute),
+               p->sp, p->zero, p->flash_attn, dpov_short(p->dp_overlap), r->t_iter, r->tokens_per_s,
                100 * r->mfu, 100 * r->comm_fraction, r->mem_total / 1073741824.0,
                100 * r->t_compute / t, 100 * r->t_tp_comm_exposed / t,
                100 * r->t_dp_comm_exposed / t, 100 * r->t_pp_comm / t, 100 * r->t_bubble / t);
@@ -121,8 +124,8 @@ static int print_json(const ccs_model *m, const ccs_hw *hw, const char *evo, int
         rc |= json_object_set_new(o, "seconds", json_real(secs));
         rc |= json_object_set_new(o, "ranks", json_integer(ranks));
         for (int i = 0; !rc && i < n; i++) {
-            json_t *e = cli_json_projection(m, hw, gen ? evo : NULL, &top[i].plan, &top[i].r, NULL,
-                                            NULL);
+            json_t *e =
+                cli_json_projection(m, hw, gen ? evo : NULL, &top[i].plan, &top[i].r, NULL, NULL);
             rc |= !e || json_array_append_new(arr, e);
         }
         rc |= json_object_set(o, "top", arr);
@@ -147,7 +150,8 @@ enum {
     O_TOP,
     O_JSON,
     O_CATALOG,
-    O_HELP
+    O_HELP,
+    O_MAXCP
 };
 
 int cli_search(int argc, char **argv)
@@ -164,11 +168,12 @@ int cli_search(int argc, char **argv)
                                          {"json", no_argument, 0, O_JSON},
                                          {"catalog", required_argument, 0, O_CATALOG},
                                          {"help", no_argument, 0, O_HELP},
+                                         {"max-cp", required_argument, 0, O_MAXCP},
                                          {0, 0, 0, 0}};
     const char *model_name = NULL, *hw_name = NULL, *evo_name = "memory-wall",
                *catdirs[CLI_MAX_CATALOGS];
     size_t ncat = 0;
-    long devices = 0, gen = 0, seq = 0, gbs = 0, topk = 10;
+    long devices = 0, gen = 0, seq = 0, gbs = 0, topk = 10, max_cp = 1;
     int dtype = CCS_BF16, json = 0;
     const long IMAX = 2147483647L;
 
@@ -201,6 +206,9 @@ int cli_search(int argc, char **argv)
             break;
         case O_TOP:
             bad = cli_int("search", "--top", optarg, 1, TOP_MAX, &topk);
+            break;
+        case O_MAXCP:
+            bad = cli_int("search", "--max-cp", optarg, 1, IMAX, &max_cp);
             break;
         case O_DTYPE:
             if ((dtype = dtype_parse(optarg)) < 0) {
@@ -277,7 +285,7 @@ int cli_search(int argc, char **argv)
     hw_evolve(base, ev, (int)gen, &hw);
     ccs_err err;
     s = search_new(m, &hw, NULL, ev, (int)gen, (int32_t)devices, (int32_t)gbs, (int32_t)seq, dtype,
-                   &err);
+                   (int32_t)max_cp, &err);
     top = calloc((size_t)topk, sizeof *top);
     if (!s || !top) {
         fprintf(stderr, "ccsweep search: %s\n", s ? "out of memory" : err.msg);

@@ -8,7 +8,7 @@
 
 /* A (tp, pp, vpp, mbs) combination; dp follows from devices. */
 typedef struct shape {
-    int32_t tp, pp, dp, vpp, mbs;
+    int32_t tp, cp, pp, dp, vpp, mbs;
 } shape;
 
 /* Switch combinations per shape: recompute 3 x sp 2 x zero 4 x dp_overlap 3 x flash 2. */
@@ -28,6 +28,7 @@ static void base_plan(const ccs_search *s, const shape *sh, ccs_plan *p)
 {
     *p = s->base;
     p->tp = sh->tp;
+    p->cp = sh->cp;
     p->pp = sh->pp;
     p->dp = sh->dp;
     p->vpp = sh->vpp;
@@ -54,7 +55,7 @@ static int push_shape(ccs_search *s, int64_t *cap, const shape *sh)
 
 ccs_search *search_new(const ccs_model *m, const ccs_hw *hw, const struct ccs_opmodel *om,
                        const ccs_evolution *ev, int gen, int32_t devices, int32_t gbs, int32_t seq,
-                       int dtype, ccs_err *err)
+                       int dtype, int32_t max_cp, ccs_err *err)
 {
     if (devices <= 0 || gbs <= 0 || seq <= 0) {
         ccs_err_set(err, "devices, gbs and seq must be positive (got %d, %d, %d)", devices, gbs,
@@ -79,30 +80,35 @@ ccs_search *search_new(const ccs_model *m, const ccs_hw *hw, const struct ccs_op
     for (int32_t tp = 1; tp <= devices; tp++) {
         if (devices % tp)
             continue;
-        for (int32_t pp = 1; pp <= devices / tp && pp <= m->layers; pp++) {
-            if ((devices / tp) % pp)
+        for (int32_t cp = 1; cp <= devices / tp && cp <= max_cp; cp++) {
+            if ((devices / tp) % cp || (cp > 1 && seq % (2 * cp) != 0))
                 continue;
-            /* pp need not divide the layers: plan_stage_layers' default split */
-            ccs_plan sp = s->base;
-            sp.pp = pp;
-            int32_t lf, lm, ll;
-            if (plan_stage_layers(m, &sp, &lf, &lm, &ll) != CCS_R_OK)
-                continue;
-            int32_t dp = devices / tp / pp;
-            if (gbs % dp)
-                continue;
-            int32_t per = gbs / dp; /* sequences per replica */
-            for (int32_t mbs = 1; mbs <= per; mbs++) {
-                if (per % mbs)
+            int32_t rest = devices / tp / cp; /* pp * dp */
+            for (int32_t pp = 1; pp <= rest && pp <= m->layers; pp++) {
+                if (rest % pp)
                     continue;
-                for (int32_t vpp = 1; vpp <= (pp > 1 ? lm : 1); vpp++) {
-                    if (lm % vpp)
+                /* pp need not divide the layers: plan_stage_layers' default split */
+                ccs_plan sp = s->base;
+                sp.pp = pp;
+                int32_t lf, lm, ll;
+                if (plan_stage_layers(m, &sp, &lf, &lm, &ll) != CCS_R_OK)
+                    continue;
+                int32_t dp = rest / pp;
+                if (gbs % dp)
+                    continue;
+                int32_t per = gbs / dp; /* sequences per replica */
+                for (int32_t mbs = 1; mbs <= per; mbs++) {
+                    if (per % mbs)
                         continue;
-                    shape sh = {tp, pp, dp, vpp, mbs};
-                    if (push_shape(s, &cap, &sh)) {
-                        ccs_err_set(err, "out of memory");
-                        search_free(s);
-                        return NULL;
+                    for (int32_t vpp = 1; vpp <= (pp > 1 ? lm : 1); vpp++) {
+                        if (lm % vpp)
+                            continue;
+                        shape sh = {tp, cp, pp, dp, vpp, mbs};
+                        if (push_shape(s, &cap, &sh)) {
+                            ccs_err_set(err, "out of memory");
+                            search_free(s);
+                            return NULL;
+                        }
                     }
                 }
             }
@@ -160,15 +166,43 @@ int search_insert(search_hit *top, int k, int *n, const search_hit *h)
     return 1;
 }
 
+/* 1 when no switch setting lets shape sh fit: its least memory (full
+ * recompute, flash attention, sequence parallelism when valid, ZeRO 3 over
+ * dp > 1) does not fit either. Each of those settings only lowers memory, so
+ * the shape's other plans are out of memory without projecting them (the
+ * unit test checks the count against projecting every plan). */
+static int shape_cannot_fit(const ccs_search *s, int64_t sh)
+{
+    ccs_plan p;
+    ccs_result r;
+    base_plan(s, &s->shapes[sh], &p);
+    p.recompute = CCS_RECOMPUTE_FULL;
+    p.flash_attn = 1;
+    p.zero = p.dp > 1 ? 3 : 0;
+    p.sp = p.tp > 1;
+    if (p.sp && plan_check(&s->m, &s->hw, &p) != CCS_R_OK)
+        p.sp = 0;
+    timeline_project(&s->m, &p, &s->cost, &r, NULL);
+    return r.status == CCS_ST_OOM;
+}
+
 void search_range(const ccs_search *s, int64_t lo, int64_t hi, int64_t step, search_hit *top, int k,
                   int *n, search_stats *st)
 {
     search_hit h;
+    int64_t cur = -1;
+    int oom = 0;
     for (int64_t i = lo; i < hi; i += step) {
         if (!search_plan(s, i, &h.plan) || plan_check(&s->m, &s->hw, &h.plan) != CCS_R_OK)
             continue;
-        timeline_project(&s->m, &h.plan, &s->cost, &h.r, NULL);
         st->plans++;
+        if (i / N_SWITCH != cur) {
+            cur = i / N_SWITCH;
+            oom = shape_cannot_fit(s, cur);
+        }
+        if (oom)
+            continue;
+        timeline_project(&s->m, &h.plan, &s->cost, &h.r, NULL);
         if (!best_eligible(&h.plan, &h.r))
             continue;
         st->fit++;

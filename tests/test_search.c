@@ -49,13 +49,13 @@ static void test_order(void **state)
     assert_true(top[2].r.mem_total == 50);
 }
 
-static ccs_search *small_search(ccs_catalog *cat, ccs_hw *hw)
+static ccs_search *small_search(ccs_catalog *cat, ccs_hw *hw, int32_t max_cp)
 {
     const ccs_model *m = catalog_model(cat, "megatron-8.3b");
     assert_non_null(m);
     *hw = *catalog_hw(cat, "a100-80g");
     ccs_err err;
-    ccs_search *s = search_new(m, hw, NULL, NULL, 0, 64, m->gbs, m->seq, CCS_BF16, &err);
+    ccs_search *s = search_new(m, hw, NULL, NULL, 0, 64, m->gbs, m->seq, CCS_BF16, max_cp, &err);
     assert_non_null(s);
     return s;
 }
@@ -65,7 +65,7 @@ static void test_split(void **state)
     (void)state;
     ccs_catalog *cat = test_catalog();
     ccs_hw hw;
-    ccs_search *s = small_search(cat, &hw);
+    ccs_search *s = small_search(cat, &hw, 1);
     assert_true(search_count(s) > 0);
     enum { K = 8 };
     search_hit one[K], two[K];
@@ -104,7 +104,7 @@ static void test_complete(void **state)
     (void)state;
     ccs_catalog *cat = test_catalog();
     ccs_hw hw;
-    ccs_search *s = small_search(cat, &hw);
+    ccs_search *s = small_search(cat, &hw, 1);
     const ccs_model *m = catalog_model(cat, "megatron-8.3b");
     int64_t valid = 0;
     for (int tp = 1; tp <= 64; tp++)
@@ -139,12 +139,60 @@ static void test_complete(void **state)
     catalog_free(cat);
 }
 
+/* Context parallelism widens the space and never makes the best plan worse. */
+static void test_cp(void **state)
+{
+    (void)state;
+    ccs_catalog *cat = test_catalog();
+    ccs_hw hw;
+    ccs_search *s1 = small_search(cat, &hw, 1), *s4 = small_search(cat, &hw, 4);
+    search_hit a, b;
+    int na = 0, nb = 0, cp_seen = 0;
+    search_stats sa = {0, 0}, sb = {0, 0};
+    search_range(s1, 0, search_count(s1), 1, &a, 1, &na, &sa);
+    search_range(s4, 0, search_count(s4), 1, &b, 1, &nb, &sb);
+    assert_true(sb.plans > sa.plans);
+    /* skipping shapes whose least-memory plan does not fit loses no plan
+     * that fits: count them by projecting every plan */
+    int64_t fit = 0, valid = 0;
+    for (int64_t i = 0; i < search_count(s4); i++) {
+        search_hit h;
+        if (!search_plan(s4, i, &h.plan) ||
+            plan_check(catalog_model(cat, "megatron-8.3b"), &hw, &h.plan) != CCS_R_OK)
+            continue;
+        ccs_cost c;
+        cost_init(&c, &hw, NULL, NULL, 0, &h.plan);
+        timeline_project(catalog_model(cat, "megatron-8.3b"), &h.plan, &c, &h.r, NULL);
+        valid++;
+        fit += best_eligible(&h.plan, &h.r);
+    }
+    assert_int_equal(sb.plans, valid);
+    assert_int_equal(sb.fit, fit);
+    assert_true(fit > 0 && fit < valid);
+    assert_int_equal(na, 1);
+    assert_int_equal(nb, 1);
+    assert_true(b.r.tokens_per_s >= a.r.tokens_per_s);
+    for (int64_t i = 0; i < search_count(s4); i++) {
+        ccs_plan p;
+        if (search_plan(s4, i, &p)) {
+            assert_true(plan_cp(&p) <= 4);
+            assert_int_equal(p.tp * plan_cp(&p) * p.pp * p.dp, 64);
+            cp_seen |= plan_cp(&p) > 1;
+        }
+    }
+    assert_true(cp_seen);
+    search_free(s1);
+    search_free(s4);
+    catalog_free(cat);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_order),
         cmocka_unit_test(test_split),
         cmocka_unit_test(test_complete),
+        cmocka_unit_test(test_cp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

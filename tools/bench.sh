@@ -133,3 +133,8 @@ for q in "gpt3-175b h100-sxm 1024" "llama3-70b h100-sxm 512" "megatron-1t a100-8
     two=$(search_time mpirun --oversubscribe -n 2 ./ccsweep search --model $1 --hw $2 --devices $3)
     echo "search $1 on $3 $2 ($plans plans): $one on 1 process, $two with mpirun -n 2"
 done
+plans=$(./ccsweep search --model gpt3-175b --hw h100-sxm --devices 1024 --max-cp 8 --json 2>/dev/null |
+    sed -n 's/^  "plans": \([0-9]*\),$/\1/p')
+one=$(search_time ./ccsweep search --model gpt3-175b --hw h100-sxm --devices 1024 --max-cp 8)
+two=$(search_time mpirun --oversubscribe -n 2 ./ccsweep search --model gpt3-175b --hw h100-sxm --devices 1024 --max-cp 8)
+echo "search gpt3-175b on 1024 h100-sxm with cp up to 8 ($plans plans): $one on 1 process, $two with mpirun -n 2"

@@ -17,7 +17,7 @@ typedef struct search_hit {
 } search_hit;
 
 typedef struct search_stats {
-    int64_t plans; /* plans projected (distinct, structurally valid) */
+    int64_t plans; /* distinct, structurally valid plans (projected, or known not to fit) */
     int64_t fit;   /* of them, plans that fit device memory */
 } search_stats;
 
@@ -26,9 +26,11 @@ typedef struct ccs_search ccs_search;
 /* The plan space of model m (copied) on hardware hw (the evolved generation,
  * copied; ev and gen scale a measured om as cost_init does, both may be
  * NULL/0) with devices, gbs and seq fixed and dtype as given. Axes: every tp
- * dividing devices, every pp dividing devices / tp (up to the layers; stages
+ * dividing devices, every context-parallel cp up to max_cp (1: none) that
+ * divides devices / tp and splits seq into 2 cp chunks, every pp dividing
+ * devices / (tp * cp) (up to the layers; stages
  * split by plan_stage_layers' default rule when pp does not divide them, no
- * hand-set first/last stage sizes), dp = devices / (tp * pp),
+ * hand-set first/last stage sizes), dp = devices / (tp * cp * pp),
  * every mbs with mbs * dp dividing gbs, vpp 1 or any divisor of the layers
  * per stage that interleaving allows, recompute none/selective/full, sp (when
  * tp > 1), ZeRO 0-3 and the three dp_overlap modes (when dp > 1), flash
@@ -36,7 +38,7 @@ typedef struct ccs_search ccs_search;
  * with err on a nonpositive size or out of memory. */
 ccs_search *search_new(const ccs_model *m, const ccs_hw *hw, const struct ccs_opmodel *om,
                        const ccs_evolution *ev, int gen, int32_t devices, int32_t gbs, int32_t seq,
-                       int dtype, ccs_err *err);
+                       int dtype, int32_t max_cp, ccs_err *err);
 void search_free(ccs_search *s);
 
 /* Size of the index space (including indices that decode to a redundant

@@ -105,6 +105,16 @@ $BIN project --model gpt3-175b --hw h100-sxm --devices 1024 --gen 2 $p --json >"
 check "project of that plan gives the same t_iter" \
     [ "$(jq1 "$TMP/p2.json" '$.t_iter')" = "$(jq1 "$TMP/g2.json" '$.top[0].t_iter')" ]
 
+# context parallelism, beyond what a sweep holds: more plans, some with cp > 1,
+# and a best plan at least as fast
+$BIN search --model gpt3-175b --hw h100-sxm --devices 1024 --top 50 --max-cp 4 --json >"$TMP/cp.json"
+ncp=$(sqlite3 -batch :memory: "SELECT count(*) FROM json_each(json_extract(readfile('$TMP/cp.json'), '\$.top'))
+    WHERE value -> '\$.plan' ->> 'cp' > 1")
+check "--max-cp 4: more plans, cp > 1 among the best 50 ($ncp), a best plan no slower" \
+    awk -v p4="$(jq1 "$TMP/cp.json" '$.plans')" -v p1="$(jq1 "$TMP/s1.json" '$.plans')" -v n="$ncp" \
+        -v t4="$(jq1 "$TMP/cp.json" '$.top[0].tokens_per_s')" -v t1="$tok" \
+        'BEGIN { exit !(p4 > p1 && n > 0 && t4 >= t1) }'
+
 # errors: exit 1 with a message naming the problem
 expect() { # expect WHAT PATTERN CMD...
     what=$1 pat=$2; shift 2
