@@ -19,6 +19,7 @@ int best_cmp(const ccs_plan *a, const ccs_result *ra, const ccs_plan *b, const c
     BY(ra->mem_total, rb->mem_total);
     BY(a->tp, b->tp);
     BY(plan_cp(a), plan_cp(b));
+    BY(plan_ep(a), plan_ep(b));
     BY(a->pp, b->pp);
     BY(a->vpp, b->vpp);
     BY(a->mbs, b->mbs);

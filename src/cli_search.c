@@ -84,21 +84,22 @@ static void print_table(const ccs_model *m, const ccs_hw *hw, const char *evo, i
                hw->mem_cap / 1073741824.0);
         return;
     }
-    printf("  %3s %4s %3s %4s %5s %3s %4s %-9s %2s %4s %2s %-6s %9s %11s %5s %6s %7s  %6s %6s "
-           "%6s %6s %6s\n",
-           "#", "tp", "cp", "pp", "dp", "vpp", "mbs", "recompute", "sp", "zero", "fa", "dpov",
+    printf("  %3s %4s %3s %3s %4s %5s %3s %4s %-9s %2s %4s %2s %-6s %9s %11s %5s %6s %7s  %6s "
+           "%6s %6s %6s %6s\n",
+           "#", "tp", "cp", "ep", "pp", "dp", "vpp", "mbs", "recompute", "sp", "zero", "fa", "dpov",
            "t_iter", "tokens/s", "mfu", "comm", "mem GiB", "comp", "tp", "dp", "pp", "bubble");
     for (int i = 0; i < n; i++) {
         const ccs_plan *p = &top[i].plan;
         const ccs_result *r = &top[i].r;
         double t = r->t_iter > 0 ? r->t_iter : 1;
-        printf("  %3d %4d %3d %4d %5d %3d %4d %-9s %2d %4d %2d %-6s %8.4fs %11.4g %4.1f%% %5.1f%% "
-               "%7.2f  %5.1f%% %5.1f%% %5.1f%% %5.1f%% %5.1f%%\n",
-               i + 1, p->tp, plan_cp(p), p->pp, p->dp, p->vpp, p->mbs, recompute_name(p->recompute),
-               p->sp, p->zero, p->flash_attn, dpov_short(p->dp_overlap), r->t_iter, r->tokens_per_s,
-               100 * r->mfu, 100 * r->comm_fraction, r->mem_total / 1073741824.0,
-               100 * r->t_compute / t, 100 * r->t_tp_comm_exposed / t,
-               100 * r->t_dp_comm_exposed / t, 100 * r->t_pp_comm / t, 100 * r->t_bubble / t);
+        printf(
+            "  %3d %4d %3d %3d %4d %5d %3d %4d %-9s %2d %4d %2d %-6s %8.4fs %11.4g %4.1f%% %5.1f%% "
+            "%7.2f  %5.1f%% %5.1f%% %5.1f%% %5.1f%% %5.1f%%\n",
+            i + 1, p->tp, plan_cp(p), plan_ep(p), p->pp, p->dp, p->vpp, p->mbs,
+            recompute_name(p->recompute), p->sp, p->zero, p->flash_attn, dpov_short(p->dp_overlap),
+            r->t_iter, r->tokens_per_s, 100 * r->mfu, 100 * r->comm_fraction,
+            r->mem_total / 1073741824.0, 100 * r->t_compute / t, 100 * r->t_tp_comm_exposed / t,
+            100 * r->t_dp_comm_exposed / t, 100 * r->t_pp_comm / t, 100 * r->t_bubble / t);
     }
     printf("\n  comp/tp/dp/pp/bubble: compute, exposed TP, exposed DP, pipeline p2p and bubble "
            "in %% of t_iter; fa: flash attention; dpov: DP gradient reduction overlap\n");
@@ -156,20 +157,14 @@ enum {
 
 int cli_search(int argc, char **argv)
 {
-    static const struct option opts[] = {{"model", required_argument, 0, O_MODEL},
-                                         {"hw", required_argument, 0, O_HW},
-                                         {"devices", required_argument, 0, O_DEVICES},
-                                         {"gen", required_argument, 0, O_GEN},
-                                         {"evolution", required_argument, 0, O_EVO},
-                                         {"seq", required_argument, 0, O_SEQ},
-                                         {"gbs", required_argument, 0, O_GBS},
-                                         {"dtype", required_argument, 0, O_DTYPE},
-                                         {"top", required_argument, 0, O_TOP},
-                                         {"json", no_argument, 0, O_JSON},
-                                         {"catalog", required_argument, 0, O_CATALOG},
-                                         {"help", no_argument, 0, O_HELP},
-                                         {"max-cp", required_argument, 0, O_MAXCP},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"model", required_argument, 0, O_MODEL},     {"hw", required_argument, 0, O_HW},
+        {"devices", required_argument, 0, O_DEVICES}, {"gen", required_argument, 0, O_GEN},
+        {"evolution", required_argument, 0, O_EVO},   {"seq", required_argument, 0, O_SEQ},
+        {"gbs", required_argument, 0, O_GBS},         {"dtype", required_argument, 0, O_DTYPE},
+        {"top", required_argument, 0, O_TOP},         {"json", no_argument, 0, O_JSON},
+        {"catalog", required_argument, 0, O_CATALOG}, {"help", no_argument, 0, O_HELP},
+        {"max-cp", required_argument, 0, O_MAXCP},    {0, 0, 0, 0}};
     const char *model_name = NULL, *hw_name = NULL, *evo_name = "memory-wall",
                *catdirs[CLI_MAX_CATALOGS];
     size_t ncat = 0;

@@ -8,7 +8,7 @@
 
 /* A (tp, pp, vpp, mbs) combination; dp follows from devices. */
 typedef struct shape {
-    int32_t tp, cp, pp, dp, vpp, mbs;
+    int32_t tp, cp, ep, pp, dp, vpp, mbs;
 } shape;
 
 /* Switch combinations per shape: recompute 3 x sp 2 x zero 4 x dp_overlap 3 x flash 2. */
@@ -29,6 +29,7 @@ static void base_plan(const ccs_search *s, const shape *sh, ccs_plan *p)
     *p = s->base;
     p->tp = sh->tp;
     p->cp = sh->cp;
+    p->ep = sh->ep;
     p->pp = sh->pp;
     p->dp = sh->dp;
     p->vpp = sh->vpp;
@@ -103,11 +104,16 @@ ccs_search *search_new(const ccs_model *m, const ccs_hw *hw, const struct ccs_op
                     for (int32_t vpp = 1; vpp <= (pp > 1 ? lm : 1); vpp++) {
                         if (lm % vpp)
                             continue;
-                        shape sh = {tp, cp, pp, dp, vpp, mbs};
-                        if (push_shape(s, &cap, &sh)) {
-                            ccs_err_set(err, "out of memory");
-                            search_free(s);
-                            return NULL;
+                        /* expert parallelism over the dp x cp ranks (MoE only) */
+                        for (int32_t ep = 1; ep <= (m->experts > 0 ? m->experts : 1); ep++) {
+                            if ((m->experts > 0 && m->experts % ep) || ((int64_t)dp * cp) % ep)
+                                continue;
+                            shape sh = {tp, cp, ep, pp, dp, vpp, mbs};
+                            if (push_shape(s, &cap, &sh)) {
+                                ccs_err_set(err, "out of memory");
+                                search_free(s);
+                                return NULL;
+                            }
                         }
                     }
                 }

@@ -186,13 +186,37 @@ static void test_cp(void **state)
     catalog_free(cat);
 }
 
+/* A mixture of experts: expert parallelism over the data-parallel ranks. */
+static void test_ep(void **state)
+{
+    (void)state;
+    ccs_catalog *cat = test_catalog();
+    const ccs_model *m = catalog_model(cat, "mixtral-8x7b");
+    assert_non_null(m);
+    ccs_hw hw = *catalog_hw(cat, "h100-sxm");
+    ccs_err err;
+    ccs_search *s = search_new(m, &hw, NULL, NULL, 0, 16, m->gbs, m->seq, CCS_BF16, 1, &err);
+    assert_non_null(s);
+    int ep_seen = 0;
+    for (int64_t i = 0; i < search_count(s); i++) {
+        ccs_plan p;
+        if (!search_plan(s, i, &p))
+            continue;
+        assert_int_equal(plan_check(m, &hw, &p), CCS_R_OK);
+        assert_int_equal(m->experts % plan_ep(&p), 0);
+        assert_int_equal(p.dp % plan_ep(&p), 0);
+        ep_seen |= plan_ep(&p) == 8;
+    }
+    assert_true(ep_seen);
+    search_free(s);
+    catalog_free(cat);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_order),
-        cmocka_unit_test(test_split),
-        cmocka_unit_test(test_complete),
-        cmocka_unit_test(test_cp),
+        cmocka_unit_test(test_order), cmocka_unit_test(test_split), cmocka_unit_test(test_complete),
+        cmocka_unit_test(test_cp),    cmocka_unit_test(test_ep),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,10 +5,10 @@
  * hardware generation, devices, global batch and sequence length: the same
  * job on the same machine. Within a group the best plan is the one with the
  * highest tokens/s (equivalently the shortest iteration); ties go to the lower
- * memory per device, then to the simpler plan (smaller tp, cp, pp, vpp, mbs;
- * sp, ZeRO, recompute, flash attention and DP overlap lower; dtype). The
- * database does not hold cp (sweeps have no cp axis: every stored plan has
- * cp 1), so CCS_BEST_ORDER leaves it out and ranks the same. Only plans
+ * memory per device, then to the simpler plan (smaller tp, cp, ep, pp, vpp,
+ * mbs; sp, ZeRO, recompute, flash attention and DP overlap lower; dtype). The
+ * database does not hold cp or ep (sweeps have no such axes: every stored
+ * plan has both 1), so CCS_BEST_ORDER leaves them out and ranks the same. Only plans
  * that fit (status ok) compete, and the what-if mitigations (tp_overlap,
  * innet_reduce, comm_compress != 1, net_bw_factor != 1) are not plan choices:
  * they model hardware or software changes and are compared with the same

@@ -30,7 +30,9 @@ typedef struct ccs_search ccs_search;
  * divides devices / tp and splits seq into 2 cp chunks, every pp dividing
  * devices / (tp * cp) (up to the layers; stages
  * split by plan_stage_layers' default rule when pp does not divide them, no
- * hand-set first/last stage sizes), dp = devices / (tp * cp * pp),
+ * hand-set first/last stage sizes), dp = devices / (tp * cp * pp), for a
+ * mixture of experts every ep dividing the experts and dp * cp (the
+ * capacity factor left at the plan default),
  * every mbs with mbs * dp dividing gbs, vpp 1 or any divisor of the layers
  * per stage that interleaving allows, recompute none/selective/full, sp (when
  * tp > 1), ZeRO 0-3 and the three dp_overlap modes (when dp > 1), flash
