@@ -3,6 +3,8 @@
  * is last. */
 #include "ccsweep/keep.h"
 
+#include "ccsweep/best.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,10 +111,19 @@ void keep_free(ccs_keep *k)
     free(k);
 }
 
-/* 1 when (sa, ia) ranks before (sb, ib). */
-static int better(double sa, int64_t ia, double sb, int64_t ib)
+/* 1 when record a (score sa) ranks before b (score sb): by score, or in
+ * best.h's order for keep.by best; ties to the lower index. */
+static int better(const spec_keep *rule, double sa, const ccs_record *a, double sb,
+                  const ccs_record *b)
 {
-    return sa < sb || (sa == sb && ia < ib);
+    if (rule->by == SPEC_KEEP_BY_BEST) {
+        int c = best_cmp(&a->s.plan, &a->r, &b->s.plan, &b->r);
+        if (c)
+            return c < 0;
+    } else if (sa != sb) {
+        return sa < sb;
+    }
+    return a->s.idx < b->s.idx;
 }
 
 int keep_offer(ccs_keep *k, const ccs_record *rec, int *displaced, int64_t *out_idx,
@@ -124,7 +135,11 @@ int keep_offer(ccs_keep *k, const ccs_record *rec, int *displaced, int64_t *out_
         return KEEP_DROPPED;
     double vals[EXPR_F_N];
     grid_fields(k->g, &rec->s, &rec->r, vals);
-    double score = rule->desc ? -vals[rule->by] : vals[rule->by];
+    if (rule->by == SPEC_KEEP_BY_BEST && !best_eligible(&rec->s.plan, &rec->r))
+        return KEEP_DROPPED;
+    double score = rule->by == SPEC_KEEP_BY_BEST ? 0
+                   : rule->desc                  ? -vals[rule->by]
+                                                 : vals[rule->by];
     if (isnan(score))
         return KEEP_DROPPED;
     if (score == 0)
@@ -167,7 +182,7 @@ int keep_offer(ccs_keep *k, const ccs_record *rec, int *displaced, int64_t *out_
     double *sc = k->score + base;
     int n = gr->n;
     if (n == rule->best) {
-        if (!better(score, rec->s.idx, sc[n - 1], rs[n - 1].s.idx))
+        if (!better(rule, score, rec, sc[n - 1], &rs[n - 1]))
             return KEEP_DROPPED;
         *displaced = 1;
         if (out_idx)
@@ -178,7 +193,7 @@ int keep_offer(ccs_keep *k, const ccs_record *rec, int *displaced, int64_t *out_
         k->n_recs--;
     }
     int pos = n;
-    while (pos > 0 && better(score, rec->s.idx, sc[pos - 1], rs[pos - 1].s.idx)) {
+    while (pos > 0 && better(rule, score, rec, sc[pos - 1], &rs[pos - 1])) {
         rs[pos] = rs[pos - 1];
         sc[pos] = sc[pos - 1];
         pos--;

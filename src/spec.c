@@ -481,16 +481,16 @@ static int read_keep(ccs_spec *s, const ydoc *d, const ynode *n, ccs_err *err)
     }
     k->best = (int)best;
     const ynode *by = ynode_get(d, n, "by");
-    const char *t = by ? ynode_scalar(by) : NULL;
+    const char *t = by ? ynode_scalar(by) : "best";
     if (!t || !*t) {
         ydoc_error(d, by ? by : n, err,
-                   "field 'keep.by': expected a field to rank by, e.g. t_iter (lowest first) "
-                   "or -mfu (highest first)");
+                   "field 'keep.by': expected best (the default) or a field to rank by, e.g. "
+                   "t_iter (lowest first) or -mfu (highest first)");
         return CCS_EINPUT;
     }
     k->desc = t[0] == '-';
-    k->by = expr_field_lookup(t + k->desc);
-    if (k->by < 0) {
+    k->by = !strcmp(t, "best") ? SPEC_KEEP_BY_BEST : expr_field_lookup(t + k->desc);
+    if (k->by == -1) {
         ydoc_error(d, by, err, "field 'keep.by': unknown field '%s'", t + k->desc);
         return CCS_EINPUT;
     }
@@ -516,6 +516,12 @@ static int read_keep(ccs_spec *s, const ydoc *d, const ynode *n, ccs_err *err)
             return CCS_EINPUT;
         }
         k->per[k->n_per++] = id;
+    }
+    if (!per && k->by == SPEC_KEEP_BY_BEST) { /* best.h's group: plans compare only there */
+        static const int group[] = {SPEC_PER_MODEL, SPEC_PER_HW, EXPR_F_GEN,
+                                    EXPR_F_DEVICES, EXPR_F_GBS,  EXPR_F_SEQ};
+        for (size_t i = 0; i < sizeof group / sizeof group[0]; i++)
+            k->per[k->n_per++] = group[i];
     }
     s->has_keep = 1;
     return CCS_OK;

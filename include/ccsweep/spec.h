@@ -103,9 +103,13 @@ const char *spec_where_text(const ccs_spec *s);
 #define SPEC_KEEP_PER_MAX 8
 #define SPEC_KEEP_BEST_MAX 1000
 enum { SPEC_PER_MODEL = -2, SPEC_PER_HW = -3 }; /* group by entry, besides expr fields */
+/* keep.by "best" (the default): best.h's order, which ranks only plans that fit
+ * without what-ifs; its default group is best.h's (model, hardware,
+ * generation, devices, gbs, seq). */
+#define SPEC_KEEP_BY_BEST (-4)
 typedef struct spec_keep {
     int best;                   /* K, 1 .. SPEC_KEEP_BEST_MAX */
-    int by;                     /* expr field */
+    int by;                     /* expr field, or SPEC_KEEP_BY_BEST */
     int desc;                   /* 1: highest first */
     int n_per;                  /* group fields, 0 .. SPEC_KEEP_PER_MAX */
     int per[SPEC_KEEP_PER_MAX]; /* expr field ids, or SPEC_PER_MODEL / SPEC_PER_HW */

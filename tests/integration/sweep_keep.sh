@@ -58,6 +58,28 @@ case_keep "best 1 by t_iter per model, hardware, generation" 1 t_iter t_iter \
 case_keep "best 3 by -mfu per hardware, devices, tp; fits" 3 -mfu "mfu DESC" \
     "hw_id, devices, tp" "hardware, generation, devices, tp" "fits"
 
+# keep: {best: K} ranks by the one definition of best (best.h) in its group:
+# the stored rows are the full run's plan_rank ranks 1..K
+spec_with "$TMP/kb.yaml" "{best: 2}"
+rm -f "$TMP"/full.db* "$TMP"/kb.db*
+$BIN run "$TMP/kb.yaml.full" --db "$TMP/full.db" --quiet >/dev/null 2>&1
+q "$TMP/full.db" "SELECT idx FROM plan_rank WHERE run_id = 1 AND rk <= 2 ORDER BY idx" >"$TMP/want.idx"
+full_rows "$TMP/full.db" "$TMP/want.idx" >"$TMP/want.rows"
+n=$(wc -l <"$TMP/want.idx")
+for run in "1 0" "2 97"; do
+    set -- $run
+    rm -f "$TMP"/kb.db*
+    if [ "$2" = 0 ]; then ch=""; else ch="--chunk $2"; fi
+    $MPIRUN -n "$1" $BIN run "$TMP/kb.yaml" --db "$TMP/kb.db" --quiet $ch >/dev/null 2>&1
+    q "$TMP/kb.db" "SELECT idx FROM results ORDER BY idx" >"$TMP/got.idx"
+    kept_rows "$TMP/kb.db" >"$TMP/got.rows"
+    check "best 2 by best (the default): $1 rank(s)${ch:+, $ch}: plan_rank's first $n rows of each group" \
+        sh -c "[ $n -gt 0 ] && cmp -s '$TMP/want.idx' '$TMP/got.idx' && cmp -s '$TMP/want.rows' '$TMP/got.rows'"
+done
+check "keep: {best: 2} leaves best_plan as it is in the full run" \
+    [ "$(q "$TMP/kb.db" "SELECT group_concat(idx) FROM (SELECT idx FROM best_plan ORDER BY idx)")" = \
+      "$(q "$TMP/full.db" "SELECT group_concat(idx) FROM (SELECT idx FROM best_plan ORDER BY idx)")" ]
+
 # SIGTERM mid-run, then --resume: the same rows as an uninterrupted run
 spec_with "$TMP/r.yaml" "{best: 2, by: t_iter, per: [model, hardware, generation, devices, tp]}"
 sed 's/^generations: .*/generations: [0, 1, 2, 3, 4, 5, 6, 7]/; s/^  mbs: .*/  mbs: [1, 2, 4, 8]/' "$TMP/r.yaml" >"$TMP/r2.yaml"
