@@ -9,7 +9,7 @@
 #include "ccsweep/grid.h"
 
 /* Schema version kept in PRAGMA user_version; other versions are refused. */
-#define CCS_STORE_SCHEMA 4
+#define CCS_STORE_SCHEMA 5
 /* Rows per transaction at most (the sweep also commits at least once a
  * second); about 10k rows per transaction is near SQLite's best insert rate
  * on the machines measured (make bench). */
