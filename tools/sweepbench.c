@@ -112,6 +112,7 @@ int main(int argc, char **argv)
         if (rc == 0)
             rc = store_chunk_done(st, 0, n, &err) || store_commit(st, &err);
         double dt = now_s() - t0, dc = cpu_s() - c0;
+        store_close(st); /* checkpoints the WAL into the file */
         if (rc)
             fprintf(stderr, "sweepbench: %s\n", err.msg);
         else
@@ -119,7 +120,6 @@ int main(int argc, char **argv)
                    "per row on disk, batches of %d)\n",
                    kept / dt, (long long)kept, dt, 1e6 * dc / (double)kept,
                    file_bytes(argv[3]) / (double)kept, CCS_STORE_BATCH);
-        store_close(st);
         free(rows);
     } else {
         /* the workers' part, untimed: chunks reduced in a fixed-size table */
