@@ -715,6 +715,13 @@ typedef struct lines_fig {
     int ylog2;         /* log scale base 2 (TP degrees) */
     double ymin, ymax; /* NAN: automatic */
     lines_row rows[2];
+    /* Which rows say a model fits (markers for those that do not): the rows
+     * of this figure's query (fit_col NULL), or column fit_col of query
+     * fit_plot's rows for the same plan kind, when this query leaves out
+     * fitting plans (dp_hidden has no row without DP traffic). */
+    int fit_plot;
+    const char *fit_col;
+    const char *key; /* key position and shape; NULL: top left, one column */
 } lines_fig;
 
 /* One panel per (figure row, hardware), one line per generation. */
@@ -768,15 +775,17 @@ static int plot_lines(rp *r, const lines_fig *f)
             int nmiss = 0; /* stacked by generation on the y2 axis, [0:1] */
             for (size_t gi = 0; cl.len && gi < r->gens.nrows; gi++) {
                 int gen = gen_at(r, gi), npts = 0;
+                const rtab *ft = f->fit_col ? &r->q[f->fit_plot] : t;
+                const char *fcol = f->fit_col ? f->fit_col : lr->ycol;
                 for (size_t m = 0; m < r->models.nrows; m++) {
                     const char *name = tab_str(&r->models, m, "name");
                     int have = 0;
-                    for (size_t i = 0; i < t->nrows && !have; i++)
-                        have = tab_is(t, i, "model", name) &&
-                               tab_is(t, i, "hardware", hw_name(r, h)) &&
-                               (int)tab_num(t, i, "generation") == gen &&
-                               (!lr->plan || tab_is(t, i, "plan", lr->plan)) &&
-                               isfinite(tab_num(t, i, lr->ycol));
+                    for (size_t i = 0; i < ft->nrows && !have; i++)
+                        have = tab_is(ft, i, "model", name) &&
+                               tab_is(ft, i, "hardware", hw_name(r, h)) &&
+                               (int)tab_num(ft, i, "generation") == gen &&
+                               (!lr->plan || tab_is(ft, i, "plan", lr->plan)) &&
+                               isfinite(tab_num(ft, i, fcol));
                     double x = tab_num(&r->models, m, f->xcol) * f->xscale;
                     if (have || !isfinite(x))
                         continue;
@@ -813,8 +822,10 @@ static int plot_lines(rp *r, const lines_fig *f)
                 if (isfinite(f->ymax))
                     snprintf(hi, sizeof hi, "%g", f->ymax);
                 fprintf(g, "set yrange [%s:%s]\n", lo, hi);
-                fprintf(g, "set xrange [*:*]\nset y2range [0:1]\nunset y2tics\n"
-                           "set key top left Left reverse samplen 2 maxrows 3 font ',8'\n");
+                fprintf(g,
+                        "set xrange [*:*]\nset y2range [0:1]\nunset y2tics\n"
+                        "set key %s Left reverse samplen 2 font ',8'\n",
+                        f->key ? f->key : "top left maxrows 6");
                 fprintf(g, "plot %s\n", cl.s);
                 fprintf(g, "unset logscale\nset key\n");
             }
@@ -1919,7 +1930,10 @@ int report_write(const report_opts *o, FILE *log, ccs_err *err)
                                    0,
                                    NAN,
                                    {{"best", "comm_pct", "best plan"},
-                                    {"tp+dp", "comm_pct", "TP+DP with memory-forced TP (pp = 1)"}}};
+                                    {"tp+dp", "comm_pct", "TP+DP with memory-forced TP (pp = 1)"}},
+                                   0,
+                                   NULL,
+                                   NULL};
     static const lines_fig dp = {
         P_DP,
         "params",
@@ -1930,7 +1944,10 @@ int report_write(const report_opts *o, FILE *log, ccs_err *err)
         0,
         105,
         {{"best", "dp_hidden_pct", "best plan"},
-         {"tp+dp", "dp_hidden_pct", "TP+DP with memory-forced TP (pp = 1)"}}};
+         {"tp+dp", "dp_hidden_pct", "TP+DP with memory-forced TP (pp = 1)"}},
+        P_COMM,
+        "comm_pct",
+        "left center maxrows 6"}; /* the empty middle left: lines start at 100% */
     static const lines_fig tp = {P_TP,
                                  "params",
                                  1e-9,
@@ -1940,7 +1957,10 @@ int report_write(const report_opts *o, FILE *log, ccs_err *err)
                                  NAN,
                                  NAN,
                                  {{NULL, "tp_any_pp", "with pipeline parallelism"},
-                                  {NULL, "tp_no_pp", "without pipeline (pp = 1)"}}};
+                                  {NULL, "tp_no_pp", "without pipeline (pp = 1)"}},
+                                 0,
+                                 NULL,
+                                 NULL};
     static const lines_fig fixed = {P_FIXED,
                                     "params",
                                     1e-9,
@@ -1950,7 +1970,10 @@ int report_write(const report_opts *o, FILE *log, ccs_err *err)
                                     0,
                                     NAN,
                                     {{"best", "comm_pct", "first generation's best plan, kept"},
-                                     {"tp+dp", "comm_pct", "first generation's TP+DP plan, kept"}}};
+                                     {"tp+dp", "comm_pct", "first generation's TP+DP plan, kept"}},
+                                    0,
+                                    NULL,
+                                    NULL};
     if ((rc = plot_lines(&r, &comm)) || (rc = plot_breakdown(&r)) || (rc = plot_ccr(&r)) ||
         (rc = plot_lines(&r, &dp)) || (rc = plot_mitigations(&r)) || (rc = plot_lines(&r, &tp)) ||
         (rc = plot_lines(&r, &fixed)))
