@@ -11,6 +11,9 @@
 
 #define EXPR_MAX_CODE 256
 #define EXPR_MAX_STACK 32
+/* Nesting of parentheses, 'not' and unary signs: the parser recurses once
+ * per level, so this bounds its stack use whatever the input. */
+#define EXPR_MAX_NEST 64
 
 enum {
     OP_CONST,
@@ -162,6 +165,7 @@ typedef struct parser {
     double num;
     ccs_expr *e;
     int depth, max_depth;
+    int nest; /* current recursion level of the parser */
     int failed;
     int err_col;
     ccs_err *err;
@@ -285,6 +289,21 @@ static void emit(parser *p, int op, int field, double k, size_t at)
 
 static int parse_or(parser *p);
 
+/* Enter one nesting level; 0 when the limit is reached (error set). */
+static int enter(parser *p, size_t at)
+{
+    if (++p->nest > EXPR_MAX_NEST) {
+        char lim[16];
+        snprintf(lim, sizeof lim, "%d", EXPR_MAX_NEST);
+        perr(p, at,
+             "expression nested too deeply (at most %s levels of parentheses, 'not' "
+             "and signs)",
+             lim);
+        return 0;
+    }
+    return 1;
+}
+
 static int type_error(parser *p, size_t at, const char *what, int got)
 {
     char msg[160];
@@ -327,8 +346,11 @@ static int parse_primary(parser *p)
         return T_NUM;
     }
     case TK_LP: {
+        if (!enter(p, at))
+            return T_BOOL;
         next(p);
         int t = parse_or(p);
+        p->nest--;
         if (p->tk != TK_RP) {
             perr(p, p->tstart, "expected ')'", NULL);
             return t;
@@ -392,8 +414,13 @@ static int parse_unary(parser *p)
     if (p->tk == TK_MINUS || p->tk == TK_PLUS) {
         size_t at = p->tstart;
         int neg = p->tk == TK_MINUS;
+        if (!enter(p, at))
+            return T_BOOL;
         next(p);
         int t = parse_unary(p);
+        p->nest--;
+        if (p->failed)
+            return T_BOOL;
         if (t != T_NUM)
             return type_error(p, at, "unary sign needs a number", t);
         if (neg)
@@ -403,6 +430,17 @@ static int parse_unary(parser *p)
     return parse_primary(p);
 }
 
+static double run(const insn *code, int n, const double *vals);
+
+/* 1 when the code from 'from' on names no field and computes 0. */
+static int constant_zero(const ccs_expr *e, int from)
+{
+    for (int i = from; i < e->n; i++)
+        if (e->code[i].op == OP_LOAD)
+            return 0;
+    return e->n > from && run(e->code + from, e->n - from, NULL) == 0;
+}
+
 static int parse_mul(parser *p)
 {
     int t = parse_unary(p);
@@ -410,9 +448,17 @@ static int parse_mul(parser *p)
         int tk = p->tk;
         size_t at = p->tstart;
         next(p);
+        int from = p->e->n;
         int u = parse_unary(p);
+        if (p->failed)
+            return T_BOOL;
         if (t != T_NUM || u != T_NUM)
             return type_error(p, at, "arithmetic needs numbers", t != T_NUM ? t : u);
+        if (tk != TK_STAR && constant_zero(p->e, from)) {
+            perr(p, at, "division by zero: the divisor of '%s' is always 0",
+                 tk == TK_SLASH ? "/" : "%");
+            return T_NUM;
+        }
         emit(p, tk == TK_STAR ? OP_MUL : tk == TK_SLASH ? OP_DIV : OP_MOD, 0, 0, at);
     }
     return t;
@@ -469,8 +515,13 @@ static int parse_not(parser *p)
 {
     if (p->tk == TK_NOT) {
         size_t at = p->tstart;
+        if (!enter(p, at))
+            return T_BOOL;
         next(p);
         int t = parse_not(p);
+        p->nest--;
+        if (p->failed)
+            return T_BOOL;
         if (t != T_BOOL)
             return type_error(p, at, "'not' needs a boolean", t);
         emit(p, OP_NOT, 0, 0, at);
@@ -542,12 +593,16 @@ int expr_uses_results(const ccs_expr *e)
     return e->uses_results;
 }
 
-int expr_eval(const ccs_expr *e, const double *vals)
+/* Stack machine over doubles. An undefined value (a division or modulo by
+ * zero) is NaN and spreads: arithmetic and comparisons on it are NaN, 'and'
+ * with a false side is false and 'or' with a true side is true whatever the
+ * other side, so a guarded division ("dp > 0 and tp / dp > 2") is defined. */
+static double run(const insn *code, int n, const double *vals)
 {
     double st[EXPR_MAX_STACK + 1];
     int sp = 0;
-    for (int i = 0; i < e->n; i++) {
-        const insn *in = &e->code[i];
+    for (int i = 0; i < n; i++) {
+        const insn *in = &code[i];
         double b;
         switch (in->op) {
         case OP_CONST:
@@ -560,13 +615,14 @@ int expr_eval(const ccs_expr *e, const double *vals)
             st[sp - 1] = -st[sp - 1];
             continue;
         case OP_NOT:
-            st[sp - 1] = st[sp - 1] == 0;
+            st[sp - 1] = isnan(st[sp - 1]) ? NAN : st[sp - 1] == 0;
             continue;
         default:
             break;
         }
         b = st[--sp];
         double *a = &st[sp - 1];
+        int un = isnan(*a) || isnan(b);
         switch (in->op) {
         case OP_ADD:
             *a += b;
@@ -578,36 +634,42 @@ int expr_eval(const ccs_expr *e, const double *vals)
             *a *= b;
             break;
         case OP_DIV:
-            *a /= b;
+            *a = b == 0 ? NAN : *a / b;
             break;
         case OP_MOD:
-            *a = fmod(*a, b);
+            *a = b == 0 ? NAN : fmod(*a, b);
             break;
         case OP_LT:
-            *a = *a < b;
+            *a = un ? NAN : *a < b;
             break;
         case OP_LE:
-            *a = *a <= b;
+            *a = un ? NAN : *a <= b;
             break;
         case OP_GT:
-            *a = *a > b;
+            *a = un ? NAN : *a > b;
             break;
         case OP_GE:
-            *a = *a >= b;
+            *a = un ? NAN : *a >= b;
             break;
         case OP_EQ:
-            *a = *a == b;
+            *a = un ? NAN : *a == b;
             break;
         case OP_NE:
-            *a = *a != b;
+            *a = un ? NAN : *a != b;
             break;
         case OP_AND:
-            *a = (*a != 0) && (b != 0);
+            *a = (*a == 0 || b == 0) ? 0 : un ? NAN : 1;
             break;
         case OP_OR:
-            *a = (*a != 0) || (b != 0);
+            *a = ((*a != 0 && !isnan(*a)) || (b != 0 && !isnan(b))) ? 1 : un ? NAN : 0;
             break;
         }
     }
-    return sp == 1 && st[0] != 0;
+    return sp == 1 ? st[0] : NAN;
+}
+
+int expr_eval(const ccs_expr *e, const double *vals)
+{
+    double v = run(e->code, e->n, vals);
+    return isnan(v) ? EXPR_UNDEFINED : v != 0;
 }

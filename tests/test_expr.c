@@ -132,13 +132,103 @@ static void test_errors(void **state)
     }
 }
 
+/* Deep nesting is refused with an error, not a stack overflow: 10,000
+ * parentheses, 500,000 'not' and as many unary minus signs. */
+static void test_nesting_limit(void **state)
+{
+    (void)state;
+    const char *unit[] = {"(", "not ", "-"};
+    const size_t reps[] = {10000, 500000, 500000};
+    for (int k = 0; k < 3; k++) {
+        size_t u = strlen(unit[k]), n = reps[k];
+        char *t = malloc(n * u + 64);
+        assert_non_null(t);
+        for (size_t i = 0; i < n; i++)
+            memcpy(t + i * u, unit[k], u);
+        strcpy(t + n * u, k == 2 ? "tp > 1" : "fits");
+        ccs_err err = {""};
+        int col = 0;
+        ccs_expr *e = expr_compile(t, &err, &col);
+        free(t);
+        assert_null(e);
+        if (!strstr(err.msg, "nested too deeply")) {
+            print_error("%s x %zu: %s\n", unit[k], n, err.msg);
+            fail();
+        }
+        assert_int_equal(col, 64 * (int)u + 1); /* the 65th level */
+    }
+    /* 64 levels are fine */
+    char t[256] = "";
+    for (int i = 0; i < 64; i++)
+        strcat(t, "(");
+    strcat(t, "fits");
+    for (int i = 0; i < 64; i++)
+        strcat(t, ")");
+    setup_vals();
+    assert_true(eval(t));
+}
+
+/* A divisor that is a constant 0 is a compile error; a division by zero at
+ * run time makes the filter undefined unless the other side of and/or
+ * decides it. */
+static void test_division_by_zero(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int col;
+    } bad[] = {{"tp / 0 > 1", 4},
+               {"tp % 0 == 1", 4},
+               {"tp / (2 - 2) > 1", 4},
+               {"tp > 1 and hidden / (0 * 5) > 2", 19},
+               {"tp / -0 > 1", 4}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ccs_err err = {""};
+        int col = 0;
+        ccs_expr *e = expr_compile(bad[i].text, &err, &col);
+        if (e || col != bad[i].col || !strstr(err.msg, "division by zero")) {
+            print_error("'%s': col %d, '%s'\n", bad[i].text, col, err.msg);
+            expr_free(e);
+            fail();
+        }
+    }
+    setup_vals();
+    vals[EXPR_F_DP] = 0;
+    ccs_err err;
+    static const struct {
+        const char *text;
+        int want;
+    } run[] = {
+        {"tp / dp > 1", EXPR_UNDEFINED},
+        {"tp % dp == 0", EXPR_UNDEFINED},
+        {"not (tp / dp > 1)", EXPR_UNDEFINED},
+        {"tp / dp == tp / dp", EXPR_UNDEFINED},
+        {"fits and tp / dp > 1", EXPR_UNDEFINED},
+        {"dp > 0 and tp / dp > 1", 0}, /* the guard decides */
+        {"tp / dp > 1 and dp > 0", 0}, /* either side */
+        {"dp == 0 or tp / dp > 1", 1},
+        {"tp / dp > 1 or dp == 0", 1},
+        {"tp / (dp + 1) == 8", 1},
+        {"tp / 0.5 == 16", 1},
+    };
+    for (size_t i = 0; i < sizeof run / sizeof run[0]; i++) {
+        ccs_expr *e = expr_compile(run[i].text, &err, NULL);
+        assert_non_null(e);
+        int r = expr_eval(e, vals);
+        expr_free(e);
+        if (r != run[i].want) {
+            print_error("'%s' = %d, want %d\n", run[i].text, r, run[i].want);
+            fail();
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_values),
-        cmocka_unit_test(test_enums),
-        cmocka_unit_test(test_results_flag),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_nesting_limit), cmocka_unit_test(test_division_by_zero),
+        cmocka_unit_test(test_values),        cmocka_unit_test(test_enums),
+        cmocka_unit_test(test_results_flag),  cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests_name("expr", tests, NULL, NULL);
 }

@@ -87,7 +87,9 @@ typedef struct ccs_expr ccs_expr;
  * *err_col (may be NULL) to the 1-based column in text where the problem is.
  * Types are checked here: and/or/not need booleans, arithmetic and ordering
  * need numbers (or enum values of the same kind), the whole expression must be
- * boolean. */
+ * boolean. A divisor that is a constant 0 is an error, and so is nesting
+ * (parentheses, 'not', signs) deeper than 64 levels or code longer than 256
+ * operations. */
 ccs_expr *expr_compile(const char *text, ccs_err *err, int *err_col);
 void expr_free(ccs_expr *e);
 
@@ -95,7 +97,13 @@ void expr_free(ccs_expr *e);
  * it can only be evaluated after projection. */
 int expr_uses_results(const ccs_expr *e);
 
-/* Evaluate with vals[EXPR_F_N]; returns 1 (keep) or 0. No allocation. */
+/* expr_eval's result when the filter is undefined for these values. */
+#define EXPR_UNDEFINED (-1)
+
+/* Evaluate with vals[EXPR_F_N]; returns 1 (keep), 0 (drop), or
+ * EXPR_UNDEFINED when the outcome depends on a division or modulo by zero
+ * (a side of 'and'/'or' that does not decide the result may be undefined).
+ * No allocation. */
 int expr_eval(const ccs_expr *e, const double *vals);
 
 /* Field id for a name, or -1; and the name of an id. */
