@@ -358,7 +358,7 @@ int cli_run(int argc, char **argv)
         fprintf(stderr,
                 "ccsweep run: the disk holding %s is full: free space (or move the database "
                 "to a larger disk), then finish the run with 'ccsweep run %s --db %s --resume'\n",
-                a.db, a.spec, a.db);
+                a.db, a.spec, shown);
     static const char *const words[] = {"running", "complete", "interrupted", "failed"};
     printf("ccsweep run: run %lld %s: %lld/%lld scenarios in %.2f s (%.0f/s this session), "
            "%lld rows (ok %lld, invalid %lld, oom %lld, filtered %lld) -> %s\n",
@@ -375,6 +375,8 @@ int cli_run(int argc, char **argv)
                ds.signal, a.spec, shown);
     fflush(stdout);
     exit_code = status == STORE_COMPLETE ? 0 : status == STORE_INTERRUPTED ? 128 + ds.signal : 2;
+    if (rc == CCS_EINPUT)
+        exit_code = 1; /* the spec's filter is undefined for a scenario */
     if (status == STORE_FAILED && ranks > 1) {
         /* workers may be mid-chunk or waiting: the data is safe, end the job */
         store_close(st);

@@ -285,7 +285,7 @@ static int sweep_cost(const char *spec_path, const ccs_catalog *cat, int iters, 
     out->scenarios = grid_count(g);
     for (int64_t i = 0; i < out->scenarios; i++) {
         ccs_record rec;
-        if (!grid_eval(g, i, &rec, NULL) || rec.r.status != CCS_ST_OK)
+        if (grid_eval(g, i, &rec, NULL) != 1 || rec.r.status != CCS_ST_OK)
             continue;
         out->measured++;
         out->wall += iters * rec.r.t_iter;

@@ -6,7 +6,9 @@
  *                          work (a worker keeps one request ahead), UP_INTR
  *                          reports a signal (lo = signal), UP_BYE follows a
  *                          worker's last data after it was told to stop (or
- *                          after UP_INTR, in the same header).
+ *                          after UP_INTR, in the same header), UP_EFILTER
+ *                          reports that the where-filter is undefined
+ *                          (division by zero) for scenario lo.
  *   0 -> worker, TAG_DOWN: {lo, hi}, the next chunk, or lo < 0: stop.
  * A signal anywhere makes rank 0 answer every request with stop and wait for
  * each worker's goodbye: the job ends with MPI_Finalize on every rank, no abort.
@@ -31,7 +33,7 @@ struct dist_comm {
 static dist_comm world_ = {0}, self_ = {0};
 
 enum { TAG_UP = 7301, TAG_DOWN = 7302 };
-enum { UP_DATA = 1, UP_DONE = 2, UP_WANT = 4, UP_INTR = 8, UP_BYE = 16 };
+enum { UP_DATA = 1, UP_DONE = 2, UP_WANT = 4, UP_INTR = 8, UP_BYE = 16, UP_EFILTER = 32 };
 #define RECS_PER_MSG 512
 #define SELF_SLICE 128  /* scenarios rank 0 computes between polls */
 #define SELF_CHUNK 2048 /* largest chunk rank 0 takes for itself */
@@ -282,7 +284,7 @@ static int rebuild_one(int64_t idx, void *ctx)
     coord *c = ctx;
     ccs_record rec;
     ccs_err err;
-    if (!grid_eval(c->g, idx, &rec, NULL))
+    if (grid_eval(c->g, idx, &rec, NULL) != 1) /* stored rows passed the filter */
         return push_dead(c, idx, rec.r.status, &err);
     int disp = 0, dst = 0;
     int64_t didx = -1;
@@ -322,17 +324,40 @@ static int chunk_done(coord *c, int64_t lo, int64_t hi, ccs_err *err)
     return CCS_OK;
 }
 
-/* Evaluate [lo, hi) into consecutive records at buf; returns how many were kept. */
+/* Evaluate [lo, hi) into consecutive records at buf; returns how many were
+ * kept, or -1 with *bad set to the first scenario the filter is undefined for. */
 static int eval_range(const ccs_grid *g, int64_t lo, int64_t hi, int detail, size_t rec_size,
-                      unsigned char *buf)
+                      unsigned char *buf, int64_t *bad)
 {
     int n = 0;
     for (int64_t i = lo; i < hi; i++) {
         unsigned char *p = buf + (size_t)n * rec_size;
         ccs_region_time *rg = detail ? (ccs_region_time *)(void *)(p + sizeof(ccs_record)) : NULL;
-        n += grid_eval(g, i, (ccs_record *)(void *)p, rg);
+        int k = grid_eval(g, i, (ccs_record *)(void *)p, rg);
+        if (k < 0) {
+            *bad = i;
+            return -1;
+        }
+        n += k;
     }
     return n;
+}
+
+/* The where-filter divided by zero for scenario idx: an error of the spec. */
+static int filter_undefined(const ccs_grid *g, int64_t idx, ccs_err *err)
+{
+    ccs_scenario s;
+    grid_decode(g, idx, &s);
+    const ccs_spec *sp = grid_spec(g);
+    const ccs_plan *p = &s.plan;
+    ccs_err_set(err,
+                "%s: field 'where': '%s' divides by zero for scenario %lld (model %s, hardware "
+                "%s, generation %d, devices %d, tp %d, pp %d, dp %d, mbs %d, gbs %d, seq %d), "
+                "the first such one; guard the divisor (e.g. 'dp > 0 and gbs / dp > 8')",
+                spec_path(sp), spec_where_text(sp), (long long)idx,
+                spec_model(sp, (size_t)s.model)->name, spec_hw(sp, (size_t)s.hw)->name, (int)s.gen,
+                p->devices, p->tp, p->pp, p->dp, p->mbs, p->gbs, p->seq);
+    return CCS_EINPUT;
 }
 
 static int coordinate(const dist_comm *dc, coord *c, ccs_err *err)
@@ -384,6 +409,10 @@ static int coordinate(const dist_comm *dc, coord *c, ccs_err *err)
                 c->stats->signal = (int)h.lo;
                 stopping = 1;
             }
+            if (h.flags & UP_EFILTER) {
+                rc = filter_undefined(c->g, h.lo, err);
+                break;
+            }
             for (int i = 0; i < h.n && rc == CCS_OK; i++)
                 rc = put(c, msg + sizeof h + (size_t)i * c->rec_size, err);
             if (rc == CCS_OK && (h.flags & UP_DONE))
@@ -412,7 +441,11 @@ static int coordinate(const dist_comm *dc, coord *c, ccs_err *err)
         }
         if (have_own) {
             int64_t end = own_next + SELF_SLICE < own_hi ? own_next + SELF_SLICE : own_hi;
-            int n = eval_range(c->g, own_next, end, c->o->detail && !c->kp, c->rec_size, own);
+            int64_t bad = 0;
+            int n = eval_range(c->g, own_next, end, c->o->detail && !c->kp, c->rec_size, own,
+                               &bad);
+            if (n < 0)
+                rc = filter_undefined(c->g, bad, err);
             for (int i = 0; i < n && rc == CCS_OK; i++)
                 rc = put(c, own + (size_t)i * c->rec_size, err);
             own_next = end;
@@ -520,9 +553,13 @@ static int work_kept(const dist_comm *dc, const ccs_grid *g, dist_stats *stats)
         MPI_Irecv(next, 2, MPI_INT64_T, 0, TAG_DOWN, dc->comm, &next_req);
         for (int64_t i = job[0]; i < job[1] && rc == CCS_OK; i++) {
             ccs_record rec;
-            int disp;
-            if (grid_eval(g, i, &rec, NULL) &&
-                keep_offer(kp, &rec, &disp, NULL, NULL) == KEEP_FULL) {
+            int disp, kept = grid_eval(g, i, &rec, NULL);
+            if (kept < 0) {
+                /* rank 0 reports it and ends the job; buffers may be in flight */
+                send_hdr(dc, UP_EFILTER, i, 0);
+                return CCS_EINPUT;
+            }
+            if (kept && keep_offer(kp, &rec, &disp, NULL, NULL) == KEEP_FULL) {
                 send_kept(dc, kp, buf, sent, &cur, UP_DATA, job[0], job[1]);
                 keep_offer(kp, &rec, &disp, NULL, NULL);
             }
@@ -575,7 +612,13 @@ static int work(const dist_comm *dc, const ccs_grid *g, const dist_opts *o, size
             unsigned char *p = buf[cur] + sizeof(up_hdr) + (size_t)n * rec_size;
             ccs_region_time *rg =
                 o->detail ? (ccs_region_time *)(void *)(p + sizeof(ccs_record)) : NULL;
-            n += grid_eval(g, i, (ccs_record *)(void *)p, rg);
+            int k = grid_eval(g, i, (ccs_record *)(void *)p, rg);
+            if (k < 0) {
+                /* rank 0 reports it and ends the job; buffers may be in flight */
+                send_hdr(dc, UP_EFILTER, i, 0);
+                return CCS_EINPUT;
+            }
+            n += k;
             stats->done++;
             if ((i & 1023) == 0 && dist_signal())
                 rc = DIST_INTERRUPTED;

@@ -409,8 +409,9 @@ int grid_eval(const ccs_grid *g, int64_t idx, ccs_record *out, ccs_region_time *
     if (g->where && !g->where_post) {
         /* the filter needs no outputs: skip the projection of dropped scenarios */
         grid_fields(g, s, NULL, vals);
-        if (!expr_eval(g->where, vals))
-            return 0;
+        int keep = expr_eval(g->where, vals);
+        if (keep != 1)
+            return keep; /* 0, or EXPR_UNDEFINED */
     }
     const ccs_model *m = spec_model(g->spec, (size_t)s->model);
     if (s->derive != CCS_R_OK) {

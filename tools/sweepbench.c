@@ -88,7 +88,7 @@ int main(int argc, char **argv)
         int64_t kept = 0;
         double t0 = now_s(), c0 = cpu_s();
         for (int64_t i = 0; i < n; i++)
-            kept += grid_eval(g, i, &rec, NULL);
+            kept += grid_eval(g, i, &rec, NULL) == 1;
         double dt = now_s() - t0, dc = cpu_s() - c0;
         printf("projections_per_s %.0f (%lld scenarios, %lld kept, %.3f s, %.3f us CPU each)\n",
                n / dt, (long long)n, (long long)kept, dt, 1e6 * dc / n);
@@ -100,7 +100,7 @@ int main(int argc, char **argv)
             return 1;
         }
         for (int64_t i = 0; i < n; i++)
-            kept += grid_eval(g, i, &rows[kept], NULL);
+            kept += grid_eval(g, i, &rows[kept], NULL) == 1;
         ccs_store *st = open_run(argv[3], g, &err);
         if (!st) {
             fprintf(stderr, "sweepbench: %s\n", err.msg);
@@ -136,7 +136,7 @@ int main(int argc, char **argv)
         for (int64_t lo = 0; lo < n; lo += chunk) {
             for (int64_t i = lo; i < lo + chunk && i < n; i++) {
                 ccs_record rec;
-                if (!grid_eval(g, i, &rec, NULL))
+                if (grid_eval(g, i, &rec, NULL) != 1)
                     continue;
                 passed++;
                 int full = keep_offer(part, &rec, &disp, NULL, NULL) == KEEP_FULL;

@@ -73,7 +73,8 @@ void grid_decode(const ccs_grid *g, int64_t idx, ccs_scenario *out);
 
 /* Decode and project idx into *out (regions, when not NULL, receives CCS_RG_N
  * entries) and apply the where-filter. Returns 1 when the scenario is kept, 0
- * when the filter drops it (then *out is only partly filled). No allocation. */
+ * when the filter drops it (then *out is only partly filled), EXPR_UNDEFINED
+ * (negative) when the filter divides by zero for it. No allocation. */
 int grid_eval(const ccs_grid *g, int64_t idx, ccs_record *out, ccs_region_time *regions);
 
 /* Hardware i at generation index gen_i, as evolved for the sweep. */
