@@ -26,6 +26,7 @@ struct ccs_catalog {
      * layers and are replaced by name; 0 otherwise (a repeated name is an
      * error). */
     size_t below_models, below_hw, below_evo;
+    ccs_names *idx[3]; /* name -> position, per kind: linear-time loading */
 };
 
 ccs_catalog *catalog_new(void)
@@ -40,6 +41,8 @@ void catalog_free(ccs_catalog *c)
     free(c->models);
     free(c->hw);
     free(c->evo);
+    for (int k = 0; k < 3; k++)
+        ccs_names_free(c->idx[k]);
     free(c);
 }
 
@@ -370,6 +373,10 @@ int catalog_parse_evolution(const ydoc *d, const ynode *map, ccs_evolution *out,
 
 int catalog_add_model(ccs_catalog *c, const ccs_model *m, ccs_err *err)
 {
+    if (!c->idx[0] && !(c->idx[0] = ccs_names_new())) {
+        ccs_err_set(err, "out of memory");
+        return CCS_ENOMEM;
+    }
     const ccs_model *old = catalog_model(c, m->name);
     if (old && (size_t)(old - c->models) < c->below_models) {
         c->models[old - c->models] = *m; /* an overlay redefines it */
@@ -383,12 +390,20 @@ int catalog_add_model(ccs_catalog *c, const ccs_model *m, ccs_err *err)
         ccs_err_set(err, "out of memory");
         return CCS_ENOMEM;
     }
+    if (ccs_names_add(c->idx[0], m->name, (long)c->n_models)) {
+        ccs_err_set(err, "out of memory");
+        return CCS_ENOMEM;
+    }
     c->models[c->n_models++] = *m;
     return CCS_OK;
 }
 
 int catalog_add_hw(ccs_catalog *c, const ccs_hw *hw, ccs_err *err)
 {
+    if (!c->idx[1] && !(c->idx[1] = ccs_names_new())) {
+        ccs_err_set(err, "out of memory");
+        return CCS_ENOMEM;
+    }
     const ccs_hw *old = catalog_hw(c, hw->name);
     if (old && (size_t)(old - c->hw) < c->below_hw) {
         c->hw[old - c->hw] = *hw; /* an overlay redefines it */
@@ -402,12 +417,20 @@ int catalog_add_hw(ccs_catalog *c, const ccs_hw *hw, ccs_err *err)
         ccs_err_set(err, "out of memory");
         return CCS_ENOMEM;
     }
+    if (ccs_names_add(c->idx[1], hw->name, (long)c->n_hw)) {
+        ccs_err_set(err, "out of memory");
+        return CCS_ENOMEM;
+    }
     c->hw[c->n_hw++] = *hw;
     return CCS_OK;
 }
 
 int catalog_add_evolution(ccs_catalog *c, const ccs_evolution *ev, ccs_err *err)
 {
+    if (!c->idx[2] && !(c->idx[2] = ccs_names_new())) {
+        ccs_err_set(err, "out of memory");
+        return CCS_ENOMEM;
+    }
     const ccs_evolution *old = catalog_evolution(c, ev->name);
     if (old && (size_t)(old - c->evo) < c->below_evo) {
         c->evo[old - c->evo] = *ev; /* an overlay redefines it */
@@ -418,6 +441,10 @@ int catalog_add_evolution(ccs_catalog *c, const ccs_evolution *ev, ccs_err *err)
         return CCS_EINPUT;
     }
     if (grow((void **)&c->evo, &c->cap_evo, c->n_evo, sizeof *ev)) {
+        ccs_err_set(err, "out of memory");
+        return CCS_ENOMEM;
+    }
+    if (ccs_names_add(c->idx[2], ev->name, (long)c->n_evo)) {
         ccs_err_set(err, "out of memory");
         return CCS_ENOMEM;
     }
@@ -623,17 +650,15 @@ const char *catalog_default_dir(char *buf, size_t n)
     return buf;
 }
 
-#define LOOKUP(fn, type, arr, cnt)                                                                 \
-    const type *fn(const ccs_catalog *c, const char *name)                                        \
+#define LOOKUP(fn, type, arr, k)                                                                   \
+    const type *fn(const ccs_catalog *c, const char *name)                                         \
     {                                                                                              \
-        for (size_t i = 0; c && name && i < c->cnt; i++)                                           \
-            if (strcmp(c->arr[i].name, name) == 0)                                                 \
-                return &c->arr[i];                                                                 \
-        return NULL;                                                                               \
+        long i = c ? ccs_names_find(c->idx[k], name) : -1;                                         \
+        return i < 0 ? NULL : &c->arr[i];                                                          \
     }
-LOOKUP(catalog_model, ccs_model, models, n_models)
-LOOKUP(catalog_hw, ccs_hw, hw, n_hw)
-LOOKUP(catalog_evolution, ccs_evolution, evo, n_evo)
+LOOKUP(catalog_model, ccs_model, models, 0)
+LOOKUP(catalog_hw, ccs_hw, hw, 1)
+LOOKUP(catalog_evolution, ccs_evolution, evo, 2)
 
 size_t catalog_n_models(const ccs_catalog *c)
 {

@@ -426,7 +426,14 @@ static void project_usage(FILE *f)
             "  --catalog PATH     catalog overlay (directory or YAML file): its entries add to\n"
             "                     and override the built-in ones by name; repeatable, later\n"
             "                     wins; $CCSWEEP_CATALOG_PATH lists overlays too (':')\n"
-            "  --json             one JSON object with every output, SI units\n");
+            "  --json             one JSON object with every output, SI units\n\n");
+    /* a second string: C11 compilers need support literals of 4095 bytes only */
+    fprintf(f,
+            "Limits (also in specs and catalogs): layers and --pp-first/last-layers <= 100000;\n"
+            "hidden, heads, kv-heads <= 1048576; ffn <= 4194304; vocab <= 16777216; seq <=\n"
+            "16777216; devices, tp, cp, ep, pp, dp and tp*cp*pp*dp <= 16777216; vpp <= 1024;\n"
+            "mbs <= 1048576; gbs <= 1073741824; experts <= 65536; gen <= 64;\n"
+            "comm-compress, net-bw-factor and capacity-factor in (0, 1e6].\n");
 }
 
 static double gib(double b)
@@ -537,6 +544,49 @@ static void print_human(const ccs_model *m, const ccs_hw *hw, const char *evo, c
     }
 }
 
+/* 1 when every output of the projection is a finite number. */
+static int result_finite(const ccs_result *r, const ccs_region_time *rg)
+{
+    const double v[] = {r->t_iter,
+                        r->t_iter_lo,
+                        r->t_iter_hi,
+                        r->t_compute,
+                        r->t_comm,
+                        r->t_comm_exposed,
+                        r->t_tp_comm,
+                        r->t_tp_comm_exposed,
+                        r->t_dp_comm,
+                        r->t_dp_comm_exposed,
+                        r->t_pp_comm,
+                        r->t_bubble,
+                        r->t_optimizer,
+                        r->comm_fraction,
+                        r->hidden_fraction,
+                        r->mem_weights,
+                        r->mem_grads,
+                        r->mem_optimizer,
+                        r->mem_activations,
+                        r->mem_total,
+                        r->model_flops,
+                        r->hw_flops,
+                        r->mfu,
+                        r->tokens_per_s,
+                        r->tp_bytes,
+                        r->dp_bytes,
+                        r->pp_bytes,
+                        r->ccr,
+                        r->params,
+                        r->extrap};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        if (!isfinite(v[i]))
+            return 0;
+    for (int i = 0; i < CCS_RG_N; i++)
+        if (!isfinite(rg[i].time) || !isfinite(rg[i].count) || !isfinite(rg[i].flops) ||
+            !isfinite(rg[i].bytes))
+            return 0;
+    return 1;
+}
+
 enum {
     O_MODEL = 256, O_LAYERS, O_HIDDEN, O_HEADS, O_KV, O_FFN, O_VOCAB, O_GATED, O_HW, O_GEN,
     O_EVO, O_DEVICES, O_TP, O_PP, O_DP, O_VPP, O_SEQ, O_GBS, O_MBS, O_SP, O_RECOMP, O_ZERO,
@@ -557,8 +607,9 @@ static int pos_double(const char *opt, const char *text, double *out)
 {
     char *end;
     double v = strtod(text, &end);
-    if (!*text || *end || !(v > 0) || !isfinite(v)) {
-        fprintf(stderr, "ccsweep project: %s: expected a positive number, got '%s'\n", opt, text);
+    if (!*text || *end || !(v > 0) || !(v <= CCS_MAX_FACTOR)) {
+        fprintf(stderr, "ccsweep project: %s: expected a number in (0, %g], got '%s'\n", opt,
+                CCS_MAX_FACTOR, text);
         return -1;
     }
     *out = v;
@@ -606,7 +657,6 @@ int cli_project(int argc, char **argv)
     p.mbs = 0; /* 0 = not given */
     long gen = 0, v;
     int json = 0, have_dp = 0, adhoc_given = 0;
-    const long IMAX = 2147483647L;
 
     optind = 1;
     opterr = 0;
@@ -640,7 +690,7 @@ int cli_project(int argc, char **argv)
         case O_INNET: p.innet_reduce = 1; break;
         case O_COMPRESS: bad = pos_double("--comm-compress", optarg, &p.comm_compress); break;
         case O_NETBW: bad = pos_double("--net-bw-factor", optarg, &p.net_bw_factor); break;
-        case O_GEN: bad = cli_int("project", "--gen", optarg, 0, 64, &gen); break;
+        case O_GEN: bad = cli_int("project", "--gen", optarg, 0, CCS_MAX_GEN, &gen); break;
         case O_RECOMP:
             p.recompute = (int8_t)recompute_parse(optarg);
             bad = enum_opt("--recompute", optarg, p.recompute, "none, selective or full");
@@ -662,7 +712,15 @@ int cli_project(int argc, char **argv)
         case O_LAYERS: case O_HIDDEN: case O_HEADS: case O_KV: case O_FFN: case O_VOCAB:
         case O_DEVICES: case O_TP: case O_PP: case O_DP: case O_VPP: case O_SEQ: case O_GBS:
         case O_MBS: {
-            if (cli_int("project", o, optarg, 1, IMAX, &v)) {
+            static const long lim[] = {
+                [O_LAYERS - O_LAYERS] = CCS_MAX_LAYERS,   [O_HIDDEN - O_LAYERS] = CCS_MAX_HIDDEN,
+                [O_HEADS - O_LAYERS] = CCS_MAX_HIDDEN,    [O_KV - O_LAYERS] = CCS_MAX_HIDDEN,
+                [O_FFN - O_LAYERS] = CCS_MAX_FFN,         [O_VOCAB - O_LAYERS] = CCS_MAX_VOCAB,
+                [O_DEVICES - O_LAYERS] = CCS_MAX_DEVICES, [O_TP - O_LAYERS] = CCS_MAX_DEVICES,
+                [O_PP - O_LAYERS] = CCS_MAX_DEVICES,      [O_DP - O_LAYERS] = CCS_MAX_DEVICES,
+                [O_VPP - O_LAYERS] = CCS_MAX_VPP,         [O_SEQ - O_LAYERS] = CCS_MAX_SEQ,
+                [O_GBS - O_LAYERS] = CCS_MAX_GBS,         [O_MBS - O_LAYERS] = CCS_MAX_MBS};
+            if (cli_int("project", o, optarg, 1, lim[c - O_LAYERS], &v)) {
                 bad = 1;
                 break;
             }
@@ -685,7 +743,7 @@ int cli_project(int argc, char **argv)
         }
         case O_CP:
         case O_EP:
-            bad = cli_int("project", o, optarg, 1, IMAX, &v);
+            bad = cli_int("project", o, optarg, 1, CCS_MAX_DEVICES, &v);
             *(c == O_CP ? &p.cp : &p.ep) = (int32_t)v;
             break;
         case O_CAPF: bad = pos_double("--capacity-factor", optarg, &p.capacity_factor); break;
@@ -697,7 +755,7 @@ int cli_project(int argc, char **argv)
             break;
         case O_PPFIRST:
         case O_PPLAST:
-            bad = cli_int("project", o, optarg, 1, IMAX, &v);
+            bad = cli_int("project", o, optarg, 1, CCS_MAX_LAYERS, &v);
             *(c == O_PPFIRST ? &p.pp_first : &p.pp_last) = (int32_t)v;
             break;
         case O_HELP: project_usage(stdout); return 0;
@@ -792,8 +850,14 @@ int cli_project(int argc, char **argv)
     if (p.devices == 0 && !have_dp)
         p.dp = 1;
     if (plan_derive(&p) != CCS_R_OK) {
-        fprintf(stderr, "ccsweep project: --devices %d is not a multiple of tp*pp = %d\n",
-                p.devices, p.tp * p.pp);
+        long long tpp = (long long)p.tp * p.pp;
+        if (p.devices)
+            fprintf(stderr, "ccsweep project: --devices %d is not a multiple of tp*pp = %lld\n",
+                    p.devices, tpp);
+        else
+            fprintf(stderr,
+                    "ccsweep project: tp*pp*dp = %d*%d*%d is more than %d devices (the limit)\n",
+                    p.tp, p.pp, p.dp, CCS_MAX_DEVICES);
         goto out;
     }
     if (p.gbs == 0 && !(p.gbs = m.gbs)) { /* never a batch made up from mbs * dp */
@@ -809,6 +873,13 @@ int cli_project(int argc, char **argv)
     ccs_result r;
     ccs_region_time rg[CCS_RG_N];
     timeline_project(&m, &p, &cost, &r, rg);
+    if (!result_finite(&r, rg)) {
+        /* within the input limits this does not happen; never print inf or nan */
+        fprintf(stderr, "ccsweep project: the projection overflowed (a non-finite output); "
+                        "please report the command line\n");
+        rc = 2;
+        goto out;
+    }
     static cli_op_sources srcs;
     if (r.status != CCS_ST_INVALID)
         cli_op_sources_of(&m, &p, &hw, om, calib, &srcs);

@@ -7,8 +7,8 @@ void model_fill_defaults(ccs_model *m)
 {
     if (m->kv_heads == 0)
         m->kv_heads = m->heads;
-    if (m->ffn == 0)
-        m->ffn = 4 * m->hidden;
+    if (m->ffn == 0 && m->hidden > 0 && m->hidden <= CCS_MAX_FFN / 4)
+        m->ffn = 4 * m->hidden; /* a larger hidden is refused by model_validate */
     if (m->experts > 0 && m->moe_ffn == 0)
         m->moe_ffn = m->ffn;
     if (m->experts > 0 && m->top_k == 0)
@@ -19,15 +19,26 @@ int model_validate(const ccs_model *m, ccs_err *err)
 {
     const struct {
         const char *field;
-        int32_t v;
-    } pos[] = {{"layers", m->layers}, {"hidden", m->hidden}, {"heads", m->heads},
-               {"kv_heads", m->kv_heads}, {"ffn", m->ffn}, {"vocab", m->vocab}};
+        int32_t v, max;
+    } pos[] = {{"layers", m->layers, CCS_MAX_LAYERS}, {"hidden", m->hidden, CCS_MAX_HIDDEN},
+               {"heads", m->heads, CCS_MAX_HIDDEN},   {"kv_heads", m->kv_heads, CCS_MAX_HIDDEN},
+               {"ffn", m->ffn, CCS_MAX_FFN},          {"vocab", m->vocab, CCS_MAX_VOCAB}};
     for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++) {
+        if (pos[i].v > pos[i].max) {
+            ccs_err_set(err, "model '%s': field '%s' must be at most %d (got %d)", m->name,
+                        pos[i].field, (int)pos[i].max, (int)pos[i].v);
+            return CCS_EINPUT;
+        }
         if (pos[i].v <= 0) {
             ccs_err_set(err, "model '%s': field '%s' must be a positive integer (got %d)",
                         m->name, pos[i].field, (int)pos[i].v);
             return CCS_EINPUT;
         }
+    }
+    if (m->max_pos > CCS_MAX_VOCAB || m->seq > CCS_MAX_SEQ || m->gbs > CCS_MAX_GBS) {
+        ccs_err_set(err, "model '%s': max_pos, seq and gbs must be at most %d, %d and %d", m->name,
+                    CCS_MAX_VOCAB, CCS_MAX_SEQ, CCS_MAX_GBS);
+        return CCS_EINPUT;
     }
     if (m->max_pos < 0 || m->seq < 0 || m->gbs < 0) {
         ccs_err_set(err, "model '%s': max_pos, seq and gbs must not be negative", m->name);
@@ -37,6 +48,13 @@ int model_validate(const ccs_model *m, ccs_err *err)
         ccs_err_set(err, "model '%s': experts, top_k, shared_experts and moe_ffn must not be "
                          "negative",
                     m->name);
+        return CCS_EINPUT;
+    }
+    if (m->experts > CCS_MAX_EXPERTS || m->shared_experts > CCS_MAX_EXPERTS ||
+        m->moe_ffn > CCS_MAX_FFN) {
+        ccs_err_set(err, "model '%s': experts and shared_experts must be at most %d, moe_ffn at "
+                         "most %d",
+                    m->name, CCS_MAX_EXPERTS, CCS_MAX_FFN);
         return CCS_EINPUT;
     }
     if (m->experts > 0 && m->top_k > m->experts) {

@@ -31,9 +31,9 @@ int plan_derive(ccs_plan *p)
             return CCS_R_DEVICES;
         p->dp = (int32_t)(p->devices / tpp);
     } else if (p->devices == 0 && p->dp > 0) {
+        if (tpp > CCS_MAX_DEVICES || tpp * p->dp > CCS_MAX_DEVICES)
+            return CCS_R_DEVICES; /* checked in two steps: tp * pp * dp may exceed int64 */
         int64_t d = tpp * p->dp;
-        if (d > INT32_MAX)
-            return CCS_R_DEVICES;
         p->devices = (int32_t)d;
     }
     return CCS_R_OK;

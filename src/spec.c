@@ -52,15 +52,15 @@ static const struct {
 } axes[SPEC_AX_N] = {
     [SPEC_AX_MODEL] = {"models", K_INDEX, 0, 0, 0},
     [SPEC_AX_HW] = {"hardware", K_INDEX, 0, 0, 0},
-    [SPEC_AX_GEN] = {"generations", K_INT, 0, 64, 0},
-    [SPEC_AX_DEVICES] = {"devices", K_INT, 1, INT32_MAX, 0},
-    [SPEC_AX_TP] = {"tp", K_INT, 1, INT32_MAX, 1},
-    [SPEC_AX_PP] = {"pp", K_INT, 1, INT32_MAX, 1},
-    [SPEC_AX_DP] = {"dp", K_INT, 1, INT32_MAX, 0},
-    [SPEC_AX_VPP] = {"vpp", K_INT, 1, INT32_MAX, 1},
-    [SPEC_AX_MBS] = {"mbs", K_INT, 1, INT32_MAX, 1},
-    [SPEC_AX_GBS] = {"gbs", K_INT_MODEL, 1, INT32_MAX, SPEC_FROM_MODEL},
-    [SPEC_AX_SEQ] = {"seq", K_INT_MODEL, 1, INT32_MAX, SPEC_FROM_MODEL},
+    [SPEC_AX_GEN] = {"generations", K_INT, 0, CCS_MAX_GEN, 0},
+    [SPEC_AX_DEVICES] = {"devices", K_INT, 1, CCS_MAX_DEVICES, 0},
+    [SPEC_AX_TP] = {"tp", K_INT, 1, CCS_MAX_DEVICES, 1},
+    [SPEC_AX_PP] = {"pp", K_INT, 1, CCS_MAX_DEVICES, 1},
+    [SPEC_AX_DP] = {"dp", K_INT, 1, CCS_MAX_DEVICES, 0},
+    [SPEC_AX_VPP] = {"vpp", K_INT, 1, CCS_MAX_VPP, 1},
+    [SPEC_AX_MBS] = {"mbs", K_INT, 1, CCS_MAX_MBS, 1},
+    [SPEC_AX_GBS] = {"gbs", K_INT_MODEL, 1, CCS_MAX_GBS, SPEC_FROM_MODEL},
+    [SPEC_AX_SEQ] = {"seq", K_INT_MODEL, 1, CCS_MAX_SEQ, SPEC_FROM_MODEL},
     [SPEC_AX_DTYPE] = {"dtype", K_DTYPE, 0, 0, CCS_BF16},
     [SPEC_AX_SP] = {"sp", K_BOOL, 0, 1, 0},
     [SPEC_AX_ZERO] = {"zero", K_INT, 0, 3, 0},
@@ -69,8 +69,8 @@ static const struct {
     [SPEC_AX_TP_OVERLAP] = {"tp_overlap", K_BOOL, 0, 1, 0},
     [SPEC_AX_DP_OVERLAP] = {"dp_overlap", K_DPOV, 0, 2, CCS_DPOV_NONE},
     [SPEC_AX_INNET_REDUCE] = {"innet_reduce", K_BOOL, 0, 1, 0},
-    [SPEC_AX_COMM_COMPRESS] = {"comm_compress", K_REAL, 0, 1e6, 1},
-    [SPEC_AX_NET_BW_FACTOR] = {"net_bw_factor", K_REAL, 0, 1e6, 1},
+    [SPEC_AX_COMM_COMPRESS] = {"comm_compress", K_REAL, 0, CCS_MAX_FACTOR, 1},
+    [SPEC_AX_NET_BW_FACTOR] = {"net_bw_factor", K_REAL, 0, CCS_MAX_FACTOR, 1},
 };
 
 const char *spec_axis_name(int axis)
@@ -238,6 +238,14 @@ static int read_generator(const ydoc *d, const ynode *map, int a, const char *fi
             return CCS_EINPUT;
         }
         double count = floor((hi - lo) / step * (1 + 1e-12)) + 1;
+        if (count == 1 && hi > lo) {
+            ydoc_error(d, ynode_item(d, v, 2), err,
+                       "field '%s': bad range: [first, last, step] = [%g, %g, %g]: the step is "
+                       "wider than the span from first to last, so it yields only %g; use a "
+                       "step of at most %g, or give the single value",
+                       field, lo, hi, step, lo, hi - lo);
+            return CCS_EINPUT;
+        }
         if (count > SPEC_AXIS_MAX) {
             ydoc_error(d, v, err, "field '%s': bad range: more than %d values", field,
                        SPEC_AXIS_MAX);
@@ -253,6 +261,14 @@ static int read_generator(const ydoc *d, const ynode *map, int a, const char *fi
                    "field '%s': bad geom: needs first > 0 and factor > 1, got "
                    "first %g, factor %g",
                    field, lo, step);
+        return CCS_EINPUT;
+    }
+    if (hi > lo && lo * step > hi * (1 + 1e-12)) {
+        ydoc_error(d, ynode_item(d, v, 2), err,
+                   "field '%s': bad geom: [first, last, factor] = [%g, %g, %g]: first times the "
+                   "factor is already past last, so it yields only %g; use a factor of at most "
+                   "%g, or give the single value",
+                   field, lo, hi, step, lo, hi / lo);
         return CCS_EINPUT;
     }
     for (double g = lo; g <= hi * (1 + 1e-12); g *= step) {
@@ -326,6 +342,7 @@ static int read_entries(ccs_spec *s, const ydoc *d, const ynode *n, int a, const
         ccs_err_set(err, "%s: out of memory", ydoc_name(d));
         return CCS_ENOMEM;
     }
+    ccs_names *seen = ccs_names_new(); /* names so far: duplicates in linear time */
     for (size_t i = 0; i < cnt; i++) {
         const ynode *it = ynode_kind(n) == YN_SEQ ? ynode_item(d, n, i) : n;
         const char *name = ynode_scalar(it);
@@ -338,6 +355,7 @@ static int read_entries(ccs_spec *s, const ydoc *d, const ynode *n, int a, const
                                "field 'models': unknown model '%s' (expected a "
                                "catalog name, see 'ccsweep list models', or an inline entry)",
                                name);
+                    ccs_names_free(seen);
                     return CCS_EINPUT;
                 }
                 s->models[i] = *m;
@@ -348,24 +366,32 @@ static int read_entries(ccs_spec *s, const ydoc *d, const ynode *n, int a, const
                                "field 'hardware': unknown hardware '%s' (expected "
                                "a catalog name, see 'ccsweep list hardware', or an inline entry)",
                                name);
+                    ccs_names_free(seen);
                     return CCS_EINPUT;
                 }
                 s->hw[i] = *h;
             }
         } else if (a == SPEC_AX_MODEL ? catalog_parse_model(d, it, &s->models[i], err)
                                       : catalog_parse_hw(d, it, &s->hw[i], err)) {
+            ccs_names_free(seen);
             return CCS_EINPUT;
         }
         nm = a == SPEC_AX_MODEL ? s->models[i].name : s->hw[i].name;
-        for (size_t j = 0; j < i; j++) {
-            if (!strcmp(nm, a == SPEC_AX_MODEL ? s->models[j].name : s->hw[j].name)) {
-                ydoc_error(d, it, err, "field '%s': '%s' is listed twice", field, nm);
-                return CCS_EINPUT;
-            }
+        int added = seen ? ccs_names_add(seen, nm, (long)i) : CCS_ENOMEM;
+        if (added == 1) {
+            const ynode *first =
+                ynode_kind(n) == YN_SEQ ? ynode_item(d, n, (size_t)ccs_names_find(seen, nm)) : n;
+            ydoc_error(d, it, err, "field '%s': '%s' is listed twice (first at line %d)", field, nm,
+                       ynode_line(first));
+        } else if (added) {
+            ccs_err_set(err, "%s: out of memory", ydoc_name(d));
         }
-        if (push(&s->ax[a], (double)i, d, it, field, err))
-            return CCS_EINPUT;
+        if (added || push(&s->ax[a], (double)i, d, it, field, err)) {
+            ccs_names_free(seen);
+            return added == CCS_ENOMEM ? CCS_ENOMEM : CCS_EINPUT;
+        }
     }
+    ccs_names_free(seen);
     if (a == SPEC_AX_MODEL)
         s->n_models = cnt;
     else

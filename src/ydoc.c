@@ -19,6 +19,75 @@ static yaml_node_t *N(const ynode *n)
     return (yaml_node_t *)n;
 }
 
+typedef struct keyref {
+    const char *text;
+    int line, col;
+} keyref;
+
+static int cmp_keyref(const void *a, const void *b)
+{
+    const keyref *x = a, *y = b;
+    int c = strcmp(x->text, y->text);
+    return c ? c : x->line != y->line ? x->line - y->line : x->col - y->col;
+}
+
+/* YAML leaves duplicate keys to the application and libyaml keeps both, so
+ * a lookup would silently take the first: refuse them in every mapping,
+ * naming both lines. The node array is walked flat (no recursion, each node
+ * once, also when aliases share it). */
+static int check_duplicates(ydoc *d, ccs_err *err)
+{
+    yaml_document_t *doc = &d->doc;
+    keyref *keys = NULL;
+    size_t cap = 0;
+    int rc = CCS_OK;
+    for (yaml_node_t *n = doc->nodes.start; rc == CCS_OK && n < doc->nodes.top; n++) {
+        if (n->type != YAML_MAPPING_NODE)
+            continue;
+        size_t k = 0, len = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+        if (len < 2)
+            continue;
+        if (len > cap) {
+            keyref *nk = realloc(keys, len * sizeof *nk);
+            if (!nk) {
+                ccs_err_set(err, "%s: out of memory", d->name);
+                rc = CCS_ENOMEM;
+                break;
+            }
+            keys = nk;
+            cap = len;
+        }
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+             p++) {
+            yaml_node_t *kn = yaml_document_get_node(doc, p->key);
+            if (kn && kn->type == YAML_SCALAR_NODE)
+                keys[k++] = (keyref){(const char *)kn->data.scalar.value,
+                                     (int)kn->start_mark.line + 1, (int)kn->start_mark.column + 1};
+        }
+        qsort(keys, k, sizeof *keys, cmp_keyref);
+        const keyref *dup = NULL, *first = NULL;
+        for (size_t i = 1; i < k; i++) {
+            if (strcmp(keys[i].text, keys[i - 1].text))
+                continue;
+            /* the earliest second occurrence in the file, against its first */
+            size_t j = i;
+            while (j > 0 && !strcmp(keys[j - 1].text, keys[i].text))
+                j--;
+            if (!dup || keys[i].line < dup->line) {
+                dup = &keys[i];
+                first = &keys[j];
+            }
+        }
+        if (dup) {
+            ccs_err_set(err, "%s:%d:%d: duplicate key '%.64s' (first given at line %d)", d->name,
+                        dup->line, dup->col, dup->text, first->line);
+            rc = CCS_EINPUT;
+        }
+    }
+    free(keys);
+    return rc;
+}
+
 static ydoc *load(yaml_parser_t *parser, const char *name, ccs_err *err)
 {
     ydoc *d = calloc(1, sizeof *d);
@@ -37,6 +106,11 @@ static ydoc *load(yaml_parser_t *parser, const char *name, ccs_err *err)
     }
     if (!yaml_document_get_root_node(&d->doc)) {
         ccs_err_set(err, "%s: the document is empty", name);
+        yaml_document_delete(&d->doc);
+        free(d);
+        return NULL;
+    }
+    if (check_duplicates(d, err)) {
         yaml_document_delete(&d->doc);
         free(d);
         return NULL;

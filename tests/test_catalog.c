@@ -2,6 +2,7 @@
  * each kind of bad entry is rejected with file, line and field named. */
 #include "testutil.h"
 
+#include <time.h>
 #include <unistd.h>
 
 static void test_shipped_catalog(void **state)
@@ -103,6 +104,17 @@ static void expect_error(const char *kind, const char *text, int line, const cha
     "    inter_latency_us: 4\n    kernel_latency_us: 3\n    gemm_efficiency: 0.86\n"               \
     "    mem_efficiency: 0.85\n    intra_efficiency: 0.77\n    inter_efficiency: 0.96\n"
 
+/* "hardware:\n  - name: x\n" HW_OK with one of its lines replaced. */
+static char hw_buf[2048];
+static const char *hw_with(const char *line, const char *with)
+{
+    const char *p = strstr(HW_OK, line);
+    assert_non_null(p);
+    snprintf(hw_buf, sizeof hw_buf, "hardware:\n  - name: x\n%.*s%s%s", (int)(p - HW_OK), HW_OK,
+             with, p + strlen(line));
+    return hw_buf;
+}
+
 static void test_good_entry(void **state)
 {
     (void)state;
@@ -126,25 +138,23 @@ static void test_bad_entries(void **state)
                  2, "missing field 'heads'", NULL);
     /* negative size */
     expect_error("hardware", "hardware:\n  - name: x\n" HW_OK "    variability: 0.05\n"
-                             "  - name: y\n    mem_gib: -80\n" HW_OK,
+                             "  - name: y\n    mem_gib: -80\n    peak_tflops: {bf16: 312}\n"
+                             "    mem_gbps: 2039\n",
                  20, "field 'mem_gib'", "positive");
     /* zero size */
     expect_error("models", "models:\n  - {name: m, layers: 0, hidden: 64, heads: 4, vocab: 10}\n", 2,
                  "field 'layers'", "positive");
     /* wrong type */
     expect_error("models",
-                 "models:\n  - name: m\n    layers: 2\n    hidden: wide\n    heads: 4\n    vocab: 10\n",
-                 4, "field 'hidden'", "expected an integer");
-    expect_error("models",
-                 "models:\n  - {name: m, layers: 2, hidden: 64, heads: 4, vocab: 10, gated: 2}\n", 2,
-                 "field 'gated'", "true or false");
-    expect_error("hardware", "hardware:\n  - name: x\n    gemm_tile: 256\n" HW_OK, 3,
-                 "gemm_tile", NULL);
+                 "models:\n  - {name: m, layers: 2, hidden: 64, heads: 4, vocab: 10, gated: 2}\n",
+                 2, "field 'gated'", "true or false");
+    expect_error("hardware", hw_with("gemm_tile: [256, 128]", "gemm_tile: 256"), 8, "gemm_tile",
+                 NULL);
     /* efficiency outside (0, 1] */
     expect_error("hardware", "hardware:\n  - name: x\n" HW_OK "    clock_ratio: 1.5\n", 18,
                  "field 'clock_ratio'", "(0, 1]");
     /* unknown dtype */
-    expect_error("hardware", "hardware:\n  - name: x\n    peak_tflops: {bf17: 1}\n" HW_OK, 3,
+    expect_error("hardware", hw_with("peak_tflops: {bf16: 312}", "peak_tflops: {bf17: 1}"), 3,
                  "unknown dtype 'bf17'", NULL);
     /* inconsistent shape */
     expect_error("models", "models:\n  - {name: m, layers: 2, hidden: 100, heads: 3, vocab: 10}\n",
@@ -163,8 +173,63 @@ static void test_bad_entries(void **state)
     expect_error("models", "models: [\n  - {name: m\n", 2, "YAML syntax error", NULL);
     expect_error("models", "models: []\n", 1, "non-empty list", NULL);
     /* bad name */
-    expect_error("models", "models:\n  - {name: 'a b', layers: 2, hidden: 64, heads: 4, vocab: 10}\n",
-                 2, "field 'name'", NULL);
+    expect_error("models",
+                 "models:\n  - {name: 'a b', layers: 2, hidden: 64, heads: 4, vocab: 10}\n", 2,
+                 "field 'name'",
+                 NULL); /* duplicate keys, inside an entry and at the top: both lines named */
+    expect_error("hardware", "hardware:\n  - name: x\n    mem_gib: 40\n" HW_OK, 5,
+                 "duplicate key 'mem_gib'", "first given at line 3");
+    expect_error("models",
+                 "models:\n  - {name: m, layers: 2, hidden: 64, heads: 4, vocab: 10, layers: 3}\n",
+                 2, "duplicate key 'layers'", "first given at line 2");
+    expect_error("models",
+                 "models:\n  - {name: m, layers: 2, hidden: 64, heads: 4, vocab: 10}\n"
+                 "models:\n  - {name: n, layers: 2, hidden: 64, heads: 4, vocab: 10}\n",
+                 3, "duplicate key 'models'", "first given at line 1");
+}
+
+/* Loading is linear in the number of entries: 4x the entries may not cost
+ * 16x the time (a pairwise duplicate check took 6 s for 40,000 names). */
+static double load_many(int n, int dup)
+{
+    size_t cap = (size_t)n * 96 + 64, len = 0;
+    char *t = malloc(cap);
+    assert_non_null(t);
+    len += (size_t)snprintf(t, cap, "models:\n");
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(t + len, cap - len,
+                                "  - {name: m%d, layers: 2, hidden: 64, heads: 4, vocab: 10}\n",
+                                dup && i == n - 1 ? 0 : i);
+    char path[64];
+    ccs_err err;
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    int rc = load_text("models", t, path, &err);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    free(t);
+    if (dup) {
+        assert_int_not_equal(rc, CCS_OK);
+        assert_non_null(strstr(err.msg, "model 'm0' is defined twice"));
+    } else {
+        assert_int_equal(rc, CCS_OK);
+    }
+    return (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+}
+
+static void test_many_entries(void **state)
+{
+    (void)state;
+    load_many(1000, 1);
+    double t1 = 1e9, t4 = 1e9;
+    for (int r = 0; r < 3; r++) { /* best of three against a busy machine */
+        double x = load_many(10000, 0), y = load_many(40000, 0);
+        t1 = x < t1 ? x : t1;
+        t4 = y < t4 ? y : t4;
+    }
+    if (t4 > 10 * t1) {
+        print_error("10,000 entries %.3f s, 40,000 entries %.3f s: not linear\n", t1, t4);
+        fail();
+    }
 }
 
 static void test_missing_file(void **state)
@@ -302,8 +367,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shipped_catalog), cmocka_unit_test(test_good_entry),
-        cmocka_unit_test(test_bad_entries),     cmocka_unit_test(test_missing_file),
-        cmocka_unit_test(test_overlay),         cmocka_unit_test(test_layers),
+        cmocka_unit_test(test_bad_entries),     cmocka_unit_test(test_many_entries),
+        cmocka_unit_test(test_missing_file),    cmocka_unit_test(test_overlay),
+        cmocka_unit_test(test_layers),
     };
     return cmocka_run_group_tests_name("catalog", tests, NULL, NULL);
 }

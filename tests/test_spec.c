@@ -154,6 +154,31 @@ static const struct {
      "hardware: a100-80g\nplan: {tp: 1, gbs: [model, 64]}\n",
      "t.yaml:3:20: ", "model 'x' has no global batch"},
     {"yaml syntax", HEAD "plan: {tp: [1, 2}\n", "t.yaml:3:", "YAML syntax error"},
+    /* duplicate keys anywhere: both lines named */
+    {"duplicate top-level key", HEAD "plan: {tp: 1}\nmodels: llama3-8b\n",
+     "t.yaml:4:1: ", "duplicate key 'models' (first given at line 1)"},
+    {"duplicate where", HEAD "plan: {tp: 1}\nwhere: fits\nwhere: \"tp > 1\"\n",
+     "t.yaml:5:1: ", "duplicate key 'where' (first given at line 4)"},
+    {"duplicate key in an inline model",
+     "models:\n  - name: x\n    layers: 2\n    hidden: 64\n    heads: 4\n    vocab: 10\n"
+     "    layers: 4\nhardware: a100-80g\nplan: {tp: 1}\n",
+     "t.yaml:7:5: ", "duplicate key 'layers' (first given at line 3)"},
+    {"duplicate key in inline hardware",
+     "models: gpt3-175b\nhardware:\n  - {name: h, mem_gib: 80, "
+     "mem_gib: 40}\nplan: {tp: 1}\n",
+     "t.yaml:3:", "duplicate key 'mem_gib' (first given at line 3)"},
+    {"duplicate plan axis", HEAD "plan:\n  tp: 1\n  pp: 2\n  tp: 4\n",
+     "t.yaml:6:3: ", "duplicate key 'tp' (first given at line 4)"},
+    {"duplicate inline model name",
+     "models:\n  - {name: x, layers: 2, hidden: 64, heads: 4, vocab: 10}\n"
+     "  - {name: x, layers: 4, hidden: 64, heads: 4, vocab: 10}\nhardware: a100-80g\nplan: {tp: "
+     "1}\n",
+     "t.yaml:3:5: ", "'x' is listed twice (first at line 2)"},
+    /* a generator whose step spans past last yields one value: refused */
+    {"range step wider than span", HEAD "plan:\n  pp: {range: [1, 2, 3]}\n",
+     "t.yaml:4:22: ", "[first, last, step] = [1, 2, 3]: the step is wider than the span"},
+    {"geom factor past last", HEAD "plan:\n  tp: {geom: [1, 4, 8]}\n", "t.yaml:4:21: ",
+     "[first, last, factor] = [1, 4, 8]: first times the factor is already past last"},
 };
 
 static void test_errors(void **state)
