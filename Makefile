@@ -5,6 +5,7 @@
 #   make bench      engine benchmarks (figures, no pass/fail)
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make deps       install the Debian packages (as root), or print the command
+#   make fuzz       libFuzzer harnesses (tests/fuzz) for FUZZ_SECONDS each (clang)
 # Options: SANITIZE=1 (ASan+UBSan), WERROR=1, DEBUG=1, NP=<ranks for make run>
 
 MPICC   ?= mpicc
@@ -45,8 +46,10 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TOOL_SRC := $(wildcard tools/*.c)
 TOOL_BIN := $(TOOL_SRC:tools/%.c=$(BUILD)/tools/%)
+FUZZERS  ?= spec catalog expr calib nccl
+REPLAY_BIN := $(FUZZERS:%=$(BUILD)/tests/replay_%)
 
-.PHONY: all check unit integration run bench install uninstall clean deps format validate study
+.PHONY: all check unit integration run bench install uninstall clean deps format validate study fuzz
 all: ccsweep $(TOOL_BIN)
 
 $(BUILD)/%.o: src/%.c | $(BUILD)
@@ -69,6 +72,12 @@ ccsweep: $(BUILD)/main.o $(LIB)
 $(BUILD)/tests/%: tests/%.c $(LIB) | $(BUILD)
 	$(MPICC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) -lcmocka
 
+# The fuzz harnesses without libFuzzer: replay the seed corpora and the
+# regression inputs in 'make check' (tests/integration/fuzz_replay.sh).
+$(BUILD)/tests/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/fuzz_common.h $(LIB) | $(BUILD)
+	$(MPICC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ tests/fuzz/replay.c $< $(LIB) $(LDLIBS)
+$(BUILD)/tests/replay_nccl: tools/nccl_import.c
+
 # OpenBLAS comes first: libgsl pulls in libgslcblas, whose cblas_* would
 # otherwise bind first at run time and the tools would time the reference BLAS.
 $(BUILD)/tools/%: tools/%.c $(LIB) | $(BUILD)
@@ -83,7 +92,7 @@ deps:
 	@sh tools/deps.sh $(DEB_PKGS)
 
 check: deps
-	@$(MAKE) --no-print-directory all $(TEST_BIN)
+	@$(MAKE) --no-print-directory all $(TEST_BIN) $(REPLAY_BIN)
 	@sh tests/run.sh $(TEST_BIN)
 
 unit: all $(TEST_BIN)
@@ -105,6 +114,40 @@ validate: deps
 study: deps
 	@$(MAKE) --no-print-directory all
 	@sh tools/study.sh $(NP)
+
+# libFuzzer (Debian clang + libclang-rt-14-dev): each harness runs FUZZ_SECONDS
+# from its seed corpus (tests/fuzz/corpus/NAME) and the regression inputs
+# (tests/fuzz/regress/NAME); new inputs go to build/fuzz/work-NAME, crashes to
+# build/fuzz/crash-NAME-*. The library is rebuilt with clang and the sanitizers
+# (no MPI, store or report: the harnesses do not need them).
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 30
+FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+                -fno-sanitize-recover=undefined
+FUZZ_LIBSRC  := $(filter-out src/dist.c src/store.c src/store_query.c src/report.c \
+                  src/report_sql.c $(wildcard src/cli*.c),$(LIB_SRC))
+FUZZ_OBJ     := $(FUZZ_LIBSRC:src/%.c=$(BUILD)/fuzz/%.o)
+FUZZ_BIN     := $(FUZZERS:%=$(BUILD)/fuzz/fuzz_%)
+$(BUILD)/fuzz/%.o: src/%.c
+	@mkdir -p $(BUILD)/fuzz
+	$(FUZZ_CC) $(CPPFLAGS) -std=c11 $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_OBJ)
+	$(FUZZ_CC) $(CPPFLAGS) -std=c11 $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LDLIBS)
+$(BUILD)/fuzz/fuzz_nccl: tools/nccl_import.c
+FUZZ_PKGS    := clang libclang-rt-14-dev
+fuzz:
+	@sh tools/deps.sh $(FUZZ_PKGS)
+	@$(MAKE) --no-print-directory $(FUZZ_BIN)
+	@for f in $(FUZZERS); do \
+	    mkdir -p $(BUILD)/fuzz/work-$$f; \
+	    dict=; [ -f tests/fuzz/$$f.dict ] && dict=-dict=tests/fuzz/$$f.dict; \
+	    echo "== fuzz_$$f for $(FUZZ_SECONDS) s"; \
+	    $(BUILD)/fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	        -max_len=8192 -print_final_stats=1 $$dict -artifact_prefix=$(BUILD)/fuzz/crash-$$f- \
+	        $(BUILD)/fuzz/work-$$f tests/fuzz/corpus/$$f tests/fuzz/regress/$$f 2>&1 | \
+	        grep -E '^(stat::number_of_executed_units|stat::peak_rss|==[0-9]+==ERROR|SUMMARY|Done|INFO: fuzzed)' ; \
+	    ls $(BUILD)/fuzz/crash-$$f-* >/dev/null 2>&1 && { echo "fuzz_$$f: crash inputs in $(BUILD)/fuzz/"; exit 1; }; \
+	done; echo "fuzz: no crashes"
 
 # Installed names of the tools (build/tools/NAME -> BINDIR/ccsweep-NAME).
 TOOL_INST := profiler groundtruth nccl-import
@@ -137,7 +180,7 @@ uninstall:
 	rm -rf $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR)
 
 format:
-	clang-format -i src/*.c include/ccsweep/*.h tests/*.c tools/*.c
+	clang-format -i src/*.c include/ccsweep/*.h tests/*.c tests/fuzz/*.c tools/*.c
 
 clean:
 	rm -rf $(BUILD) ccsweep tests/tmp

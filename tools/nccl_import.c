@@ -55,11 +55,6 @@ static const char *op_from_name(const char *path)
     return NULL;
 }
 
-static int valid_op(const char *op)
-{
-    return !strcmp(op, "allreduce") || !strcmp(op, "allgather") || !strcmp(op, "reducescatter") ||
-           !strcmp(op, "p2p");
-}
 
 /* nccl-tests type names -> profile dtypes; NULL for types ccsweep lacks. */
 static const char *dtype_of(const char *t)
@@ -94,21 +89,17 @@ static int is_num(const char *s)
     return *s && !*e;
 }
 
-/* Import one log into out. Returns rows written, or -1 on an input error. */
-static int import(const char *path, const opts *o, FILE *out)
+/* Import one log, read from f (named path in messages; it must support
+ * rewind), into out. Returns rows written, or -1 on an input error. The
+ * parser proper: tests/fuzz/fuzz_nccl.c runs it on any bytes. */
+static int nccl_import_stream(FILE *f, const char *path, const opts *o, FILE *out)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        perror(path);
-        return -1;
-    }
     const char *op = o->op ? o->op : op_from_name(path);
     if (!op) {
         fprintf(stderr,
                 "nccl_import: %s: cannot tell the operation from the file name; give "
                 "--op allreduce|allgather|reducescatter|p2p\n",
                 path);
-        fclose(f);
         return -1;
     }
     static char hosts[MAX_HOSTS][HOSTLEN];
@@ -149,7 +140,6 @@ static int import(const char *path, const opts *o, FILE *out)
                 "nccl_import: %s: no '#  Rank ...' lines give the rank count; give "
                 "--group N (at least 2)\n",
                 path);
-        fclose(f);
         return -1;
     }
     if (iters < 1)
@@ -207,7 +197,6 @@ static int import(const char *path, const opts *o, FILE *out)
         fprintf(out, "%s,%s,0,0,0,%.0f,%d,%s,%.6e,%d\n", op, dt, size, group, level, t, iters);
         rows++;
     }
-    fclose(f);
     if (skipped)
         fprintf(stderr, "nccl_import: %s: %d rows of data types ccsweep lacks skipped\n", path,
                 skipped);
@@ -216,6 +205,26 @@ static int import(const char *path, const opts *o, FILE *out)
         bad = 1;
     }
     return bad ? -1 : rows;
+}
+
+#ifndef NCCL_IMPORT_NO_MAIN
+static int valid_op(const char *op)
+{
+    return !strcmp(op, "allreduce") || !strcmp(op, "allgather") || !strcmp(op, "reducescatter") ||
+           !strcmp(op, "p2p");
+}
+
+/* Import the log at path into out. Returns rows written, or -1. */
+static int import(const char *path, const opts *o, FILE *out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        perror(path);
+        return -1;
+    }
+    int rows = nccl_import_stream(f, path, o, out);
+    fclose(f);
+    return rows;
 }
 
 static void usage(FILE *f)
@@ -308,3 +317,4 @@ int main(int argc, char **argv)
     }
     return rc;
 }
+#endif
