@@ -169,13 +169,9 @@ static int get_name(const ydoc *d, const ynode *map, char *out, ccs_err *err)
         ydoc_error(d, v, err, "field 'name': must be 1 to %d characters", CCS_NAME_MAX - 1);
         return CCS_EINPUT;
     }
-    for (const char *p = s; *p; p++) {
-        if (!(*p == '-' || *p == '_' || *p == '.' || (*p >= '0' && *p <= '9') ||
-              (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'))) {
-            ydoc_error(d, v, err, "field 'name': '%s' may hold only letters, digits, '-', '_', '.'",
-                       s);
-            return CCS_EINPUT;
-        }
+    if (!ccs_name_ok(s)) {
+        ydoc_error(d, v, err, "field 'name': '%s' may hold only letters, digits, '-', '_', '.'", s);
+        return CCS_EINPUT;
     }
     ccs_strlcpy(out, s, CCS_NAME_MAX);
     return CCS_OK;

@@ -51,6 +51,18 @@ int ccs_strlcpy(char *dst, const char *src, size_t n)
     return 0;
 }
 
+int ccs_name_ok(const char *s)
+{
+    size_t n = 0;
+    for (; s && s[n]; n++) {
+        char c = s[n];
+        if (!(c == '-' || c == '_' || c == '.' || (c >= '0' && c <= '9') ||
+              (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
+            return 0;
+    }
+    return n > 0 && n < CCS_NAME_MAX;
+}
+
 /* ---- name index ----------------------------------------------------------- */
 
 typedef struct names_slot {

@@ -139,7 +139,11 @@ int report_gp_quote(char *buf, size_t n, const char *s)
             strcpy(buf, "''");
             return -1;
         }
-        buf[k++] = *s;
+        /* a line break would end the string and the command: what follows
+         * would run as gnuplot commands (system(...)); control characters and
+         * backquotes (command substitution) become '?' */
+        unsigned char c = (unsigned char)*s;
+        buf[k++] = c < 0x20 || c == 0x7f || c == '`' ? '?' : *s;
         if (*s == '\'')
             buf[k++] = '\'';
     }
@@ -457,6 +461,28 @@ static int load_layout(rp *r)
     if (r->hwnames.nrows == 0 || r->gens.nrows == 0)
         return fail(r, CCS_EINPUT, "%s: run %lld has no hardware rows", r->o->db,
                     (long long)r->run);
+    /* Names reach plot scripts and the report: a database written by ccsweep
+     * holds only catalog names, so anything else was put there by hand. */
+    const struct {
+        const rtab *t;
+        const char *col, *what;
+    } names[] = {{&r->hwrows, "name", "hardware"},
+                 {&r->hwrows, "evolution", "evolution"},
+                 {&r->models, "name", "model"}};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        for (size_t i = 0; i < names[k].t->nrows; i++) {
+            const char *nm = tab_str(names[k].t, i, names[k].col);
+            if (ccs_name_ok(nm) || (!*nm && !strcmp(names[k].col, "evolution")))
+                continue;
+            char shown[64];
+            report_gp_quote(shown, sizeof shown, nm);
+            return fail(r, CCS_EINPUT,
+                        "%s: run %lld: %s name %s is not a catalog name (letters, digits, '-', "
+                        "'_', '.', at most %d): the database was not written by ccsweep as it "
+                        "is; nothing reported",
+                        r->o->db, (long long)r->run, names[k].what, shown, CCS_NAME_MAX - 1);
+        }
+    }
     r->ref = 0;
     if (r->o->hw) {
         size_t i;

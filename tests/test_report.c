@@ -96,6 +96,10 @@ static void test_gp_quote(void **state)
     assert_string_equal(buf, "'it''s'");
     assert_int_equal(report_gp_quote(buf, 8, "too long for it"), -1);
     assert_string_equal(buf, "''");
+    /* a newline would end the title command and run the next line */
+    char big[96];
+    assert_int_equal(report_gp_quote(big, sizeof big, "h100\nsystem(\"touch x\")\r\t`id`"), 0);
+    assert_string_equal(big, "'h100?system(\"touch x\")???id?'");
 }
 
 /* --format lists: any order and subset of png, pdf, svg; anything else names

@@ -71,6 +71,11 @@ void ccs_err_set(ccs_err *err, const char *fmt, ...)
  * Returns 0, or -1 when src was truncated. */
 int ccs_strlcpy(char *dst, const char *src, size_t n);
 
+/* 1 when s is a valid catalog entry name: 1 to CCS_NAME_MAX-1 characters,
+ * each a letter, a digit, '-', '_' or '.'. Names read back from a database
+ * are checked again with it before they reach a plot script. */
+int ccs_name_ok(const char *s);
+
 /* An index of names (hash table; names are copied) to a value each, so that
  * duplicate checks and lookups over many entries stay linear in time. */
 typedef struct ccs_names ccs_names;

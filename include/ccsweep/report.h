@@ -70,7 +70,9 @@ int report_pick_fixed_tp(const int *tps, const int64_t *count, size_t n, int pre
 int report_parse_formats(const char *s, unsigned *out, const char **bad);
 
 /* Write s into buf (size n) as a gnuplot single-quoted string, quotes
- * included ('it''s'). Returns 0, or -1 when it does not fit (buf then "''"). */
+ * included ('it''s'); control characters (a newline would end the command)
+ * and backquotes become '?'. Returns 0, or -1 when it does not fit (buf then
+ * "''"). */
 int report_gp_quote(char *buf, size_t n, const char *s);
 
 #endif
