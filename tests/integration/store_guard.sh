@@ -39,6 +39,20 @@ else
     fail "no writer row appeared within 30 s"
 fi
 
+# 1b. the same, started at the same instant: creating the schema races too
+$BIN run "$MEDIUM" --db "$TMP/race.db" --quiet >"$TMP/a.out" 2>&1 &
+a=$!
+$BIN run "$MEDIUM" --db "$TMP/race.db" --quiet >"$TMP/b.out" 2>&1 &
+b=$!
+wait $a; rca=$?
+wait $b; rcb=$?
+check "two sweeps started together on a new file: one exits 0, the other 1 ($rca, $rcb)" \
+    [ $((rca + rcb)) -eq 1 -a $((rca * rcb)) -eq 0 ]
+check "the refused one names the writer, no 'already exists' error" \
+    sh -c "cat '$TMP/a.out' '$TMP/b.out' | grep -q 'another ccsweep is writing to this database' && ! cat '$TMP/a.out' '$TMP/b.out' | grep -q 'already exists'"
+check "one complete run in the raced file" \
+    [ "$(q "$TMP/race.db" "SELECT count(*) || ' ' || status FROM runs")" = "1 complete" ]
+
 # 2. two --resume of one interrupted run at the same time
 $BIN run "$MEDIUM" --db "$TMP/res.db" --quiet >/dev/null 2>&1 &
 a=$!
