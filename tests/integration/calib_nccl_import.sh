@@ -4,7 +4,7 @@
 # #wrong, out-of-place then in-place; times in us), and the imported profile used
 # by 'ccsweep project --calib'.
 set -u
-IMP=build/tools/nccl_import
+IMP=${CCS_BUILD:-build}/tools/nccl_import
 BIN=./ccsweep
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ccsweep-nccl-XXXXXX")
 trap 'rm -rf "$TMP"' EXIT

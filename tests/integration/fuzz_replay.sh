@@ -5,7 +5,7 @@
 # through every input without crashing. 'make fuzz' runs the fuzzers proper.
 cd "$(dirname "$0")/../.." || exit 1
 for f in spec catalog expr calib nccl; do
-    bin=build/tests/replay_$f
+    bin=${CCS_BUILD:-build}/tests/replay_$f
     if [ ! -x "$bin" ]; then
         echo "FAIL: fuzz replay $f ($bin is not built)"
         continue
