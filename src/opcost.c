@@ -70,6 +70,11 @@ double cost_gemm_k_efficiency(const ccs_hw *hw, int dtype, double k)
  * (this runs a few hundred times per projection). */
 static double wave_eff(int64_t tm, int64_t tn, int64_t cu, double m, double n, double batch)
 {
+    /* From 2^53 output elements on, the last wave's waste is below 1e-8 (tiles
+     * up to 256 x 256 on up to 1024 compute units) and the tile count could
+     * overflow int64. */
+    if (!(m * n * batch < 9007199254740992.0))
+        return 1.0;
     int64_t mi = (int64_t)m, ni = (int64_t)n, bi = (int64_t)batch;
     if (mi < 1 || ni < 1 || bi < 1)
         return 1.0;
