@@ -139,9 +139,9 @@ FUZZ_OBJ     := $(FUZZ_LIBSRC:src/%.c=$(BUILD)/fuzz/%.o)
 FUZZ_BIN     := $(FUZZERS:%=$(BUILD)/fuzz/fuzz_%)
 $(BUILD)/fuzz/%.o: src/%.c
 	@mkdir -p $(BUILD)/fuzz
-	$(FUZZ_CC) $(CPPFLAGS) -std=c11 $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+	$(FUZZ_CC) $(CPPFLAGS) -std=c11 -MMD -MP $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_OBJ)
-	$(FUZZ_CC) $(CPPFLAGS) -std=c11 $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LDLIBS)
+	$(FUZZ_CC) $(CPPFLAGS) -std=c11 -MMD -MP $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LDLIBS)
 $(BUILD)/fuzz/fuzz_nccl: tools/nccl_import.c
 FUZZ_PKGS    := clang libclang-rt-14-dev
 fuzz:
@@ -194,4 +194,4 @@ format:
 clean:
 	rm -rf $(BUILD) ccsweep tests/tmp
 
--include $(wildcard $(BUILD)/*.d $(BUILD)/tests/*.d $(BUILD)/tools/*.d)
+-include $(wildcard $(BUILD)/*.d $(BUILD)/tests/*.d $(BUILD)/tools/*.d $(BUILD)/fuzz/*.d)
