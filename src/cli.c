@@ -850,14 +850,18 @@ int cli_project(int argc, char **argv)
     if (p.devices == 0 && !have_dp)
         p.dp = 1;
     if (plan_derive(&p) != CCS_R_OK) {
-        long long tpp = (long long)p.tp * p.pp;
-        if (p.devices)
-            fprintf(stderr, "ccsweep project: --devices %d is not a multiple of tp*pp = %lld\n",
+        long long tpp = (long long)p.tp * p.pp * plan_cp(&p); /* each <= 2^24: fits */
+        if (p.devices && tpp <= CCS_MAX_DEVICES)
+            fprintf(stderr, "ccsweep project: --devices %d is not a multiple of tp*cp*pp = %lld\n",
                     p.devices, tpp);
+        else if (p.devices)
+            fprintf(stderr, "ccsweep project: tp*cp*pp = %d*%d*%d is more than %d devices (the "
+                            "limit)\n", p.tp, plan_cp(&p), p.pp, CCS_MAX_DEVICES);
         else
             fprintf(stderr,
-                    "ccsweep project: tp*pp*dp = %d*%d*%d is more than %d devices (the limit)\n",
-                    p.tp, p.pp, p.dp, CCS_MAX_DEVICES);
+                    "ccsweep project: tp*cp*pp*dp = %d*%d*%d*%d is more than %d devices (the "
+                    "limit)\n",
+                    p.tp, plan_cp(&p), p.pp, p.dp, CCS_MAX_DEVICES);
         goto out;
     }
     if (p.gbs == 0 && !(p.gbs = m.gbs)) { /* never a batch made up from mbs * dp */

@@ -19,21 +19,34 @@ void plan_defaults(ccs_plan *p)
     p->net_bw_factor = 1.0;
 }
 
+/* a * b * c * d, or -1 when it exceeds CCS_MAX_DEVICES. Each factor is an
+ * int32, and every partial product is checked before the next step, so
+ * nothing overflows int64. */
+static int64_t group_product(int32_t a, int32_t b, int32_t c, int32_t d)
+{
+    int64_t x = (int64_t)a * b;
+    if (x > CCS_MAX_DEVICES || (x *= c) > CCS_MAX_DEVICES || (x *= d) > CCS_MAX_DEVICES)
+        return -1;
+    return x;
+}
+
 int plan_derive(ccs_plan *p)
 {
     if (p->tp <= 0 || p->pp <= 0)
         return CCS_R_NONPOSITIVE;
     if (p->cp < 0)
         return CCS_R_NONPOSITIVE;
-    int64_t tpp = (int64_t)p->tp * p->pp * plan_cp(p);
+    int64_t tpp = group_product(p->tp, p->pp, plan_cp(p), 1);
+    if (tpp < 0)
+        return CCS_R_DEVICES;
     if (p->dp == 0 && p->devices > 0) {
         if (p->devices % tpp != 0)
             return CCS_R_DEVICES;
         p->dp = (int32_t)(p->devices / tpp);
     } else if (p->devices == 0 && p->dp > 0) {
-        if (tpp > CCS_MAX_DEVICES || tpp * p->dp > CCS_MAX_DEVICES)
-            return CCS_R_DEVICES; /* checked in two steps: tp * pp * dp may exceed int64 */
-        int64_t d = tpp * p->dp;
+        int64_t d = group_product(p->tp, p->pp, plan_cp(p), p->dp);
+        if (d < 0)
+            return CCS_R_DEVICES;
         p->devices = (int32_t)d;
     }
     return CCS_R_OK;
@@ -102,7 +115,7 @@ int plan_check(const ccs_model *m, const ccs_hw *hw, const ccs_plan *p)
         return CCS_R_NONPOSITIVE;
     if (p->cp < 0)
         return CCS_R_NONPOSITIVE;
-    if ((int64_t)p->tp * plan_cp(p) * p->pp * p->dp != p->devices)
+    if (group_product(p->tp, plan_cp(p), p->pp, p->dp) != p->devices)
         return CCS_R_DEVICES;
     if (m->heads % p->tp != 0)
         return CCS_R_TP_HEADS;

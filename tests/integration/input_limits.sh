@@ -19,9 +19,12 @@ expect_bad() {
 expect_bad "--hidden 1000000000 names hidden and its limit, not a wrapped ffn" \
     "--hidden: expected an integer in \[1, 1048576\], got '1000000000'" \
     --layers 1 --hidden 1000000000 --heads 1 --hw h100-sxm
-expect_bad "--tp/--pp/--dp 65536: tp*pp*dp over the device limit" \
-    "tp\*pp\*dp = 65536\*65536\*65536 is more than 16777216 devices" \
+expect_bad "--tp/--pp/--dp 65536: tp*cp*pp*dp over the device limit" \
+    "tp\*cp\*pp\*dp = 65536\*1\*65536\*65536 is more than 16777216 devices" \
     --model gpt3-175b --hw h100-sxm --tp 65536 --pp 65536 --dp 65536
+expect_bad "--tp/--pp/--cp 65536 with --devices: over the device limit, not a wrapped product" \
+    "tp\*cp\*pp = 65536\*65536\*65536 is more than 16777216 devices" \
+    --model gpt3-175b --hw h100-sxm --tp 65536 --pp 65536 --cp 65536 --devices 1024
 expect_bad "--dp 2147483647: over the dp limit" "--dp: expected an integer in \[1, 16777216\]" \
     --model gpt3-175b --hw h100-sxm --dp 2147483647 --mbs 1048576
 expect_bad "--gbs 2147483647: over the gbs limit" "--gbs: expected an integer in \[1, 1073741824\]" \
