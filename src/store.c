@@ -395,8 +395,11 @@ ccs_store *store_open(const char *path, int locking, int *rc, ccs_err *err)
         return NULL;
     }
     /* Look and create in one write transaction: of two processes creating
-     * the same new file, the second sees the first one's schema. */
-    if (exec(st, "BEGIN IMMEDIATE", err))
+     * the same new file, the second sees the first one's schema. A file that
+     * already has tables is only read here: a write transaction would wait
+     * behind a running sweep, which commits back to back. */
+    int write_tx = query_int(st, "SELECT count(*) FROM sqlite_schema", -1) <= 0;
+    if (write_tx && exec(st, "BEGIN IMMEDIATE", err))
         goto fail;
     int64_t ver = query_int(st, "PRAGMA user_version", -1);
     int64_t app = query_int(st, "PRAGMA application_id", -1);
@@ -421,7 +424,7 @@ ccs_store *store_open(const char *path, int locking, int *rc, ccs_err *err)
         *rc = CCS_EINPUT;
         goto fail;
     }
-    if (exec(st, "COMMIT", err))
+    if (write_tx && exec(st, "COMMIT", err))
         goto fail;
     *rc = CCS_OK;
     return st;
@@ -1014,6 +1017,28 @@ static int check_writer(ccs_store *st, ccs_err *err)
     return rc;
 }
 
+/* BEGIN IMMEDIATE for the claim, in short waits: between them the writer row
+ * is read again, so a writer that took the file meanwhile is named instead of
+ * waited for (its batches would keep the write lock busy until it ends). */
+static int begin_claim(ccs_store *st, ccs_err *err)
+{
+    int rc = CCS_OK;
+    sqlite3_busy_timeout(st->db, 100);
+    for (int tries = 0;; tries++) {
+        int r = sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+        if (r == SQLITE_OK)
+            break;
+        if (r != SQLITE_BUSY || tries >= 100) {
+            rc = fail_db(st, err, "starting the run");
+            break;
+        }
+        if ((rc = check_writer(st, err)))
+            break;
+    }
+    sqlite3_busy_timeout(st->db, 10000);
+    return rc;
+}
+
 /* Claim the writer row inside the open write transaction (see check_writer). */
 static int claim_writer(ccs_store *st, ccs_err *err)
 {
@@ -1223,13 +1248,11 @@ int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *in
     /* A live writer is named at once, from a read: waiting for the write
      * lock first could last until that writer ends (it commits back to back). */
     int rc = check_writer(st, err);
+    if (rc == CCS_OK)
+        rc = begin_claim(st, err);
     if (rc) {
         free(in);
         return rc;
-    }
-    if (exec(st, "BEGIN IMMEDIATE", err)) {
-        free(in);
-        return CCS_EIO;
     }
     rc = claim_writer(st, err);
     if (rc == CCS_OK && resume)
