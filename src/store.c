@@ -399,8 +399,26 @@ ccs_store *store_open(const char *path, int locking, int *rc, ccs_err *err)
      * already has tables is only read here: a write transaction would wait
      * behind a running sweep, which commits back to back. */
     int write_tx = query_int(st, "SELECT count(*) FROM sqlite_schema", -1) <= 0;
-    if (write_tx && exec(st, "BEGIN IMMEDIATE", err))
-        goto fail;
+    if (write_tx) {
+        /* short waits: when another process created the schema meanwhile,
+         * only read, as above (it may be sweeping already) */
+        sqlite3_busy_timeout(st->db, 100);
+        for (int tries = 0;; tries++) {
+            int r = sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+            if (r == SQLITE_OK)
+                break;
+            if (r != SQLITE_BUSY || tries >= 100) {
+                sqlite3_busy_timeout(st->db, 10000);
+                fail_db(st, err, "creating the schema");
+                goto fail;
+            }
+            if (query_int(st, "SELECT count(*) FROM sqlite_schema", -1) > 0) {
+                write_tx = 0;
+                break;
+            }
+        }
+        sqlite3_busy_timeout(st->db, 10000);
+    }
     int64_t ver = query_int(st, "PRAGMA user_version", -1);
     int64_t app = query_int(st, "PRAGMA application_id", -1);
     int64_t tables = query_int(st, "SELECT count(*) FROM sqlite_schema", -1);
@@ -1088,51 +1106,25 @@ typedef struct input_hash {
     char sha[65];
 } input_hash;
 
-static void hash_fields(char *buf, size_t n, size_t *len, const char *fmt, double v)
-{
-    if (*len < n)
-        *len += (size_t)snprintf(buf + *len, n - *len, fmt, v);
-}
-
+/* Entries are hashed whole, as the bytes of their struct: every field,
+ * including any added later, takes part. catalog_parse_model, _hw and
+ * _evolution zero an entry before filling it and entries are only copied
+ * whole, so padding and the tail of the name are zero and the bytes of one
+ * entry are the same in every process of one build (a resume with another
+ * build may see a difference and refuse, which is the safe side). */
 static void digest_model(const ccs_model *m, char out[65])
 {
-    char b[512];
-    size_t n = 0;
-    const double v[] = {m->layers,  m->hidden, m->heads, m->kv_heads, m->ffn,  m->vocab,
-                        m->max_pos, m->seq,    m->gbs,   m->gated,    m->bias, m->tied};
-    n += (size_t)snprintf(b, sizeof b, "model %s", m->name);
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        hash_fields(b, sizeof b, &n, " %.17g", v[i]);
-    sha256_hex(b, n < sizeof b ? n : sizeof b - 1, out);
+    sha256_hex(m, sizeof *m, out);
 }
 
 static void digest_hw(const ccs_hw *w, char out[65])
 {
-    char b[1024];
-    size_t n = 0;
-    const double v[] = {w->devices_per_node, w->compute_units, w->tile_m,     w->tile_n,
-                        w->mem_cap,          w->mem_bw,        w->intra_bw,   w->inter_bw,
-                        w->intra_lat,        w->inter_lat,     w->kernel_lat, w->gemm_eff,
-                        w->clock_ratio,      w->mem_eff,       w->intra_eff,  w->inter_eff,
-                        w->variability};
-    n += (size_t)snprintf(b, sizeof b, "hardware %s", w->name);
-    for (int d = 0; d < CCS_DTYPE_N; d++)
-        hash_fields(b, sizeof b, &n, " %.17g", w->peak_flops[d]);
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        hash_fields(b, sizeof b, &n, " %.17g", v[i]);
-    sha256_hex(b, n < sizeof b ? n : sizeof b - 1, out);
+    sha256_hex(w, sizeof *w, out);
 }
 
 static void digest_evolution(const ccs_evolution *e, char out[65])
 {
-    char b[512];
-    size_t n = 0;
-    const double v[] = {e->years,    e->flops,    e->mem_bw, e->mem_cap,
-                        e->intra_bw, e->inter_bw, e->latency};
-    n += (size_t)snprintf(b, sizeof b, "evolution %s", e->name);
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        hash_fields(b, sizeof b, &n, " %.17g", v[i]);
-    sha256_hex(b, n < sizeof b ? n : sizeof b - 1, out);
+    sha256_hex(e, sizeof *e, out);
 }
 
 /* The inputs of this session's grid; a new array of *n entries. */
