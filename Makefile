@@ -39,8 +39,11 @@ ifeq ($(SANITIZE),1)
 CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
 # Open MPI keeps allocations from MPI_Init to exit on purpose: tests/lsan.supp
-# names its libraries (and only them). UBSan findings fail the program.
-export ASAN_OPTIONS  ?= detect_leaks=1:abort_on_error=0:detect_odr_violation=0
+# names its libraries (and only them). They match only on full stacks: the
+# default fast unwinder stops in Open MPI's frame-pointer-less code and leaves
+# a single frame, often in an MCA component unloaded by then, hence
+# fast_unwind_on_malloc=0. UBSan findings fail the program.
+export ASAN_OPTIONS  ?= detect_leaks=1:abort_on_error=0:detect_odr_violation=0:fast_unwind_on_malloc=0
 export LSAN_OPTIONS  ?= suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
 export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 endif
