@@ -202,11 +202,12 @@ wait_job() { # JOB SECONDS: until the job is in a final state
     done
     return 1
 }
-wait_rows() { # LOCAL-DB: until the sweep has committed rows there
+wait_rows() { # LOCAL-DB: until the sweep has committed a completed chunk there
+    # (rows of a chunk cut short by a stop are dropped, so rows alone may vanish)
     n=0
     while [ $n -lt 720 ]; do
         if [ -s "$1" ]; then
-            c=$(sqlite3 -readonly "$1" 'SELECT count(*) FROM results;' 2>/dev/null)
+            c=$(sqlite3 -readonly "$1" 'SELECT max(n_done) FROM runs;' 2>/dev/null)
             [ "${c:-0}" -gt 0 ] && return 0
         fi
         sleep 0.25
