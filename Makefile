@@ -22,7 +22,10 @@ NP      ?= $(shell nproc 2>/dev/null || echo 2)
 # forth rebuilds nothing by mistake; ./ccsweep is relinked when the mode changes.
 BUILD   := $(if $(filter 1,$(SANITIZE)),build/san,build)
 MODE    := $(if $(filter 1,$(SANITIZE)),sanitize,plain)
-$(shell mkdir -p build; [ "`cat build/.mode 2>/dev/null`" = "$(MODE)" ] || echo "$(MODE)" > build/.mode)
+# The build directories exist before any rule runs: build/.mode is written here,
+# so an order-only "$(BUILD)" target would count as made and never create its
+# subdirectories.
+$(shell mkdir -p $(BUILD)/tests $(BUILD)/tools; [ "`cat build/.mode 2>/dev/null`" = "$(MODE)" ] || echo "$(MODE)" > build/.mode)
 PKGS    := gsl yaml-0.1 sqlite3 jansson
 CPPFLAGS += -Iinclude -I$(BUILD) -D_POSIX_C_SOURCE=200809L -DCCS_DATADIR='"$(DATADIR)"' \
             $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
