@@ -576,7 +576,13 @@ static int result_finite(const ccs_result *r, const ccs_region_time *rg)
                         r->pp_bytes,
                         r->ccr,
                         r->params,
-                        r->extrap};
+                        r->extrap,
+                        r->hfu,
+                        r->t_cp_comm,
+                        r->t_cp_comm_exposed,
+                        r->cp_bytes,
+                        r->t_ep_comm,
+                        r->ep_bytes};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         if (!isfinite(v[i]))
             return 0;
