@@ -90,6 +90,22 @@ static ccs_op *coll(builder *b, int kind, int comm, int region, double bytes, in
     return op;
 }
 
+/* An fp8 linear layer's 16-bit operand quantized before its GEMM: the input
+ * in the forward pass, the output gradient in the backward pass. Transformer
+ * Engine writes both the row-wise and the column-wise (transposed) fp8 copy,
+ * because Hopper's fp8 GEMMs read only the "TN" layout and the wgrad/dgrad
+ * GEMMs need the transpose (TransformerEngine docs, features/
+ * low_precision_training/performance_considerations): read 2 bytes, write
+ * 1 + 1 per element; with delayed scaling the amax comes out of the same pass.
+ * LayerNormLinear fuses the cast of a normalized input into its norm, and
+ * weights are cast once per iteration (is_first_microbatch caches them), so
+ * those casts are not counted. Nothing for other dtypes. */
+static void fp8_cast(builder *b, int region, double elems)
+{
+    if (b->dtype == CCS_FP8)
+        mem(b, CCS_OP_ELEMENTWISE, region, 4 * elems, elems);
+}
+
 /* Sequence parallelism keeps only the s/t shard of a column-parallel linear's
  * input, so its weight gradient needs the input all-gathered again
  * (megatron/core/tensor_parallel/layers.py,
@@ -185,6 +201,7 @@ static void attn_fwd(builder *B, const dims *x, const ccs_plan *p, int rc, int r
     B->dtype = saved;
     if (core_only)
         return;
+    fp8_cast(B, rc, x->tok * x->at * x->d);
     gemm(B, rc, x->tok, x->h, x->at * x->d, 1, x->e);
     coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, rt, full, x->tp,
          x->tp_node, 1);
@@ -203,6 +220,7 @@ static void mlp_fwd(builder *B, const dims *x, int rc, int rt)
     gemm(B, rc, x->tok, x->f1, x->h, 1, x->e);
     /* bias-GeLU reads and writes the inner tensor; SwiGLU reads two, writes one */
     mem(B, CCS_OP_ELEMENTWISE, rc, inner * (x->f1 > x->f / x->t ? 3 : 2), 8 * inner / x->e);
+    fp8_cast(B, rc, x->tok * x->f / x->t);
     gemm(B, rc, x->tok, x->h, x->f / x->t, 1, x->e);
     coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, rt, full, x->tp,
          x->tp_node, 1);
@@ -217,11 +235,13 @@ static void mlp_bwd(builder *B, const dims *x, int rc, int rt)
     mem(B, CCS_OP_ELEMENTWISE, rc, act * (2 + (x->dropout ? 1 / x->e : 0)), act / x->e);
     if (x->sp) /* backward of the reduce-scatter */
         coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
+    fp8_cast(B, rc, x->tok * x->h);
     gemm_bwd(B, rc, x->tok, x->h, x->f / x->t, x->e);
     /* GeLU backward reads x and dy, writes dx; SwiGLU reads gate, up, dy, writes two */
     mem(B, CCS_OP_ELEMENTWISE, rc, inner * (x->f1 > x->f / x->t ? 5 : 3), 12 * inner / x->e);
     if (x->sp)
         sp_regather(B, x, rt);
+    fp8_cast(B, rc, x->tok * x->f1);
     gemm_bwd(B, rc, x->tok, x->f1, x->h, x->e);
     /* backward of the identity/all-gather at the block input */
     coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, rt, full, x->tp,
@@ -274,6 +294,7 @@ static void moe_fwd(builder *B, const dims *x, int rc, int rt, int rep)
     gemm(B, rc, per, x->f1m, x->h, el, x->e);
     double inner = el * per * x->fm * x->e;
     mem(B, CCS_OP_ELEMENTWISE, rc, inner * (x->f1m > x->fm ? 3 : 2), 8 * inner / x->e);
+    fp8_cast(B, rc, el * per * x->fm);
     gemm(B, rc, per, x->h, x->fm, el, x->e);
     coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, rt,
          x->sp ? sent * x->t : sent, x->tp, x->tp_node, 1);
@@ -283,6 +304,7 @@ static void moe_fwd(builder *B, const dims *x, int rc, int rt, int rep)
         if (x->sp)
             coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
         gemm(B, rc, x->tok, x->shared * x->f1m, x->h, 1, x->e);
+        fp8_cast(B, rc, x->tok * x->shared * x->fm);
         gemm(B, rc, x->tok, x->h, x->shared * x->fm, 1, x->e);
         coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, rt, full, x->tp,
              x->tp_node, 1);
@@ -305,10 +327,12 @@ static void moe_bwd(builder *B, const dims *x, int rc, int rt, int rep)
         coll(B, CCS_OP_ALLTOALL, CCS_COMM_EP, rep, sent, x->ep, x->ep_node, 1);
     if (x->sp)
         coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, sent * x->t, x->tp, x->tp_node, 1);
+    fp8_cast(B, rc, el * per * x->h);
     gemm(B, rc, per, x->fm, x->h, el, x->e);  /* FC2 input gradient */
     gemm(B, rc, x->fm, x->h, per, el, x->e);  /* FC2 weight gradient */
     double inner = el * per * x->fm * x->e;
     mem(B, CCS_OP_ELEMENTWISE, rc, inner * (x->f1m > x->fm ? 5 : 3), 12 * inner / x->e);
+    fp8_cast(B, rc, el * per * x->f1m);
     gemm(B, rc, per, x->h, x->f1m, el, x->e); /* FC1 input gradient */
     gemm(B, rc, x->h, x->f1m, per, el, x->e); /* FC1 weight gradient */
     coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, rt,
@@ -318,7 +342,9 @@ static void moe_bwd(builder *B, const dims *x, int rc, int rt, int rep)
     if (x->shared > 0) {
         if (x->sp)
             coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
+        fp8_cast(B, rc, x->tok * x->h);
         gemm_bwd(B, rc, x->tok, x->h, x->shared * x->fm, x->e);
+        fp8_cast(B, rc, x->tok * x->shared * x->f1m);
         gemm_bwd(B, rc, x->tok, x->shared * x->f1m, x->h, x->e);
         coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, rt, full, x->tp,
              x->tp_node, 1);
@@ -335,6 +361,7 @@ static void attn_bwd(builder *B, const dims *x, const ccs_plan *p, int rc, int r
     mem(B, CCS_OP_ELEMENTWISE, rc, act * (2 + (x->dropout ? 1 / x->e : 0)), act / x->e);
     if (x->sp)
         coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
+    fp8_cast(B, rc, x->tok * x->h);
     gemm_bwd(B, rc, x->tok, x->h, x->at * x->d, x->e);
     int saved = B->dtype; /* attention in 16-bit, as in the forward pass */
     if (B->dtype == CCS_FP8)
@@ -366,6 +393,7 @@ static void attn_bwd(builder *B, const dims *x, const ccs_plan *p, int rc, int r
     B->dtype = saved;
     if (x->sp) /* re-gather the QKV input for its weight gradient, as for FC1 */
         sp_regather(B, x, rt);
+    fp8_cast(B, rc, x->tok * x->qkv);
     gemm_bwd(B, rc, x->tok, x->qkv, x->h, x->e);
     coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, rt, full, x->tp,
          x->tp_node, 1);
@@ -450,6 +478,10 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
      * shard, vocabulary-parallel cross-entropy in fp32 with two small
      * all-reduces (max and sum), and its backward. */
     double logits = x.tok * x.V / x.t * 4.0;
+    /* the output layer is not a Transformer Engine module: 16-bit under fp8 */
+    int layer_dtype = B.dtype;
+    if (B.dtype == CCS_FP8)
+        B.dtype = CCS_BF16;
     mem(&B, CCS_OP_LAYERNORM, CCS_RG_HEAD_FWD, 2 * act, 8 * act / x.e);
     if (x.sp)
         coll(&B, CCS_OP_ALLGATHER, CCS_COMM_TP, CCS_RG_HEAD_TP, full, x.tp, x.tp_node, 1);
@@ -461,6 +493,7 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
     coll(&B, x.sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, CCS_RG_HEAD_TP, full,
          x.tp, x.tp_node, 1);
     mem(&B, CCS_OP_LAYERNORM, CCS_RG_HEAD_BWD, 4 * act, 10 * act / x.e);
+    B.dtype = layer_dtype;
 
     /* Parameters per device of the first, a middle and the last stage. */
     int32_t lf, lm, ll;
