@@ -158,6 +158,59 @@ static void test_measured_memory(void **state)
     assert_int_equal(rows, 4);
 }
 
+/* Memory of an uneven, interleaved pipeline with context parallelism, derived
+ * by hand: llama3-405b (h 16384, 126 layers, 128 heads, 8 KV heads of 128,
+ * SwiGLU FFN 53248, vocabulary 128256 padded to 129024 for tp 8) on 1024
+ * devices, tp 8, pp 8 (stages 15 + 6 x 16 + 15), cp 2, dp 8, vpp 8, seq 8192,
+ * mbs 1, gbs 512 (64 micro-batches), sequence parallel, flash attention,
+ * ZeRO-1, bf16 (the Megatron-Bridge H100 row in tests/data/nemo_h100_fp8.csv).
+ *   parameters per layer and device: (h (h + 2 * 1024) + h^2 + 3 h 53248 +
+ *     2 h) / 8 = 3187703808 / 8 = 398462976
+ *   first stage: 15 layers + the embedding shard 129024 * 16384 / 8 =
+ *     264241152: 6241185792 parameters; middle: 16 layers, 6375407616
+ *   model states: 2 (weights) + 4 (fp32 grads) + 12 / 16 (Adam, sharded over
+ *     dp * cp = 16) = 6.75 B per parameter
+ *   activations per layer (Korthikanti eqs. with s = 8192 / cp = 4096 tokens,
+ *     no dropout): 4 * 2 sbh / t (norm and GEMM inputs, sequence-parallel) +
+ *     (2 sbh (1 + 2/16) + 2 sbh + 2 * 3 s * 53248 + 4 * 128 * s (flash LSE)) / t
+ *     = 67108864 + 199491584 = 266600448 B
+ *   in flight: first stage 8 micro-batches, middle 7, times 1 + 7 / 64
+ *   first: 6241185792 * 6.75 + 266600448 * 15 * 8 * 1.109375 =
+ *     42128004096 + 35491184640 = 77619188736 B (72.29 GiB)
+ *   middle: 43033001408 + 33125105664 = 76158107072 B: the first is the
+ *     fullest. Halving cp doubles each layer's activations. */
+static void test_uneven_cp_memory(void **state)
+{
+    (void)state;
+    const ccs_model *m = catalog_model(test_cat(), "llama3-405b");
+    const ccs_hw *h = catalog_hw(test_cat(), "h100-sxm");
+    ccs_plan p;
+    plan_defaults(&p);
+    p.devices = 1024;
+    p.tp = 8;
+    p.pp = 8;
+    p.cp = 2;
+    p.vpp = 8;
+    p.seq = 8192;
+    p.mbs = 1;
+    p.gbs = 512;
+    p.sp = 1;
+    p.flash_attn = 1;
+    p.zero = 1;
+    ccs_result r;
+    test_project(m, &p, h, &r, NULL);
+    assert_int_equal(p.dp, 8);
+    assert_rel(memory_act_per_layer(m, &p), 266600448.0, 1e-12);
+    assert_rel(r.mem_weights + r.mem_grads + r.mem_optimizer, 42128004096.0, 1e-12);
+    assert_rel(r.mem_activations, 35491184640.0, 1e-12);
+    assert_rel(r.mem_total, 77619188736.0, 1e-12);
+    ccs_plan q = p;
+    q.cp = 1;
+    q.dp = 0;
+    plan_derive(&q);
+    assert_rel(memory_act_per_layer(m, &q), 2 * 266600448.0, 1e-12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -165,6 +218,7 @@ int main(void)
         cmocka_unit_test(test_in_flight),
         cmocka_unit_test(test_zero_sharding),
         cmocka_unit_test(test_measured_memory),
+        cmocka_unit_test(test_uneven_cp_memory),
     };
     return cmocka_run_group_tests_name("memory", tests, test_catalog_setup, test_catalog_teardown);
 }
