@@ -34,3 +34,22 @@ awk -v b="$begin" -v e="$end" -v f="$TMP/fig" '
     !skip { print }' README.md >"$TMP/README.md"
 cp "$TMP/README.md" README.md
 echo "readme-study: README.md figures rewritten ($(wc -l <"$TMP/fig") lines); review with git diff README.md"
+
+# The quick-start example of 'project': the command's first lines as printed now.
+ebegin='<!-- example: project output (tools/readme-study.sh) -->'
+eend='<!-- end of example -->'
+grep -qxF "$ebegin" README.md && grep -qxF "$eend" README.md ||
+    { echo "readme-study: README.md lacks the example markers" >&2; exit 1; }
+{
+    echo '```'
+    ./ccsweep project --model gpt3-175b --hw h100-sxm --devices 1024 --tp 8 --pp 8 \
+        --gbs 1536 --mbs 1 --recompute selective --sp | head -22
+    echo '  ...'
+    echo '```'
+} >"$TMP/example"
+awk -v b="$ebegin" -v e="$eend" -v f="$TMP/example" '
+    $0 == b { print; while ((getline l < f) > 0) print l; skip = 1; next }
+    $0 == e { skip = 0 }
+    !skip { print }' README.md >"$TMP/README.md"
+cp "$TMP/README.md" README.md
+echo "readme-study: README.md project example rewritten"
