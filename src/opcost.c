@@ -60,8 +60,11 @@ double cost_gemm_k_efficiency(const ccs_hw *hw, int dtype, double k)
     hw_gemm_eff(hw, dtype, &kref);
     if (k < 1)
         k = 1;
-    /* relative to the shape the catalog's gemm_efficiency was measured at */
-    return (k / (k + k0)) / (kref / (kref + k0));
+    /* relative to the shape the catalog's gemm_efficiency was measured at;
+     * that figure is the best over a search of shapes (deeper ones included),
+     * so no depth runs faster than it */
+    double r = (k / (k + k0)) / (kref / (kref + k0));
+    return r < 1.0 ? r : 1.0;
 }
 
 /* Tile slots doing useful work for an m x n output in tm x tn tiles over cu

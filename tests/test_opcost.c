@@ -121,6 +121,12 @@ static void test_gemm_shapes_h100(void **state)
     /* a shallow GEMM pays its per-tile cost: k = 128 runs well below k = 4096 */
     assert_true(cost_gemm_k_efficiency(h, CCS_BF16, 128) < 0.6);
     assert_rel(cost_gemm_k_efficiency(h, CCS_BF16, 4096), 1.0, 1e-12);
+    /* the catalog figure is the best of a shape search: a GEMM deeper than
+     * that best shape does not beat it (b200: best at k = 3072) */
+    const ccs_hw *b200 = catalog_hw(test_cat(), "b200");
+    assert_int_equal(b200->gemm_ref_k, 3072);
+    assert_true(cost_gemm_k_efficiency(b200, CCS_BF16, 1024) < 1.0);
+    assert_true(cost_gemm_k_efficiency(b200, CCS_BF16, 16384) == 1.0);
 }
 
 /* fp8: linear-layer GEMMs at the fp8 peak and the fp8 efficiency measured
