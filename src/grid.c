@@ -279,8 +279,15 @@ void grid_decode(const ccs_grid *g, int64_t idx, ccs_scenario *out)
     int64_t digit[SPEC_AX_N];
     int64_t rest = idx;
     for (int d = g->ndims - 1; d >= 0; d--) {
-        digit[d] = rest % g->dim_len[d];
-        rest /= g->dim_len[d];
+        if (rest <= UINT32_MAX && g->dim_len[d] <= UINT32_MAX) {
+            /* a 32-bit division: several times faster than a 64-bit one on x86-64 */
+            uint32_t r = (uint32_t)rest, l = (uint32_t)g->dim_len[d];
+            digit[d] = r % l;
+            rest = r / l;
+        } else {
+            digit[d] = rest % g->dim_len[d];
+            rest /= g->dim_len[d];
+        }
     }
     double v[SPEC_AX_N];
     int64_t at[SPEC_AX_N];

@@ -229,13 +229,21 @@ void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, 
 
     /* three sums: best estimate, low and high end of the band */
     sums S[3];
-    memset(S, 0, sizeof S);
+    memset(&S[0], 0, sizeof S[0]);
+    /* While every operator's band is its estimate (synthetic curves), the
+     * three sums see the same additions and stay bit-equal: only S[0] is
+     * summed, and copied to the others when the first band appears. */
+    int banded = 0;
     double extrap = 0;
     double m_b = ops.micro_batches, ls = ops.layers_per_stage;
     for (int i = 0; i < ops.n; i++) {
         const ccs_op *op = &ops.ops[i];
         ccs_optime ot;
         cost_op(c, op, &ot);
+        if (!banded && (memcmp(&ot.lo, &ot.t, sizeof ot.t) || memcmp(&ot.hi, &ot.t, sizeof ot.t))) {
+            S[1] = S[2] = S[0];
+            banded = 1;
+        }
         double t3[3] = {ot.t, ot.lo, ot.hi};
         int is_gemm =
             op->kind == CCS_OP_GEMM || op->kind == CCS_OP_BMM || op->kind == CCS_OP_ATTENTION;
@@ -250,7 +258,7 @@ void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, 
         if (op->region == CCS_RG_DP_COMM && p->dp_overlap == CCS_DPOV_BUCKETED)
             per_iter = m_b;
         int link = op->kind == CCS_OP_P2P ? op->per_node < 2 : op->per_node < op->group;
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < (banded ? 3 : 1); k++) {
             sums *s = &S[k];
             double t = t3[k] * op->count;
             s->rt[op->region] += t;
@@ -280,8 +288,12 @@ void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, 
     double *rt = S[0].rt;
     compose co, lo, hi;
     compose_iter(p, &ops, &S[0], &co);
-    compose_iter(p, &ops, &S[1], &lo);
-    compose_iter(p, &ops, &S[2], &hi);
+    if (banded) {
+        compose_iter(p, &ops, &S[1], &lo);
+        compose_iter(p, &ops, &S[2], &hi);
+    } else {
+        lo = hi = co;
+    }
 
     out->t_iter = co.t_iter;
     out->t_iter_lo = lo.t_iter;
