@@ -12,6 +12,8 @@
 #   6. what these costs project for 1e9 scenarios on 64 nodes x 64 cores
 #   7. peak RSS of rank 0 for a 100k and a 10M scenario sweep
 #   8. 'ccsweep search' wall time for typical questions, 1 process and 2 ranks
+#   9. with BASE=DIR (a built checkout of another version, e.g. a git worktree):
+#      SPEC on 1 rank by that version and by this one, interleaved, best of 3
 set -u
 cd "$(dirname "$0")/.." || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -138,3 +140,36 @@ plans=$(./ccsweep search --model gpt3-175b --hw h100-sxm --devices 1024 --max-cp
 one=$(search_time ./ccsweep search --model gpt3-175b --hw h100-sxm --devices 1024 --max-cp 8)
 two=$(search_time mpirun --oversubscribe -n 2 ./ccsweep search --model gpt3-175b --hw h100-sxm --devices 1024 --max-cp 8)
 echo "search gpt3-175b on 1024 h100-sxm with cp up to 8 ($plans plans): $one on 1 process, $two with mpirun -n 2"
+
+# Another version side by side: each build runs its own checkout's SPEC (the
+# spec format may differ between versions) into a fresh database, in turns so
+# that both see the same load; the best of three of each. "sweep" is the time
+# ccsweep reports for the sweep, "command" the whole mpirun (start-up and the
+# final checkpoint included).
+if [ -n "${BASE:-}" ]; then
+    if [ ! -x "$BASE/ccsweep" ] || [ ! -f "$BASE/$SPEC" ]; then
+        echo "BASE=$BASE: no built ccsweep with $SPEC there" >&2
+        exit 1
+    fi
+    best() { awk -v a="$1" -v b="$2" 'BEGIN { print (a == "" || b + 0 < a + 0) ? b : a }'; }
+    run_in() { # run_in DIR: "sweep_secs scenarios command_secs"
+        rm -f "$TMP"/side.db*
+        t0=$(date +%s.%N)
+        out=$(cd "$1" && mpirun -n 1 ./ccsweep run $SPEC --db "$TMP/side.db" --quiet 2>/dev/null)
+        t1=$(date +%s.%N)
+        echo "$out" | sed -n 's/.* \([0-9]*\)\/[0-9]* scenarios in \([0-9.]*\) s .*/\2 \1/p' |
+            awk -v a="$t0" -v b="$t1" '{ print $1, $2, b - a }'
+    }
+    bs="" bc="" ts="" tc="" n=0
+    for i in 1 2 3; do
+        set -- $(run_in "$BASE")
+        bs=$(best "$bs" "$1") bc=$(best "$bc" "$3") n=$2
+        set -- $(run_in .)
+        ts=$(best "$ts" "$1") tc=$(best "$tc" "$3")
+    done
+    echo "-- $SPEC, 1 rank, BASE=$BASE against this build (interleaved, best of 3)"
+    awk -v n="$n" -v bs="$bs" -v bc="$bc" -v ts="$ts" -v tc="$tc" 'BEGIN {
+        printf "base:       %.0f scenarios/s (sweep %.2f s, command %.2f s)\n", n / bs, bs, bc
+        printf "this build: %.0f scenarios/s (sweep %.2f s, command %.2f s)\n", n / ts, ts, tc
+        printf "speed-up:   %.2fx the sweep, %.2fx the command\n", bs / ts, bc / tc }'
+fi
