@@ -162,34 +162,38 @@ static void test_moe_megatron(void **state)
     assert_true(r.t_ep_comm > 0);
 }
 
-/* Published fp8 training throughput on DGX H100 (tests/data/nemo_h100_fp8.csv:
- * NVIDIA's NeMo 24.07 and Megatron-Bridge 25.11/26.02 performance tables),
+/* Published fp8 training throughput (tests/data/nemo_fp8.csv: NVIDIA's NeMo
+ * 24.07 and Megatron-Bridge 25.11/26.02 performance tables; DGX H100, DGX
+ * B200 and GB200 NVL72),
  * at the tables' launch settings: Transformer Engine fused attention, sequence
  * parallelism and TP communication overlap with tensor parallelism, the
  * distributed optimizer (ZeRO-1) with gradient reduction overlapped in the
  * last micro-batch (FSDP rows: ZeRO-3), no recomputation. The rows cover an
  * uneven pipeline (llama3-405b: 126 layers on 8 stages) and context
- * parallelism (cp 2). Each row within 20%, the mean absolute error within 8%
- * and the mean signed error within 5%: no systematic bias. */
-static void test_published_h100_fp8(void **state)
+ * parallelism (cp 2). Each row within 20%; on H100 (ten rows) the mean
+ * absolute error within 8% and the mean signed error within 5%: no systematic
+ * bias there. The three Blackwell rows come out fast (the test prints by how
+ * much): their bias is not asserted. */
+static void test_published_fp8(void **state)
 {
     (void)state;
-    const ccs_hw *h = catalog_hw(test_cat(), "h100-sxm");
-    FILE *f = fopen("tests/data/nemo_h100_fp8.csv", "r");
+    FILE *f = fopen("tests/data/nemo_fp8.csv", "r");
     assert_non_null(f);
     char line[256];
     int n = 0, uneven = 0, cp = 0;
     double sum_abs = 0, sum = 0;
     while (fgets(line, sizeof line, f)) {
-        char src[32], name[64];
+        char src[32], hw[32], name[64];
         int gpus, gbs, mbs, seq, tp, pp, cpn, vpp, zero;
         double pub;
         if (line[0] == '#' ||
-            sscanf(line, "%31[^,],%63[^,],%d,%d,%d,%d,%d,%d,%d,%d,%d,%lf", src, name, &gpus, &gbs,
-                   &mbs, &seq, &tp, &pp, &cpn, &vpp, &zero, &pub) != 12)
+            sscanf(line, "%31[^,],%31[^,],%63[^,],%d,%d,%d,%d,%d,%d,%d,%d,%d,%lf", src, hw, name,
+                   &gpus, &gbs, &mbs, &seq, &tp, &pp, &cpn, &vpp, &zero, &pub) != 13)
             continue;
         const ccs_model *m = catalog_model(test_cat(), name);
+        const ccs_hw *h = catalog_hw(test_cat(), hw);
         assert_non_null(m);
+        assert_non_null(h);
         ccs_plan p;
         plan_defaults(&p);
         p.devices = gpus;
@@ -210,20 +214,22 @@ static void test_published_h100_fp8(void **state)
         test_project(m, &p, h, &r, NULL);
         assert_int_equal(r.status, CCS_ST_OK);
         double tok = r.tokens_per_s / gpus, err = tok / pub - 1;
-        printf("  %-9s %-12s %5d GPUs tp %d pp %2d cp %d vpp %2d: %7.0f tokens/s/GPU, "
+        printf("  %-8s %-11s %-12s %4d GPUs tp %d pp %2d cp %d vpp %2d: %6.0f tokens/s/GPU, "
                "measured %6.0f (%+.1f%%)\n",
-               src, name, gpus, tp, pp, cpn, vpp, tok, pub, 100 * err);
+               src, hw, name, gpus, tp, pp, cpn, vpp, tok, pub, 100 * err);
         assert_true(fabs(err) <= 0.20);
-        sum_abs += fabs(err);
-        sum += err;
+        if (strcmp(hw, "h100-sxm") == 0) {
+            sum_abs += fabs(err);
+            sum += err;
+            n++;
+        }
         uneven += m->layers % pp != 0;
         cp += cpn > 1;
-        n++;
     }
     fclose(f);
     assert_int_equal(n, 10);
     assert_true(uneven >= 2 && cp >= 4);
-    printf("  mean absolute error %.1f%%, mean signed error %+.1f%%\n", 100 * sum_abs / n,
+    printf("  h100-sxm: mean absolute error %.1f%%, mean signed error %+.1f%%\n", 100 * sum_abs / n,
            100 * sum / n);
     assert_true(sum_abs / n <= 0.08);
     assert_true(fabs(sum / n) <= 0.05);
@@ -391,7 +397,7 @@ int main(void)
         cmocka_unit_test(test_korthikanti_iteration_times),
         cmocka_unit_test(test_korthikanti_layer_times),
         cmocka_unit_test(test_moe_megatron),
-        cmocka_unit_test(test_published_h100_fp8),
+        cmocka_unit_test(test_published_fp8),
         cmocka_unit_test(test_invariants),
         cmocka_unit_test(test_hardware_trend),
         cmocka_unit_test(test_overlap),
