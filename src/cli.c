@@ -234,16 +234,13 @@ json_t *cli_json_projection(const ccs_model *m, const ccs_hw *hw, const char *ev
     rc |= jset(o, "evolution", evolution ? json_string(evolution) : json_null());
     rc |= jset(plan, "devices", json_integer(p->devices));
     rc |= jset(plan, "tp", json_integer(p->tp));
-    if (plan_cp(p) > 1) { /* sweeps cannot express cp yet: the database has no cp column */
-        rc |= jset(plan, "cp", json_integer(plan_cp(p)));
-        rc |= jset(plan, "cp_comm",
-                   json_string(p->cp_comm == CCS_CP_ALLGATHER ? "allgather" : "ring"));
-    }
-    if (m->experts > 0) { /* nor ep: these keys appear for mixture-of-experts models only */
-        rc |= jset(plan, "ep", json_integer(plan_ep(p)));
-        rc |= jset(plan, "capacity_factor", json_real(p->capacity_factor));
-    }
+    rc |= jset(plan, "cp", json_integer(plan_cp(p)));
+    rc |= jset(plan, "cp_comm", json_string(cp_comm_name(p->cp_comm)));
+    rc |= jset(plan, "ep", json_integer(plan_ep(p)));
+    rc |= jset(plan, "capacity_factor", json_real(p->capacity_factor));
     rc |= jset(plan, "pp", json_integer(p->pp));
+    rc |= jset(plan, "pp_first_layers", json_integer(p->pp_first));
+    rc |= jset(plan, "pp_last_layers", json_integer(p->pp_last));
     rc |= jset(plan, "dp", json_integer(p->dp));
     rc |= jset(plan, "vpp", json_integer(p->vpp));
     rc |= jset(plan, "mbs", json_integer(p->mbs));
@@ -269,53 +266,10 @@ json_t *cli_json_projection(const ccs_model *m, const ccs_hw *hw, const char *ev
     int timed = r->status != CCS_ST_INVALID;
     rc |= jset(o, "fits", timed ? json_integer(r->fits) : json_null());
     rc |= jset(o, "micro_batches", timed ? json_integer(r->micro_batches) : json_null());
-    const struct {
-        const char *k;
-        double v;
-    } nums[] = {
-        {"t_iter", r->t_iter},
-        {"t_iter_lo", r->t_iter_lo},
-        {"t_iter_hi", r->t_iter_hi},
-        {"extrap", r->extrap},
-        {"t_compute", r->t_compute},
-        {"t_comm", r->t_comm},
-        {"t_comm_exposed", r->t_comm_exposed},
-        {"t_tp_comm", r->t_tp_comm},
-        {"t_tp_comm_exposed", r->t_tp_comm_exposed},
-        {"t_dp_comm", r->t_dp_comm},
-        {"t_dp_comm_exposed", r->t_dp_comm_exposed},
-        {"t_pp_comm", r->t_pp_comm},
-        {"t_bubble", r->t_bubble},
-        {"t_optimizer", r->t_optimizer},
-        {"comm_fraction", r->comm_fraction},
-        {"hidden_fraction", r->hidden_fraction},
-        {"mem_weights", r->mem_weights},
-        {"mem_grads", r->mem_grads},
-        {"mem_optimizer", r->mem_optimizer},
-        {"mem_activations", r->mem_activations},
-        {"mem_total", r->mem_total},
-        {"mem_cap", hw->mem_cap},
-        {"model_flops", r->model_flops},
-        {"hw_flops", r->hw_flops},
-        {"mfu", r->mfu},
-        {"hfu", r->hfu},
-        {"tokens_per_s", r->tokens_per_s},
-        {"tp_bytes", r->tp_bytes},
-        {"dp_bytes", r->dp_bytes},
-        {"pp_bytes", r->pp_bytes},
-        {"ccr", r->ccr},
-    };
-    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
-        rc |= jset(o, nums[i].k, timed ? json_real(nums[i].v) : json_null());
-    if (m->experts > 0) {
-        rc |= jset(o, "t_ep_comm", timed ? json_real(r->t_ep_comm) : json_null());
-        rc |= jset(o, "ep_bytes", timed ? json_real(r->ep_bytes) : json_null());
-    }
-    if (plan_cp(p) > 1) { /* context-parallel plans only, as for the plan's cp */
-        rc |= jset(o, "t_cp_comm", timed ? json_real(r->t_cp_comm) : json_null());
-        rc |= jset(o, "t_cp_comm_exposed", timed ? json_real(r->t_cp_comm_exposed) : json_null());
-        rc |= jset(o, "cp_bytes", timed ? json_real(r->cp_bytes) : json_null());
-    }
+    for (int i = 0; i < CCS_N_OUTPUTS; i++)
+        rc |= jset(o, ccs_outputs[i].name, timed ? json_real(ccs_output_of(r, i)) : json_null());
+    rc |= jset(o, "mem_cap", json_real(hw->mem_cap));
+    rc |= jset(o, "mem_frac", timed ? json_real(r->mem_total / hw->mem_cap) : json_null());
 
     json_t *arr = json_array();
     for (int i = 0; arr && regions && timed && i < CCS_RG_N; i++) {
@@ -547,44 +501,10 @@ static void print_human(const ccs_model *m, const ccs_hw *hw, const char *evo, c
 /* 1 when every output of the projection is a finite number. */
 static int result_finite(const ccs_result *r, const ccs_region_time *rg)
 {
-    const double v[] = {r->t_iter,
-                        r->t_iter_lo,
-                        r->t_iter_hi,
-                        r->t_compute,
-                        r->t_comm,
-                        r->t_comm_exposed,
-                        r->t_tp_comm,
-                        r->t_tp_comm_exposed,
-                        r->t_dp_comm,
-                        r->t_dp_comm_exposed,
-                        r->t_pp_comm,
-                        r->t_bubble,
-                        r->t_optimizer,
-                        r->comm_fraction,
-                        r->hidden_fraction,
-                        r->mem_weights,
-                        r->mem_grads,
-                        r->mem_optimizer,
-                        r->mem_activations,
-                        r->mem_total,
-                        r->model_flops,
-                        r->hw_flops,
-                        r->mfu,
-                        r->tokens_per_s,
-                        r->tp_bytes,
-                        r->dp_bytes,
-                        r->pp_bytes,
-                        r->ccr,
-                        r->params,
-                        r->extrap,
-                        r->hfu,
-                        r->t_cp_comm,
-                        r->t_cp_comm_exposed,
-                        r->cp_bytes,
-                        r->t_ep_comm,
-                        r->ep_bytes};
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        if (!isfinite(v[i]))
+    if (!isfinite(r->params))
+        return 0;
+    for (int i = 0; i < CCS_N_OUTPUTS; i++)
+        if (!isfinite(ccs_output_of(r, i)))
             return 0;
     for (int i = 0; i < CCS_RG_N; i++)
         if (!isfinite(rg[i].time) || !isfinite(rg[i].count) || !isfinite(rg[i].flops) ||
@@ -754,9 +674,7 @@ int cli_project(int argc, char **argv)
             break;
         case O_CAPF: bad = pos_double("--capacity-factor", optarg, &p.capacity_factor); break;
         case O_CPCOMM:
-            p.cp_comm = (int8_t)(!strcmp(optarg, "ring")        ? CCS_CP_RING
-                                 : !strcmp(optarg, "allgather") ? CCS_CP_ALLGATHER
-                                                                : -1);
+            p.cp_comm = (int8_t)cp_comm_parse(optarg);
             bad = enum_opt("--cp-comm", optarg, p.cp_comm, "ring or allgather");
             break;
         case O_PPFIRST:

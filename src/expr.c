@@ -48,8 +48,9 @@ struct ccs_expr {
 };
 
 /* Static types of sub-expressions. Enums compare only with their own kind. */
-enum { T_NUM, T_BOOL, T_RECOMP, T_DTYPE };
-static const char *const type_names[] = {"a number", "a boolean", "a recompute mode", "a dtype"};
+enum { T_NUM, T_BOOL, T_RECOMP, T_DTYPE, T_CPCOMM };
+static const char *const type_names[] = {"a number", "a boolean", "a recompute mode", "a dtype",
+                                         "a cp_comm mode"};
 
 static const struct {
     const char *name;
@@ -73,6 +74,12 @@ static const struct {
     [EXPR_F_INNET_REDUCE] = {"innet_reduce", T_BOOL},
     [EXPR_F_COMM_COMPRESS] = {"comm_compress", T_NUM},
     [EXPR_F_NET_BW_FACTOR] = {"net_bw_factor", T_NUM},
+    [EXPR_F_CP] = {"cp", T_NUM},
+    [EXPR_F_CP_COMM] = {"cp_comm", T_CPCOMM},
+    [EXPR_F_EP] = {"ep", T_NUM},
+    [EXPR_F_CAPACITY_FACTOR] = {"capacity_factor", T_NUM},
+    [EXPR_F_PP_FIRST_LAYERS] = {"pp_first_layers", T_NUM},
+    [EXPR_F_PP_LAST_LAYERS] = {"pp_last_layers", T_NUM},
     [EXPR_F_LAYERS] = {"layers", T_NUM},
     [EXPR_F_HIDDEN] = {"hidden", T_NUM},
     [EXPR_F_HEADS] = {"heads", T_NUM},
@@ -80,6 +87,8 @@ static const struct {
     [EXPR_F_FFN] = {"ffn", T_NUM},
     [EXPR_F_VOCAB] = {"vocab", T_NUM},
     [EXPR_F_PARAMS] = {"params", T_NUM},
+    [EXPR_F_EXPERTS] = {"experts", T_NUM},
+    [EXPR_F_TOP_K] = {"top_k", T_NUM},
     [EXPR_F_GEN] = {"gen", T_NUM},
     [EXPR_F_MEM_CAP] = {"mem_cap", T_NUM},
     [EXPR_F_DEVICES_PER_NODE] = {"devices_per_node", T_NUM},
@@ -115,6 +124,12 @@ static const struct {
     [EXPR_F_DP_BYTES] = {"dp_bytes", T_NUM},
     [EXPR_F_PP_BYTES] = {"pp_bytes", T_NUM},
     [EXPR_F_CCR] = {"ccr", T_NUM},
+    [EXPR_F_HFU] = {"hfu", T_NUM},
+    [EXPR_F_T_CP_COMM] = {"t_cp_comm", T_NUM},
+    [EXPR_F_T_CP_COMM_EXPOSED] = {"t_cp_comm_exposed", T_NUM},
+    [EXPR_F_CP_BYTES] = {"cp_bytes", T_NUM},
+    [EXPR_F_T_EP_COMM] = {"t_ep_comm", T_NUM},
+    [EXPR_F_EP_BYTES] = {"ep_bytes", T_NUM},
 };
 
 int expr_field_lookup(const char *name)
@@ -330,6 +345,11 @@ static int enum_const(const char *s, size_t n, double *v)
         *v = d;
         return T_DTYPE;
     }
+    int c = cp_comm_parse(buf);
+    if (c >= 0) {
+        *v = c;
+        return T_CPCOMM;
+    }
     return -1;
 }
 
@@ -379,7 +399,10 @@ static int parse_primary(parser *p)
             return et;
         }
         if (is_str) {
-            perr(p, at, "unknown name '%s' (expected none, selective, full or a dtype)", name);
+            perr(p, at,
+                 "unknown name '%s' (expected none, selective, full, ring, allgather or a "
+                 "dtype)",
+                 name);
             return T_BOOL;
         }
         int f = expr_field_lookup(name);

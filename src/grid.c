@@ -130,7 +130,17 @@ static uint64_t scenario_key(const ccs_grid *g, const ccs_scenario *s)
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         h = absorb(h, (uint64_t)f[i]);
     h = absorb_d(h, p->comm_compress);
-    return absorb_d(h, p->net_bw_factor);
+    h = absorb_d(h, p->net_bw_factor);
+    /* absorbed only when one differs from its default, so that plans without
+     * them keep the keys they had before these axes existed */
+    if (plan_cp(p) > 1 || p->cp_comm != CCS_CP_RING || plan_ep(p) > 1 || p->capacity_factor != 0 ||
+        p->pp_first > 0 || p->pp_last > 0) {
+        const int64_t f2[] = {plan_cp(p), p->cp_comm, plan_ep(p), p->pp_first, p->pp_last};
+        for (size_t i = 0; i < sizeof f2 / sizeof f2[0]; i++)
+            h = absorb(h, (uint64_t)f2[i]);
+        h = absorb_d(h, p->capacity_factor);
+    }
+    return h;
 }
 
 ccs_grid *grid_new(const ccs_spec *spec, ccs_err *err)
@@ -306,7 +316,13 @@ void grid_decode(const ccs_grid *g, int64_t idx, ccs_scenario *out)
     plan_defaults(p);
     p->devices = (int32_t)v[SPEC_AX_DEVICES];
     p->tp = (int32_t)v[SPEC_AX_TP];
+    p->cp = (int32_t)v[SPEC_AX_CP];
+    p->cp_comm = (int8_t)v[SPEC_AX_CP_COMM];
+    p->ep = (int32_t)v[SPEC_AX_EP];
+    p->capacity_factor = v[SPEC_AX_CAPACITY_FACTOR];
     p->pp = (int32_t)v[SPEC_AX_PP];
+    p->pp_first = (int32_t)v[SPEC_AX_PP_FIRST_LAYERS];
+    p->pp_last = (int32_t)v[SPEC_AX_PP_LAST_LAYERS];
     p->dp = (int32_t)v[SPEC_AX_DP];
     if (!g->devices_given && !g->dp_given)
         p->dp = 1;
@@ -359,6 +375,12 @@ void grid_fields(const ccs_grid *g, const ccs_scenario *s, const ccs_result *r, 
     vals[EXPR_F_INNET_REDUCE] = p->innet_reduce;
     vals[EXPR_F_COMM_COMPRESS] = p->comm_compress;
     vals[EXPR_F_NET_BW_FACTOR] = p->net_bw_factor;
+    vals[EXPR_F_CP] = plan_cp(p);
+    vals[EXPR_F_CP_COMM] = p->cp_comm;
+    vals[EXPR_F_EP] = plan_ep(p);
+    vals[EXPR_F_CAPACITY_FACTOR] = p->capacity_factor;
+    vals[EXPR_F_PP_FIRST_LAYERS] = p->pp_first;
+    vals[EXPR_F_PP_LAST_LAYERS] = p->pp_last;
     vals[EXPR_F_LAYERS] = m->layers;
     vals[EXPR_F_HIDDEN] = m->hidden;
     vals[EXPR_F_HEADS] = m->heads;
@@ -366,6 +388,8 @@ void grid_fields(const ccs_grid *g, const ccs_scenario *s, const ccs_result *r, 
     vals[EXPR_F_FFN] = m->ffn;
     vals[EXPR_F_VOCAB] = m->vocab;
     vals[EXPR_F_PARAMS] = g->model_params[s->model];
+    vals[EXPR_F_EXPERTS] = m->experts;
+    vals[EXPR_F_TOP_K] = m->top_k;
     vals[EXPR_F_GEN] = s->gen;
     vals[EXPR_F_MEM_CAP] = hw->mem_cap;
     vals[EXPR_F_DEVICES_PER_NODE] = hw->devices_per_node;
@@ -406,6 +430,12 @@ void grid_fields(const ccs_grid *g, const ccs_scenario *s, const ccs_result *r, 
     vals[EXPR_F_DP_BYTES] = r->dp_bytes;
     vals[EXPR_F_PP_BYTES] = r->pp_bytes;
     vals[EXPR_F_CCR] = r->ccr;
+    vals[EXPR_F_HFU] = r->hfu;
+    vals[EXPR_F_T_CP_COMM] = r->t_cp_comm;
+    vals[EXPR_F_T_CP_COMM_EXPOSED] = r->t_cp_comm_exposed;
+    vals[EXPR_F_CP_BYTES] = r->cp_bytes;
+    vals[EXPR_F_T_EP_COMM] = r->t_ep_comm;
+    vals[EXPR_F_EP_BYTES] = r->ep_bytes;
 }
 
 int grid_eval(const ccs_grid *g, int64_t idx, ccs_record *out, ccs_region_time *regions)
@@ -472,6 +502,8 @@ size_t grid_format_name(const ccs_grid *g, const ccs_record *rec, char *buf, siz
             s = recompute_name(rec->s.plan.recompute);
         else if (p->field == EXPR_F_DTYPE)
             s = dtype_name(rec->s.plan.dtype);
+        else if (p->field == EXPR_F_CP_COMM)
+            s = cp_comm_name(rec->s.plan.cp_comm);
         char num[32];
         if (!s) {
             /* plan fields are integers: skip printf's floating-point path */

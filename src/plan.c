@@ -9,7 +9,7 @@ void plan_defaults(ccs_plan *p)
 {
     memset(p, 0, sizeof *p);
     p->tp = p->pp = 1;
-    p->cp = 1;
+    p->cp = p->ep = 1;
     p->vpp = 1;
     p->mbs = 1;
     p->dtype = CCS_BF16;
@@ -205,6 +205,7 @@ static int name_index(const char *const *names, int n, const char *s)
 
 static const char *const rc_names[] = {"none", "selective", "full"};
 static const char *const dpov_names[] = {"none", "last-microbatch", "bucketed"};
+static const char *const cp_comm_names[] = {[CCS_CP_RING] = "ring", [CCS_CP_ALLGATHER] = "allgather"};
 
 const char *recompute_name(int mode)
 {
@@ -224,4 +225,14 @@ const char *dp_overlap_name(int mode)
 int dp_overlap_parse(const char *s)
 {
     return name_index(dpov_names, 3, s);
+}
+
+const char *cp_comm_name(int mode)
+{
+    return (mode >= 0 && mode <= 1) ? cp_comm_names[mode] : "?";
+}
+
+int cp_comm_parse(const char *s)
+{
+    return name_index(cp_comm_names, 2, s);
 }

@@ -44,7 +44,7 @@ struct ccs_spec {
 };
 
 /* How the values of an axis are read and bounded. */
-enum { K_INDEX, K_INT, K_INT_MODEL, K_REAL, K_BOOL, K_DTYPE, K_RECOMP, K_DPOV };
+enum { K_INDEX, K_INT, K_INT_MODEL, K_REAL, K_BOOL, K_DTYPE, K_RECOMP, K_DPOV, K_CPCOMM, K_CAPF };
 static const struct {
     const char *name; /* key in the spec (plan axes under plan:) */
     int kind;
@@ -55,7 +55,13 @@ static const struct {
     [SPEC_AX_GEN] = {"generations", K_INT, 0, CCS_MAX_GEN, 0},
     [SPEC_AX_DEVICES] = {"devices", K_INT, 1, CCS_MAX_DEVICES, 0},
     [SPEC_AX_TP] = {"tp", K_INT, 1, CCS_MAX_DEVICES, 1},
+    [SPEC_AX_CP] = {"cp", K_INT, 1, CCS_MAX_DEVICES, 1},
+    [SPEC_AX_CP_COMM] = {"cp_comm", K_CPCOMM, 0, 1, CCS_CP_RING},
+    [SPEC_AX_EP] = {"ep", K_INT, 1, CCS_MAX_DEVICES, 1},
+    [SPEC_AX_CAPACITY_FACTOR] = {"capacity_factor", K_CAPF, 0, CCS_MAX_FACTOR, 0},
     [SPEC_AX_PP] = {"pp", K_INT, 1, CCS_MAX_DEVICES, 1},
+    [SPEC_AX_PP_FIRST_LAYERS] = {"pp_first_layers", K_INT, 0, CCS_MAX_LAYERS, 0},
+    [SPEC_AX_PP_LAST_LAYERS] = {"pp_last_layers", K_INT, 0, CCS_MAX_LAYERS, 0},
     [SPEC_AX_DP] = {"dp", K_INT, 1, CCS_MAX_DEVICES, 0},
     [SPEC_AX_VPP] = {"vpp", K_INT, 1, CCS_MAX_VPP, 1},
     [SPEC_AX_MBS] = {"mbs", K_INT, 1, CCS_MAX_MBS, 1},
@@ -141,11 +147,21 @@ static int read_value(const ydoc *d, const ynode *n, int a, const char *field, d
         }
         *out = (double)iv;
         return CCS_OK;
+    case K_CAPF:
+        /* 0 (the default) is dropless: every routed token, balanced load */
+        if (s && !strcmp(s, "dropless")) {
+            *out = 0;
+            return CCS_OK;
+        }
+        /* fall through */
     case K_REAL:
-        if (ynode_double(d, n, field, &dv, err) != CCS_OK)
-            return CCS_EINPUT;
-        if (!(dv > axes[a].min && dv <= axes[a].max)) {
-            ydoc_error(d, n, err, "field '%s': expected a positive number, got %g", field, dv);
+        if (ynode_double(d, n, field, &dv, err) != CCS_OK ||
+            !(dv > axes[a].min && dv <= axes[a].max)) {
+            ydoc_error(d, n, err, "field '%s': expected a positive number%s, got '%s'", field,
+                       axes[a].kind == K_CAPF ? " (tokens an expert takes, times its balanced "
+                                                "share) or 'dropless'"
+                                              : "",
+                       s ? s : "a collection");
             return CCS_EINPUT;
         }
         *out = dv;
@@ -178,10 +194,12 @@ static int read_value(const ydoc *d, const ynode *n, int a, const char *field, d
         }
         *out = b;
         return CCS_OK;
+    case K_CPCOMM:
     case K_RECOMP:
-        b = recompute_parse(s);
+        b = axes[a].kind == K_RECOMP ? recompute_parse(s) : cp_comm_parse(s);
         if (b < 0) {
-            ydoc_error(d, n, err, "field '%s': expected none, selective or full, got '%s'", field,
+            ydoc_error(d, n, err, "field '%s': expected %s, got '%s'", field,
+                       axes[a].kind == K_RECOMP ? "none, selective or full" : "ring or allgather",
                        s ? s : "a collection");
             return CCS_EINPUT;
         }
@@ -205,7 +223,7 @@ static int read_generator(const ydoc *d, const ynode *map, int a, const char *fi
         return CCS_EINPUT;
     }
     int kind = axes[a].kind;
-    if (kind != K_INT && kind != K_INT_MODEL && kind != K_REAL) {
+    if (kind != K_INT && kind != K_INT_MODEL && kind != K_REAL && kind != K_CAPF) {
         ydoc_error(d, map, err, "field '%s': %s takes only a value or a list", field, field);
         return CCS_EINPUT;
     }
@@ -228,7 +246,7 @@ static int read_generator(const ydoc *d, const ynode *map, int a, const char *fi
                    lo, hi);
         return CCS_EINPUT;
     }
-    int integral = kind != K_REAL;
+    int integral = kind != K_REAL && kind != K_CAPF;
     if (is_range) {
         if (!(step > 0) || (integral && step != floor(step))) {
             ydoc_error(d, ynode_item(d, v, 2), err,

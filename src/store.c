@@ -36,6 +36,7 @@ struct ccs_store {
     int locked;             /* this process holds the writer row */
     int full;               /* a write failed because the disk (or quota) is full */
     int created;            /* store_open created the schema: nothing to check */
+    int migrating;          /* store_open is migrating the file: a stale writer row stays */
     int64_t tx_rows;        /* rows in the open transaction */
     int64_t tx_done;        /* scenarios of chunks completed in the open transaction */
     store_counts tx;        /* rows by status in the open transaction */
@@ -56,7 +57,9 @@ struct ccs_store {
 
 static const char *const status_names[] = {"running", "complete", "interrupted", "failed"};
 
-/* One statement per string (C11 guarantees string literals of 4095 bytes). */
+/* One statement per string (C11 guarantees string literals of 4095 bytes).
+ * These are the tables of schema version 5; v6_columns adds the columns of
+ * version 6, to a new file as to a migrated one, so both have the same tables. */
 static const char *const schema_sql[] = {
     "CREATE TABLE runs (\n"
     "  run_id INTEGER PRIMARY KEY,\n"
@@ -134,35 +137,6 @@ static const char *const schema_sql[] = {
     "  flash_attn INTEGER, tp_overlap INTEGER, dp_overlap INTEGER, innet_reduce INTEGER,\n"
     "  comm_compress REAL, net_bw_factor REAL\n"
     ");\n",
-    "CREATE VIEW results AS\n"
-    "SELECT r.rid AS rid, r.rid >> 40 AS run_id, r.rid & 1099511627775 AS idx, r.key AS key,\n"
-    "  c.model_id AS model_id, c.hw_id AS hw_id,\n"
-    "  p.devices AS devices, p.tp AS tp, p.pp AS pp, p.dp AS dp, p.vpp AS vpp, p.mbs AS mbs,\n"
-    "  p.gbs AS gbs, p.seq AS seq, p.dtype AS dtype, p.sp AS sp, p.zero AS zero,\n"
-    "  p.recompute AS recompute, p.flash_attn AS flash_attn, p.tp_overlap AS tp_overlap,\n"
-    "  p.dp_overlap AS dp_overlap, p.innet_reduce AS innet_reduce,\n"
-    "  p.comm_compress AS comm_compress, p.net_bw_factor AS net_bw_factor,\n"
-    "  r.sr & 3 AS status, r.sr >> 2 AS reason, r.micro_batches AS micro_batches,\n"
-    "  r.t_iter AS t_iter, r.t_iter_lo AS t_iter_lo, r.t_iter_hi AS t_iter_hi,\n"
-    "  r.extrap AS extrap, r.t_compute AS t_compute, r.t_comm AS t_comm,\n"
-    "  r.t_comm_exposed AS t_comm_exposed, r.t_tp_comm AS t_tp_comm,\n"
-    "  r.t_tp_comm_exposed AS t_tp_comm_exposed, r.t_dp_comm AS t_dp_comm,\n"
-    "  r.t_dp_comm_exposed AS t_dp_comm_exposed, r.t_pp_comm AS t_pp_comm,\n"
-    "  r.t_bubble AS t_bubble, r.t_optimizer AS t_optimizer,\n"
-    "  r.comm_fraction AS comm_fraction, r.hidden_fraction AS hidden_fraction,\n"
-    "  r.mem_weights AS mem_weights, r.mem_grads AS mem_grads,\n"
-    "  r.mem_optimizer AS mem_optimizer, r.mem_activations AS mem_activations,\n"
-    "  r.mem_total AS mem_total, r.model_flops AS model_flops, r.hw_flops AS hw_flops,\n"
-    "  r.mfu AS mfu, r.tokens_per_s AS tokens_per_s, r.tp_bytes AS tp_bytes,\n"
-    "  r.dp_bytes AS dp_bytes, r.pp_bytes AS pp_bytes, r.ccr AS ccr, r.name AS name\n"
-    "FROM result_rows r\n"
-    "  JOIN runs u ON u.run_id = r.rid >> 40\n"
-    "  JOIN cells c ON c.cid = (u.run_id << 40) | ((r.rid & 1099511627775) / u.plan_n)\n"
-    "  JOIN plans p ON p.pid = (u.run_id << 40)\n"
-    "    | (c.z * u.plan_n + (r.rid & 1099511627775) % u.plan_n);\n",
-    "CREATE TRIGGER results_delete INSTEAD OF DELETE ON results BEGIN\n"
-    "  DELETE FROM result_rows WHERE rid = OLD.rid;\n"
-    "END;\n",
     "CREATE TABLE chunks (  -- index ranges whose rows are all committed\n"
     "  run_id INTEGER NOT NULL, lo INTEGER NOT NULL, hi INTEGER NOT NULL,\n"
     "  PRIMARY KEY (run_id, lo)\n"
@@ -188,12 +162,51 @@ static const char *const schema_sql[] = {
     "CREATE TABLE recompute_modes (recompute INTEGER PRIMARY KEY, name TEXT NOT NULL);\n",
     "CREATE TABLE region_names (region INTEGER PRIMARY KEY, name TEXT NOT NULL,\n"
     "  kind TEXT NOT NULL);\n",
+};
+
+/* The views, recreated by a migration (they read the tables' new columns). */
+static const char *const view_sql[] = {
+    "CREATE VIEW results AS\n"
+    "SELECT r.rid AS rid, r.rid >> 40 AS run_id, r.rid & 1099511627775 AS idx, r.key AS key,\n"
+    "  c.model_id AS model_id, c.hw_id AS hw_id,\n"
+    "  p.devices AS devices, p.tp AS tp, p.pp AS pp, p.dp AS dp, p.vpp AS vpp, p.mbs AS mbs,\n"
+    "  p.gbs AS gbs, p.seq AS seq, p.dtype AS dtype, p.sp AS sp, p.zero AS zero,\n"
+    "  p.recompute AS recompute, p.flash_attn AS flash_attn, p.tp_overlap AS tp_overlap,\n"
+    "  p.dp_overlap AS dp_overlap, p.innet_reduce AS innet_reduce,\n"
+    "  p.comm_compress AS comm_compress, p.net_bw_factor AS net_bw_factor,\n"
+    "  p.cp AS cp, p.cp_comm AS cp_comm, p.ep AS ep, p.capacity_factor AS capacity_factor,\n"
+    "  p.pp_first_layers AS pp_first_layers, p.pp_last_layers AS pp_last_layers,\n"
+    "  r.sr & 3 AS status, r.sr >> 2 AS reason, r.micro_batches AS micro_batches,\n"
+    "  r.t_iter AS t_iter, r.t_iter_lo AS t_iter_lo, r.t_iter_hi AS t_iter_hi,\n"
+    "  r.extrap AS extrap, r.t_compute AS t_compute, r.t_comm AS t_comm,\n"
+    "  r.t_comm_exposed AS t_comm_exposed, r.t_tp_comm AS t_tp_comm,\n"
+    "  r.t_tp_comm_exposed AS t_tp_comm_exposed, r.t_dp_comm AS t_dp_comm,\n"
+    "  r.t_dp_comm_exposed AS t_dp_comm_exposed, r.t_pp_comm AS t_pp_comm,\n"
+    "  r.t_bubble AS t_bubble, r.t_optimizer AS t_optimizer,\n"
+    "  r.comm_fraction AS comm_fraction, r.hidden_fraction AS hidden_fraction,\n"
+    "  r.mem_weights AS mem_weights, r.mem_grads AS mem_grads,\n"
+    "  r.mem_optimizer AS mem_optimizer, r.mem_activations AS mem_activations,\n"
+    "  r.mem_total AS mem_total, r.model_flops AS model_flops, r.hw_flops AS hw_flops,\n"
+    "  r.mfu AS mfu, r.tokens_per_s AS tokens_per_s, r.tp_bytes AS tp_bytes,\n"
+    "  r.dp_bytes AS dp_bytes, r.pp_bytes AS pp_bytes, r.ccr AS ccr, r.name AS name,\n"
+    "  r.hfu AS hfu, r.t_cp_comm AS t_cp_comm, r.t_cp_comm_exposed AS t_cp_comm_exposed,\n"
+    "  r.cp_bytes AS cp_bytes, r.t_ep_comm AS t_ep_comm, r.ep_bytes AS ep_bytes\n"
+    "FROM result_rows r\n"
+    "  JOIN runs u ON u.run_id = r.rid >> 40\n"
+    "  JOIN cells c ON c.cid = (u.run_id << 40) | ((r.rid & 1099511627775) / u.plan_n)\n"
+    "  JOIN plans p ON p.pid = (u.run_id << 40)\n"
+    "    | (c.z * u.plan_n + (r.rid & 1099511627775) % u.plan_n);\n",
+    "CREATE TRIGGER results_delete INSTEAD OF DELETE ON results BEGIN\n"
+    "  DELETE FROM result_rows WHERE rid = OLD.rid;\n"
+    "END;\n",
     "CREATE VIEW results_view AS\n"
     "SELECT r.run_id, r.idx, r.key, r.name AS scenario, m.name AS model, m.params,\n"
     "  h.name AS hardware, h.generation, h.evolution,\n"
     "  r.devices, r.tp, r.pp, r.dp, r.vpp, r.mbs, r.gbs, r.seq, dt.name AS dtype, r.sp, r.zero,\n"
     "  rc.name AS recompute, r.flash_attn, r.tp_overlap, r.dp_overlap, r.innet_reduce,\n"
     "  r.comm_compress, r.net_bw_factor,\n"
+    "  r.cp, CASE r.cp_comm WHEN 1 THEN 'allgather' ELSE 'ring' END AS cp_comm, r.ep,\n"
+    "  r.capacity_factor, r.pp_first_layers, r.pp_last_layers,\n"
     "  st.name AS status, rs.name AS reason, rs.text AS reason_text,\n"
     "  CASE r.status WHEN 1 THEN NULL ELSE r.status = 0 END AS fits,\n"
     "  r.micro_batches, r.t_iter, r.t_iter_lo, r.t_iter_hi, r.extrap,\n"
@@ -203,8 +216,8 @@ static const char *const schema_sql[] = {
     "  r.mem_weights, r.mem_grads, r.mem_optimizer, r.mem_activations, r.mem_total,\n"
     "  h.mem_cap, r.mem_total / h.mem_cap AS mem_frac,\n"
     "  r.model_flops, r.hw_flops, r.mfu,\n"
-    "  CASE WHEN r.model_flops > 0 THEN r.mfu * r.hw_flops / r.model_flops END AS hfu,\n"
-    "  r.tokens_per_s, r.tp_bytes, r.dp_bytes, r.pp_bytes,\n"
+    "  r.hfu, r.tokens_per_s, r.tp_bytes, r.dp_bytes, r.pp_bytes,\n"
+    "  r.t_cp_comm, r.t_cp_comm_exposed, r.cp_bytes, r.t_ep_comm, r.ep_bytes,\n"
     "  r.ccr, r.rid\n"
     "FROM results r\n"
     "  JOIN models m ON m.model_id = r.model_id\n"
@@ -234,6 +247,7 @@ static const char *const schema_sql[] = {
     "  b.mem_total AS best_mem_total, b.comm_fraction AS best_comm_fraction,\n"
     "  b.t_tp_comm_exposed / b.t_iter AS best_tp_share,\n"
     "  b.t_dp_comm_exposed / b.t_iter AS best_dp_share, b.t_pp_comm / b.t_iter AS best_pp_share,\n"
+    "  b.t_cp_comm_exposed / b.t_iter AS best_cp_share, b.t_ep_comm / b.t_iter AS best_ep_share,\n"
     "  b.t_bubble / b.t_iter AS best_bubble_share, b.hidden_fraction AS best_hidden_fraction\n"
     "FROM a JOIN b ON b.run_id = a.run_id AND b.model_id = a.model_id AND b.hw_id = a.hw_id\n"
     "  AND b.devices = a.devices AND b.gbs = a.gbs AND b.seq = a.seq\n"
@@ -242,13 +256,13 @@ static const char *const schema_sql[] = {
     "SELECT v.* FROM results_view v JOIN plan_rank b ON v.rid = b.rid AND b.rk = 1;\n",
 };
 
-#define N_RESULT_COLS 34 /* columns of the result_rows table */
+/* result_rows columns: rid, key, sr, name, micro_batches and the outputs */
+#define N_RESULT_COLS (5 + CCS_N_OUTPUTS)
 /* Rows per INSERT statement: one statement's fixed cost (its start, the
  * cursor it opens, the reset) is shared by 16 rows; the statement holds
- * 16 x 34 = 544 parameters, within SQLite's limit of 999 (its oldest default). */
+ * 16 x 40 = 640 parameters, within SQLite's limit of 999 (its oldest default). */
 #define ROWS_PER_INSERT 16
-#define N_OUTPUTS 29     /* REAL outputs bound from t_iter to ccr */
-#define RID_BITS 40      /* rid = run_id << RID_BITS | idx */
+#define RID_BITS 40 /* rid = run_id << RID_BITS | idx */
 #define RID_MAX_RUN ((INT64_C(1) << (63 - RID_BITS)) - 1)
 
 static int64_t rid_of(int64_t run_id, int64_t idx)
@@ -306,12 +320,95 @@ static const char *const op_sources_sql =
     "  calibration TEXT        -- the profile of a measured curve\n"
     ");\n";
 
+/* The plan axes version 6 added, with the value every version-5 plan had,
+ * and the model fields it records. */
+static const char *const plans_v6_sql[] = {
+    "ALTER TABLE plans ADD COLUMN cp INTEGER NOT NULL DEFAULT 1",
+    "ALTER TABLE plans ADD COLUMN cp_comm INTEGER NOT NULL DEFAULT 0", /* CCS_CP_RING */
+    "ALTER TABLE plans ADD COLUMN ep INTEGER NOT NULL DEFAULT 1",
+    "ALTER TABLE plans ADD COLUMN capacity_factor REAL NOT NULL DEFAULT 0", /* dropless */
+    "ALTER TABLE plans ADD COLUMN pp_first_layers INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE plans ADD COLUMN pp_last_layers INTEGER NOT NULL DEFAULT 0",
+    /* mixture of experts; NULL in the models of version 5, which did not record them */
+    "ALTER TABLE models ADD COLUMN experts INTEGER",
+    "ALTER TABLE models ADD COLUMN top_k INTEGER",
+    "ALTER TABLE models ADD COLUMN shared_experts INTEGER",
+    "ALTER TABLE models ADD COLUMN moe_ffn INTEGER",
+};
+
+/* Columns of version 6, appended to plans and result_rows (the outputs from
+ * CCS_OUTPUTS_V5 on, named as in timeline.h). */
+static int v6_columns(ccs_store *st, ccs_err *err)
+{
+    for (size_t i = 0; i < sizeof plans_v6_sql / sizeof plans_v6_sql[0]; i++)
+        if (exec(st, plans_v6_sql[i], err))
+            return CCS_EIO;
+    for (int k = CCS_OUTPUTS_V5; k < CCS_N_OUTPUTS; k++) {
+        char sql[96];
+        snprintf(sql, sizeof sql, "ALTER TABLE result_rows ADD COLUMN %s REAL",
+                 ccs_outputs[k].name);
+        if (exec(st, sql, err))
+            return CCS_EIO;
+    }
+    return CCS_OK;
+}
+
+static int create_views(ccs_store *st, ccs_err *err)
+{
+    for (size_t i = 0; i < sizeof view_sql / sizeof view_sql[0]; i++)
+        if (exec(st, view_sql[i], err))
+            return CCS_EIO;
+    return CCS_OK;
+}
+
 static int create_schema(ccs_store *st, ccs_err *err)
 {
     for (size_t i = 0; i < sizeof schema_sql / sizeof schema_sql[0]; i++)
         if (exec(st, schema_sql[i], err))
             return CCS_EIO;
+    if (v6_columns(st, err) || create_views(st, err))
+        return CCS_EIO;
     return exec(st, op_sources_sql, err);
+}
+
+static int check_writer(ccs_store *st, ccs_err *err);
+
+/* Version 5 to 6 in place, in one transaction (all of it or nothing): the
+ * new columns with the values version 5 computed without storing them (cp
+ * and ep 1, so no context- or expert-parallel traffic; hfu from the stored
+ * mfu, hw_flops and model_flops, as the version-5 view derived it), the
+ * views recreated over them. No row is removed or changed otherwise. A
+ * process writing the file (an older ccsweep) is waited for, not raced. */
+static int migrate_v5(ccs_store *st, ccs_err *err)
+{
+    static const char *const drop_views =
+        "DROP VIEW best_plan; DROP VIEW comm_share; DROP VIEW plan_rank; "
+        "DROP VIEW results_view; DROP VIEW results;"; /* the trigger goes with results */
+    char fill[512] = "UPDATE result_rows SET hfu = CASE WHEN model_flops > 0 THEN mfu * hw_flops "
+                     "/ model_flops ELSE 0 END";
+    for (int k = CCS_OUTPUTS_V5; k < CCS_N_OUTPUTS; k++)
+        if (strcmp(ccs_outputs[k].name, "hfu"))
+            snprintf(fill + strlen(fill), sizeof fill - strlen(fill), ", %s = 0",
+                     ccs_outputs[k].name);
+    strcat(fill, " WHERE sr & 3 != 1"); /* invalid rows keep NULL timings */
+    char pragma[64];
+    snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", CCS_STORE_SCHEMA);
+    if (exec(st, "BEGIN IMMEDIATE", err))
+        return CCS_EIO;
+    st->migrating = 1;
+    int rc = check_writer(st, err);
+    st->migrating = 0;
+    /* another process may have migrated it while this one waited */
+    if (rc == CCS_OK && query_int(st, "PRAGMA user_version", -1) == 5) {
+        if (exec(st, drop_views, err) || v6_columns(st, err) || exec(st, fill, err) ||
+            create_views(st, err) || exec(st, pragma, err))
+            rc = CCS_EIO;
+    }
+    if (rc == CCS_OK && exec(st, "COMMIT", err))
+        rc = CCS_EIO;
+    if (rc != CCS_OK)
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
 }
 
 /* Fill the lookup tables the views join with names from the C tables. */
@@ -448,10 +545,22 @@ ccs_store *store_open(const char *path, int locking, int *rc, ccs_err *err)
                     path);
         *rc = CCS_EINPUT;
         goto fail;
+    } else if (ver == 5 && !write_tx) {
+        int mrc = migrate_v5(st, err);
+        if (mrc != CCS_OK) {
+            char why[sizeof err->msg];
+            ccs_strlcpy(why, err->msg, sizeof why);
+            ccs_err_set(err,
+                        "%s: cannot migrate the database from schema version 5 to %d (nothing "
+                        "was changed): %s",
+                        path, CCS_STORE_SCHEMA, why);
+            *rc = mrc == CCS_EINPUT ? CCS_EINPUT : CCS_EIO;
+            goto fail;
+        }
     } else if (ver != CCS_STORE_SCHEMA) {
         ccs_err_set(err,
                     "%s: database schema version %lld, but this ccsweep %s reads version "
-                    "%d; use a new --db file (databases are never migrated silently)",
+                    "%d (and migrates version 5); use a new --db file",
                     path, (long long)ver, CCS_VERSION, CCS_STORE_SCHEMA);
         *rc = CCS_EINPUT;
         goto fail;
@@ -465,6 +574,14 @@ fail:
         sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
     store_close(st);
     return NULL;
+}
+
+int store_upgrade(const char *path, ccs_err *err)
+{
+    int rc;
+    ccs_store *st = store_open(path, STORE_LOCK_NORMAL, &rc, err);
+    store_close(st);
+    return rc;
 }
 
 static int release_writer(ccs_store *st);
@@ -700,8 +817,9 @@ static int map_entries(ccs_store *st, ccs_err *err)
     int rc = CCS_OK;
     if (sqlite3_prepare_v2(st->db,
                            "INSERT OR IGNORE INTO models (run_id, name, layers, hidden, heads, "
-                           "kv_heads, ffn, vocab, max_pos, seq, gbs, gated, bias, tied, params) "
-                           "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           "kv_heads, ffn, vocab, max_pos, seq, gbs, gated, bias, tied, params, "
+                           "experts, top_k, shared_experts, moe_ffn) "
+                           "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &im, NULL) ||
         sqlite3_prepare_v2(st->db,
                            "INSERT OR IGNORE INTO hardware (run_id, name, generation, evolution, "
@@ -727,6 +845,9 @@ static int map_entries(ccs_store *st, ccs_err *err)
         for (int k = 0; k < 12; k++)
             sqlite3_bind_int64(im, 3 + k, iv[k]);
         sqlite3_bind_double(im, 15, model_params(m));
+        const int64_t moe[] = {m->experts, m->top_k, m->shared_experts, m->moe_ffn};
+        for (int k = 0; k < 4; k++)
+            sqlite3_bind_int64(im, 16 + k, moe[k]);
         rc = step_done(st, im, err, "recording models");
         sqlite3_bind_int64(qm, 1, st->run_id);
         sqlite3_bind_text(qm, 2, m->name, -1, SQLITE_STATIC);
@@ -1032,10 +1153,11 @@ static int check_writer(ccs_store *st, ccs_err *err)
         int64_t pstart = sqlite3_column_int64(s, 2), run = sqlite3_column_int64(s, 4);
         int here = !strcmp(h, host);
         if (here && !holder_alive(pid, pstart)) {
-            fprintf(stderr,
-                    "ccsweep: %s: taking over the writer lock of pid %ld on %s (since %s), "
-                    "which is no longer running\n",
-                    st->path, pid, h, started);
+            if (!st->migrating)
+                fprintf(stderr,
+                        "ccsweep: %s: taking over the writer lock of pid %ld on %s (since %s), "
+                        "which is no longer running\n",
+                        st->path, pid, h, started);
         } else {
             ccs_err_set(err,
                         "%s: another ccsweep is writing to this database: pid %ld on host %s, "
@@ -1322,9 +1444,16 @@ int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *in
     if (exec(st, "COMMIT", err))
         return CCS_EIO;
     st->locked = 1;
-    /* "INSERT INTO result_rows VALUES (?,...,?)", then ",(?,...,?)" up to
-     * ROWS_PER_INSERT rows; the first row's length prepares the one-row form */
-    char insert_sql[64 + (3 + 2 * N_RESULT_COLS) * ROWS_PER_INSERT] = "INSERT INTO result_rows VALUES ";
+    /* "INSERT INTO result_rows (rid, key, sr, name, micro_batches, OUTPUTS...)
+     * VALUES (?,...,?)", then ",(?,...,?)" up to ROWS_PER_INSERT rows; the
+     * first row's length prepares the one-row form. The output columns are
+     * named as the outputs (timeline.h). */
+    char insert_sql[128 + 24 * CCS_N_OUTPUTS + (3 + 2 * N_RESULT_COLS) * ROWS_PER_INSERT] =
+        "INSERT INTO result_rows (rid, key, sr, name, micro_batches";
+    for (int k = 0; k < CCS_N_OUTPUTS; k++)
+        snprintf(insert_sql + strlen(insert_sql), sizeof insert_sql - strlen(insert_sql), ", %s",
+                 ccs_outputs[k].name);
+    strcat(insert_sql, ") VALUES ");
     size_t one_row = 0;
     for (int r = 0; r < ROWS_PER_INSERT; r++) {
         strcat(insert_sql, r ? ",(?" : "(?");
@@ -1349,7 +1478,7 @@ int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *in
             SQLITE_OK ||
         sqlite3_prepare_v2(st->db,
                            "INSERT OR IGNORE INTO plans VALUES "
-                           "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &st->ins_plan, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(st->db,
                            "UPDATE runs SET n_done = n_done + ?, updated = ?, n_rows = n_rows "
@@ -1441,6 +1570,12 @@ static int put_plan(ccs_store *st, const ccs_scenario *s, ccs_err *err)
         sqlite3_bind_int(q, i++, ints[k]);
     sqlite3_bind_double(q, i++, p->comm_compress);
     sqlite3_bind_double(q, i++, p->net_bw_factor);
+    const int v6[] = {plan_cp(p), p->cp_comm, plan_ep(p)};
+    for (size_t k = 0; k < sizeof v6 / sizeof v6[0]; k++)
+        sqlite3_bind_int(q, i++, v6[k]);
+    sqlite3_bind_double(q, i++, p->capacity_factor);
+    sqlite3_bind_int(q, i++, p->pp_first);
+    sqlite3_bind_int(q, i++, p->pp_last);
     if (write_step(st, q, err, "inserting a plan"))
         return CCS_EIO;
     st->seen[bit / 8] |= m;
@@ -1472,49 +1607,20 @@ static void bind_row(ccs_store *st, sqlite3_stmt *q, int i, const ccs_record *re
     sqlite3_bind_int64(q, i++, (int64_t)s->key);
     sqlite3_bind_int64(q, i++, (int64_t)r->reason << 2 | r->status);
 
-    const double out[N_OUTPUTS] = {r->t_iter,
-                                   r->t_iter_lo,
-                                   r->t_iter_hi,
-                                   r->extrap,
-                                   r->t_compute,
-                                   r->t_comm,
-                                   r->t_comm_exposed,
-                                   r->t_tp_comm,
-                                   r->t_tp_comm_exposed,
-                                   r->t_dp_comm,
-                                   r->t_dp_comm_exposed,
-                                   r->t_pp_comm,
-                                   r->t_bubble,
-                                   r->t_optimizer,
-                                   r->comm_fraction,
-                                   r->hidden_fraction,
-                                   r->mem_weights,
-                                   r->mem_grads,
-                                   r->mem_optimizer,
-                                   r->mem_activations,
-                                   r->mem_total,
-                                   r->model_flops,
-                                   r->hw_flops,
-                                   r->mfu,
-                                   r->tokens_per_s,
-                                   r->tp_bytes,
-                                   r->dp_bytes,
-                                   r->pp_bytes,
-                                   r->ccr};
-    if (r->status == CCS_ST_INVALID) {
-        /* no timeline for invalid plans: NULLs keep aggregates honest */
-        for (int k = 0; k <= N_OUTPUTS; k++)
-            sqlite3_bind_null(q, i++);
-    } else {
-        sqlite3_bind_int(q, i++, r->micro_batches);
-        for (int k = 0; k < N_OUTPUTS; k++)
-            sqlite3_bind_double(q, i++, out[k]);
-    }
     char name[256];
     if (grid_format_name(st->g, rec, name, sizeof name))
         sqlite3_bind_text(q, i++, name, -1, SQLITE_TRANSIENT);
     else
         sqlite3_bind_null(q, i++);
+    if (r->status == CCS_ST_INVALID) {
+        /* no timeline for invalid plans: NULLs keep aggregates honest */
+        for (int k = 0; k <= CCS_N_OUTPUTS; k++)
+            sqlite3_bind_null(q, i++);
+    } else {
+        sqlite3_bind_int(q, i++, r->micro_batches);
+        for (int k = 0; k < CCS_N_OUTPUTS; k++)
+            sqlite3_bind_double(q, i++, ccs_output_of(r, k));
+    }
 }
 
 /* Insert the rows put since the last flush: ROWS_PER_INSERT of them in one

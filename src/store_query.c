@@ -38,6 +38,21 @@ static int64_t pragma_int(sqlite3 *db, const char *sql, int64_t def, int *ok)
     return v;
 }
 
+/* Open q->path read-only into q->db; *rc and err on failure. */
+static int open_ro(storeq_db *q, int *rc, ccs_err *err)
+{
+    if (sqlite3_open_v2(q->path, &q->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK) {
+        ccs_err_set(err, "%s: cannot open: %s", q->path,
+                    q->db ? sqlite3_errmsg(q->db) : "out of memory");
+        *rc = q->db ? CCS_EINPUT : CCS_ENOMEM;
+        return -1;
+    }
+    /* a sweep may be writing (WAL): wait for its checkpoints rather than fail */
+    sqlite3_busy_timeout(q->db, 10000);
+    return 0;
+}
+
 storeq_db *storeq_open(const char *path, int *rc, ccs_err *err)
 {
     struct stat sb;
@@ -59,16 +74,10 @@ storeq_db *storeq_open(const char *path, int *rc, ccs_err *err)
         return NULL;
     }
     memcpy(q->path, path, n);
-    if (sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
-        SQLITE_OK) {
-        ccs_err_set(err, "%s: cannot open: %s", path,
-                    q->db ? sqlite3_errmsg(q->db) : "out of memory");
-        *rc = q->db ? CCS_EINPUT : CCS_ENOMEM;
+    if (open_ro(q, rc, err)) {
         storeq_close(q);
         return NULL;
     }
-    /* a sweep may be writing (WAL): wait for its checkpoints rather than fail */
-    sqlite3_busy_timeout(q->db, 10000);
     int ok_app, ok_ver;
     int64_t app = pragma_int(q->db, "PRAGMA application_id", -1, &ok_app);
     int64_t ver = pragma_int(q->db, "PRAGMA user_version", -1, &ok_ver);
@@ -86,10 +95,24 @@ storeq_db *storeq_open(const char *path, int *rc, ccs_err *err)
         storeq_close(q);
         return NULL;
     }
+    if (ver == 5) {
+        /* an older schema store_open migrates: once, in place, then read as
+         * this version (the migration only adds columns and views) */
+        sqlite3_close(q->db);
+        q->db = NULL;
+        int urc = store_upgrade(path, err);
+        if (urc != CCS_OK || open_ro(q, rc, err)) {
+            if (urc != CCS_OK)
+                *rc = urc;
+            storeq_close(q);
+            return NULL;
+        }
+        ver = pragma_int(q->db, "PRAGMA user_version", -1, &ok_ver);
+    }
     if (ver != CCS_STORE_SCHEMA) {
         ccs_err_set(err,
                     "%s: database schema version %lld, but this ccsweep %s reads version "
-                    "%d",
+                    "%d (and migrates version 5)",
                     path, (long long)ver, CCS_VERSION, CCS_STORE_SCHEMA);
         storeq_close(q);
         return NULL;

@@ -184,6 +184,24 @@ static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S
     }
 }
 
+#define OUT(f) {#f, offsetof(ccs_result, f)}
+const ccs_output ccs_outputs[CCS_N_OUTPUTS] = {
+    OUT(t_iter),          OUT(t_iter_lo),         OUT(t_iter_hi),
+    OUT(extrap),          OUT(t_compute),         OUT(t_comm),
+    OUT(t_comm_exposed),  OUT(t_tp_comm),         OUT(t_tp_comm_exposed),
+    OUT(t_dp_comm),       OUT(t_dp_comm_exposed), OUT(t_pp_comm),
+    OUT(t_bubble),        OUT(t_optimizer),       OUT(comm_fraction),
+    OUT(hidden_fraction), OUT(mem_weights),       OUT(mem_grads),
+    OUT(mem_optimizer),   OUT(mem_activations),   OUT(mem_total),
+    OUT(model_flops),     OUT(hw_flops),          OUT(mfu),
+    OUT(tokens_per_s),    OUT(tp_bytes),          OUT(dp_bytes),
+    OUT(pp_bytes),        OUT(ccr),
+    /* schema version 6 */
+    OUT(hfu),             OUT(t_cp_comm),         OUT(t_cp_comm_exposed),
+    OUT(cp_bytes),        OUT(t_ep_comm),         OUT(ep_bytes),
+};
+#undef OUT
+
 static void fail(ccs_result *out, int status, int reason)
 {
     out->status = status;

@@ -294,6 +294,79 @@ static void test_keys(void **state)
     spec_free(b);
 }
 
+/* The one scenario of a spec whose plan is given by the text after "plan: ". */
+static void eval_plan(const char *model, const char *plan, ccs_record *rec)
+{
+    char text[512];
+    snprintf(text, sizeof text, "models: %s\nhardware: h100-sxm\nplan: %s\n", model, plan);
+    ccs_spec *s = parse(text);
+    ccs_grid *g = grid(s);
+    assert_int_equal(grid_count(g), 1);
+    assert_int_equal(grid_eval(g, 0, rec, NULL), 1);
+    grid_free(g);
+    spec_free(s);
+}
+
+/* The plan axes of context and expert parallelism and uneven pipelines reach
+ * the plan, the projection and the key; the bad combinations are invalid
+ * plans with their reason (llama3-8b: 32 layers, dense; mixtral-8x7b: 8
+ * experts). */
+static void test_cp_ep_axes(void **state)
+{
+    (void)state;
+    ccs_record r;
+    eval_plan("llama3-8b", "{devices: 64, tp: 2, cp: 2, seq: 8192, gbs: 64}", &r);
+    assert_int_equal(r.s.plan.cp, 2);
+    assert_int_equal(r.s.plan.dp, 16); /* 64 / (tp 2 x cp 2) */
+    assert_int_not_equal(r.r.status, CCS_ST_INVALID);
+    assert_true(r.r.t_cp_comm > 0 && r.r.cp_bytes > 0);
+    uint64_t k_cp2 = r.s.key;
+    eval_plan("llama3-8b", "{devices: 64, tp: 2, cp: 1, seq: 8192, gbs: 64}", &r);
+    uint64_t k_cp1 = r.s.key;
+    assert_true(r.r.t_cp_comm == 0);
+    eval_plan("llama3-8b", "{devices: 64, tp: 2, seq: 8192, gbs: 64}", &r);
+    assert_true(r.s.key == k_cp1); /* the defaults leave keys as they were */
+    assert_true(k_cp2 != k_cp1);
+    eval_plan("llama3-8b", "{devices: 64, tp: 2, cp: 2, cp_comm: allgather, seq: 8192, gbs: 64}",
+              &r);
+    assert_int_equal(r.s.plan.cp_comm, CCS_CP_ALLGATHER);
+    assert_true(r.s.key != k_cp2);
+    assert_true(r.r.t_cp_comm_exposed == r.r.t_cp_comm); /* all-gather: not overlapped */
+    /* 8190 tokens do not split into 2 x cp = 4 equal chunks */
+    eval_plan("llama3-8b", "{devices: 64, tp: 2, cp: 2, seq: 8190, gbs: 64}", &r);
+    assert_int_equal(r.r.status, CCS_ST_INVALID);
+    assert_int_equal(r.r.reason, CCS_R_CP);
+    /* cp that does not divide devices / tp leaves dp underived */
+    eval_plan("llama3-8b", "{devices: 64, tp: 2, cp: 3, seq: 8190, gbs: 64}", &r);
+    assert_int_equal(r.r.reason, CCS_R_DEVICES);
+    /* expert parallelism: a dense model has no experts to spread */
+    eval_plan("llama3-8b", "{devices: 64, tp: 2, ep: 8, seq: 4096, gbs: 64}", &r);
+    assert_int_equal(r.r.status, CCS_ST_INVALID);
+    assert_int_equal(r.r.reason, CCS_R_EP);
+    eval_plan("mixtral-8x7b", "{devices: 64, tp: 2, ep: 8, capacity_factor: 1.25, seq: 4096, "
+                              "gbs: 64}",
+              &r);
+    assert_int_equal(r.s.plan.ep, 8);
+    assert_true(r.s.plan.capacity_factor == 1.25);
+    assert_int_not_equal(r.r.status, CCS_ST_INVALID);
+    assert_true(r.r.t_ep_comm > 0 && r.r.ep_bytes > 0);
+    /* 3 divides neither the 8 experts nor dp x cp = 32 */
+    eval_plan("mixtral-8x7b", "{devices: 64, tp: 2, ep: 3, seq: 4096, gbs: 64}", &r);
+    assert_int_equal(r.r.reason, CCS_R_EP);
+    /* ep 16 divides dp x cp = 32 but not the 8 experts */
+    eval_plan("mixtral-8x7b", "{devices: 64, tp: 2, ep: 16, seq: 4096, gbs: 64}", &r);
+    assert_int_equal(r.r.reason, CCS_R_EP);
+    /* 32 layers on 4 stages: 5 on the first leaves 27 = 3 x 9; 6 leaves 26 */
+    eval_plan("llama3-8b", "{devices: 64, pp: 4, pp_first_layers: 5, seq: 4096, gbs: 64}", &r);
+    assert_int_equal(r.s.plan.pp_first, 5);
+    assert_int_not_equal(r.r.status, CCS_ST_INVALID);
+    eval_plan("llama3-8b", "{devices: 64, pp: 4, pp_first_layers: 6, seq: 4096, gbs: 64}", &r);
+    assert_int_equal(r.r.reason, CCS_R_PP_LAYERS);
+    eval_plan("llama3-8b", "{devices: 64, pp: 4, pp_last_layers: 30, seq: 4096, gbs: 64}", &r);
+    assert_int_equal(r.s.plan.pp_last, 30);
+    assert_int_equal(r.r.reason, CCS_R_PP_LAYERS); /* 2 left for 3 stages */
+}
+
 static void test_name_template(void **state)
 {
     (void)state;
@@ -322,7 +395,7 @@ int main(void)
         cmocka_unit_test(test_count_and_order), cmocka_unit_test(test_zip_range_geom),
         cmocka_unit_test(test_filters),         cmocka_unit_test(test_eval_matches_project),
         cmocka_unit_test(test_overflow),        cmocka_unit_test(test_keys),
-        cmocka_unit_test(test_name_template),
+        cmocka_unit_test(test_name_template),   cmocka_unit_test(test_cp_ep_axes),
     };
     return cmocka_run_group_tests_name("grid", tests, test_catalog_setup, test_catalog_teardown);
 }

@@ -56,6 +56,39 @@ static void test_accepts(void **state)
     spec_free(s);
     spec_free(NULL);
 
+    /* the plan axes of context and expert parallelism and uneven pipelines */
+    const char *cpep = HEAD "plan:\n  cp: {geom: [1, 8, 2]}\n  cp_comm: [ring, allgather]\n"
+                            "  ep: [1, 8]\n  capacity_factor: [dropless, 1.25, 2]\n"
+                            "  pp: 4\n  pp_first_layers: [0, 22]\n  pp_last_layers: 26\n";
+    s = spec_parse(cpep, strlen(cpep), "t.yaml", test_cat(), &err);
+    if (!s)
+        print_error("%s\n", err.msg);
+    assert_non_null(s);
+    assert_int_equal(spec_axis_len(s, SPEC_AX_CP), 4);
+    assert_true(spec_axis_values(s, SPEC_AX_CP)[3] == 8);
+    assert_true(spec_axis_values(s, SPEC_AX_CP_COMM)[1] == CCS_CP_ALLGATHER);
+    assert_true(spec_axis_values(s, SPEC_AX_EP)[1] == 8);
+    assert_int_equal(spec_axis_len(s, SPEC_AX_CAPACITY_FACTOR), 3);
+    assert_true(spec_axis_values(s, SPEC_AX_CAPACITY_FACTOR)[0] == 0);
+    assert_true(spec_axis_values(s, SPEC_AX_CAPACITY_FACTOR)[1] == 1.25);
+    assert_true(spec_axis_values(s, SPEC_AX_CAPACITY_FACTOR)[2] == 2);
+    assert_true(spec_axis_values(s, SPEC_AX_PP_FIRST_LAYERS)[1] == 22);
+    assert_true(spec_axis_values(s, SPEC_AX_PP_LAST_LAYERS)[0] == 26);
+    spec_free(s);
+    /* left out: today's plan (no cp, ring, no ep, dropless, the stage rule) */
+    s = spec_parse(HEAD "plan: {tp: 1}\n", strlen(HEAD "plan: {tp: 1}\n"), "t.yaml", test_cat(),
+                   &err);
+    assert_non_null(s);
+    const int axes_v6[] = {SPEC_AX_CP, SPEC_AX_CP_COMM, SPEC_AX_EP, SPEC_AX_CAPACITY_FACTOR,
+                           SPEC_AX_PP_FIRST_LAYERS, SPEC_AX_PP_LAST_LAYERS};
+    const double defaults_v6[] = {1, CCS_CP_RING, 1, 0, 0, 0};
+    for (size_t i = 0; i < sizeof axes_v6 / sizeof axes_v6[0]; i++) {
+        assert_int_equal(spec_axis_len(s, axes_v6[i]), 1);
+        assert_true(spec_axis_values(s, axes_v6[i])[0] == defaults_v6[i]);
+        assert_false(spec_axis_given(s, axes_v6[i]));
+    }
+    spec_free(s);
+
     /* the name defaults to the file's base name */
     s = spec_parse(HEAD "plan: {tp: 1}\n", strlen(HEAD "plan: {tp: 1}\n"), "dir/my-sweep.yaml",
                    test_cat(), &err);
@@ -69,7 +102,7 @@ static const struct {
     const char *what, *text, *where, *msg;
 } bad[] = {
     {"unknown axis", HEAD "plan:\n  tp: 2\n  tpp: 4\n",
-     "t.yaml:5:3: ", "field 'plan.tpp': unknown axis (expected one of: devices, tp, pp"},
+     "t.yaml:5:3: ", "field 'plan.tpp': unknown axis (expected one of: devices, tp, cp, cp_comm, ep, capacity_factor, pp"},
     {"unknown top-level key", HEAD "plan: {tp: 1}\nwhere_: fits\n",
      "t.yaml:4:1: ", "unknown key 'where_'"},
     {"unknown model", "models: [gpt3-175b, gpt5]\nhardware: a100-80g\nplan: {tp: 1}\n",
@@ -179,6 +212,25 @@ static const struct {
      "t.yaml:4:22: ", "[first, last, step] = [1, 2, 3]: the step is wider than the span"},
     {"geom factor past last", HEAD "plan:\n  tp: {geom: [1, 4, 8]}\n", "t.yaml:4:21: ",
      "[first, last, factor] = [1, 4, 8]: first times the factor is already past last"},
+    /* context and expert parallelism, uneven pipelines (positions by hand) */
+    {"cp zero", HEAD "plan:\n  cp: [1, 0]\n", "t.yaml:4:11: ",
+     "field 'plan.cp': expected an integer in [1, 16777216], got 0"},
+    {"cp not an integer", HEAD "plan:\n  cp: 1.5\n", "t.yaml:4:7: ", "field 'plan.cp'"},
+    {"cp_comm unknown", HEAD "plan:\n  cp_comm: [ring, p2p]\n", "t.yaml:4:19: ",
+     "field 'plan.cp_comm': expected ring or allgather, got 'p2p'"},
+    {"cp_comm range", HEAD "plan:\n  cp_comm: {range: [0, 1]}\n", "t.yaml:4:12: ",
+     "field 'plan.cp_comm': plan.cp_comm takes only a value or a list"},
+    {"ep negative", HEAD "plan: {ep: -2}\n", "t.yaml:3:12: ",
+     "field 'plan.ep': expected an integer in [1, 16777216], got -2"},
+    {"capacity_factor zero", HEAD "plan:\n  capacity_factor: [1.25, 0]\n", "t.yaml:4:27: ",
+     "field 'plan.capacity_factor': expected a positive number (tokens an expert takes, times "
+     "its balanced share) or 'dropless', got '0'"},
+    {"capacity_factor word", HEAD "plan:\n  capacity_factor: none\n", "t.yaml:4:20: ",
+     "or 'dropless', got 'none'"},
+    {"pp_first_layers negative", HEAD "plan:\n  pp: 4\n  pp_first_layers: -1\n",
+     "t.yaml:5:20: ", "field 'plan.pp_first_layers': expected an integer in [0, 100000], got -1"},
+    {"pp_last_layers text", HEAD "plan:\n  pp_last_layers: some\n", "t.yaml:4:19: ",
+     "field 'plan.pp_last_layers'"},
 };
 
 static void test_errors(void **state)

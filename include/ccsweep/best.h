@@ -6,9 +6,7 @@
  * job on the same machine. Within a group the best plan is the one with the
  * highest tokens/s (equivalently the shortest iteration); ties go to the lower
  * memory per device, then to the simpler plan (smaller tp, cp, ep, pp, vpp,
- * mbs; sp, ZeRO, recompute, flash attention and DP overlap lower; dtype). The
- * database does not hold cp or ep (sweeps have no such axes: every stored
- * plan has both 1), so CCS_BEST_ORDER leaves them out and ranks the same. Only plans
+ * mbs; sp, ZeRO, recompute, flash attention and DP overlap lower; dtype). Only plans
  * that fit (status ok) compete, and the what-if mitigations (tp_overlap,
  * innet_reduce, comm_compress != 1, net_bw_factor != 1) are not plan choices:
  * they model hardware or software changes and are compared with the same
@@ -25,7 +23,7 @@
     "status = 0 AND tp_overlap = 0 AND innet_reduce = 0 AND comm_compress = 1 AND "                \
     "net_bw_factor = 1"
 #define CCS_BEST_ORDER                                                                             \
-    "tokens_per_s DESC, mem_total, tp, pp, vpp, mbs, sp, zero, recompute, flash_attn, "            \
+    "tokens_per_s DESC, mem_total, tp, cp, ep, pp, vpp, mbs, sp, zero, recompute, flash_attn, "    \
     "dp_overlap, dtype, idx"
 
 /* 1 when plan p with result r may be ranked (it fits and uses no what-if). */

@@ -10,7 +10,7 @@
 
 /* Fields an expression may name. Values are passed to expr_eval as doubles
  * indexed by these ids: booleans as 0/1, recompute as CCS_RECOMPUTE_*, dtype as
- * ccs_dtype, sizes in SI units (bytes, seconds, FLOP). Fields from
+ * ccs_dtype, cp_comm as CCS_CP_*, sizes in SI units (bytes, seconds, FLOP). Fields from
  * EXPR_F_RESULT on are known only after projection. */
 typedef enum expr_field {
     /* plan */
@@ -32,6 +32,12 @@ typedef enum expr_field {
     EXPR_F_INNET_REDUCE,
     EXPR_F_COMM_COMPRESS,
     EXPR_F_NET_BW_FACTOR,
+    EXPR_F_CP,
+    EXPR_F_CP_COMM,
+    EXPR_F_EP,
+    EXPR_F_CAPACITY_FACTOR,
+    EXPR_F_PP_FIRST_LAYERS,
+    EXPR_F_PP_LAST_LAYERS,
     /* model */
     EXPR_F_LAYERS,
     EXPR_F_HIDDEN,
@@ -40,6 +46,8 @@ typedef enum expr_field {
     EXPR_F_FFN,
     EXPR_F_VOCAB,
     EXPR_F_PARAMS,
+    EXPR_F_EXPERTS,
+    EXPR_F_TOP_K,
     /* hardware */
     EXPR_F_GEN,
     EXPR_F_MEM_CAP,
@@ -78,6 +86,12 @@ typedef enum expr_field {
     EXPR_F_DP_BYTES,
     EXPR_F_PP_BYTES,
     EXPR_F_CCR,
+    EXPR_F_HFU,
+    EXPR_F_T_CP_COMM,
+    EXPR_F_T_CP_COMM_EXPOSED,
+    EXPR_F_CP_BYTES,
+    EXPR_F_T_EP_COMM,
+    EXPR_F_EP_BYTES,
     EXPR_F_N
 } expr_field;
 

@@ -15,12 +15,16 @@
  * the model hash, the hardware hash, then the derived plan: devices, tp, pp,
  * dp, vpp, mbs, gbs, seq, dtype, sp, zero, recompute, flash_attn, tp_overlap,
  * dp_overlap, innet_reduce as integers and comm_compress, net_bw_factor as
- * IEEE-754 bits. The model hash absorbs the name (NUL-padded to 48 bytes, six
- * words), layers, hidden, heads, kv_heads, ffn, vocab, max_pos, gated, bias,
- * tied; the hardware hash the name (six words), the generation, every numeric
- * catalog figure in ccs_hw field order (doubles as IEEE bits, SI units) and,
- * for generations above 0, the evolution name and its six factors. Equal
- * inputs give equal keys whatever the spec's axis order or grid position. */
+ * IEEE-754 bits; then, only when one of them differs from its default (cp 1,
+ * cp_comm ring, ep 1, capacity_factor 0, pp_first/pp_last 0), cp, cp_comm,
+ * ep, pp_first, pp_last as integers and capacity_factor as bits. The model
+ * hash absorbs the name (NUL-padded to 48 bytes, six words), layers, hidden,
+ * heads, kv_heads, ffn, vocab, max_pos, gated, bias, tied (and, for a mixture
+ * of experts, experts, top_k, shared_experts, moe_ffn); the hardware hash the
+ * name (six words), the generation, every numeric catalog figure in ccs_hw
+ * field order (doubles as IEEE bits, SI units) and, for generations above 0,
+ * the evolution name and its six factors. Equal inputs give equal keys
+ * whatever the spec's axis order or grid position. */
 #ifndef CCSWEEP_GRID_H
 #define CCSWEEP_GRID_H
 

@@ -128,4 +128,8 @@ int recompute_parse(const char *s);
 const char *dp_overlap_name(int mode);
 int dp_overlap_parse(const char *s);
 
+/* "ring" | "allgather" (CCS_CP_*); parse returns -1 for unknown text. */
+const char *cp_comm_name(int mode);
+int cp_comm_parse(const char *s);
+
 #endif

@@ -8,8 +8,9 @@
 
 #include "ccsweep/grid.h"
 
-/* Schema version kept in PRAGMA user_version; other versions are refused. */
-#define CCS_STORE_SCHEMA 5
+/* Schema version kept in PRAGMA user_version. store_open migrates a file of
+ * version 5 in place (in one transaction); other versions are refused. */
+#define CCS_STORE_SCHEMA 6
 /* Rows per transaction at most (the sweep also commits at least once a
  * second); about 10k rows per transaction is near SQLite's best insert rate
  * on the machines measured (make bench). */
@@ -49,10 +50,15 @@ typedef struct store_counts {
 } store_counts;
 
 /* Open or create the database at path (creating its parent directory if
- * missing), with the schema when new. Returns NULL with err: CCS_EINPUT in *rc
- * when the file is not a ccsweep database or has another schema version,
- * CCS_EIO otherwise. */
+ * missing), with the schema when new; a file of schema version 5 is migrated
+ * to CCS_STORE_SCHEMA first (in one transaction: on failure it is left as it
+ * was). Returns NULL with err: CCS_EINPUT in *rc when the file is not a
+ * ccsweep database, has another schema version, or another process is
+ * writing it while it needs a migration; CCS_EIO otherwise. */
 ccs_store *store_open(const char *path, int locking, int *rc, ccs_err *err);
+/* Migrate the existing ccsweep database at path to CCS_STORE_SCHEMA if it has
+ * an older version store_open migrates; store_open's return codes. */
+int store_upgrade(const char *path, ccs_err *err);
 /* Close; an open transaction is rolled back (its chunks are redone on resume). */
 void store_close(ccs_store *st);
 

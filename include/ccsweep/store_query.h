@@ -1,8 +1,9 @@
 /* store_query.h - read-only SQL access to a ccsweep results database, for
  * reports and tools. Part of the store subsystem: with store.c the only code
- * that includes sqlite3.h. A database opened here is never written: it is
- * opened read-only and refused unless it carries the ccsweep application id and
- * the schema version this build writes (CCS_STORE_SCHEMA, store.h). */
+ * that includes sqlite3.h. A database opened here is read-only and refused
+ * unless it carries the ccsweep application id and the schema version this
+ * build writes (CCS_STORE_SCHEMA, store.h); a file of an older version that
+ * store_open migrates is migrated once (store_upgrade) before it is read. */
 #ifndef CCSWEEP_STORE_QUERY_H
 #define CCSWEEP_STORE_QUERY_H
 

@@ -9,6 +9,9 @@
 #include "ccsweep/memory.h"
 #include "ccsweep/opcost.h"
 
+#include <stddef.h>
+#include <string.h>
+
 enum { CCS_ST_OK = 0, CCS_ST_INVALID = 1, CCS_ST_OOM = 2 };
 
 /* One projected scenario. Flat and pointer-free: it crosses MPI as bytes. */
@@ -48,6 +51,26 @@ typedef struct ccs_result {
     double t_ep_comm;         /* s, expert-parallel all-to-alls (on the critical path) */
     double ep_bytes;          /* sent per device per iteration by EP all-to-alls */
 } ccs_result;
+
+/* The real-valued outputs of a result, by name: the database stores each in
+ * the result_rows column of that name (results/README.md) and 'project --json'
+ * prints it under that key. The first CCS_OUTPUTS_V5 are the columns of schema
+ * version 5, in their order; the rest came with version 6. */
+typedef struct ccs_output {
+    const char *name;
+    size_t off; /* offsetof(ccs_result, the double field) */
+} ccs_output;
+#define CCS_N_OUTPUTS 35
+#define CCS_OUTPUTS_V5 29
+extern const ccs_output ccs_outputs[CCS_N_OUTPUTS];
+
+/* Output i (0 <= i < CCS_N_OUTPUTS) of r. */
+static inline double ccs_output_of(const ccs_result *r, int i)
+{
+    double v;
+    memcpy(&v, (const char *)r + ccs_outputs[i].off, sizeof v);
+    return v;
+}
 
 /* Per-region breakdown for one micro-batch (layer regions: one layer). */
 typedef struct ccs_region_time {

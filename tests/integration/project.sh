@@ -117,8 +117,42 @@ if $B run "$T/one.yaml" --db "$T/one.db" --quiet >/dev/null 2>"$T/err"; then
         case " $cols " in *" $k "*) ;; *) nokey="$nokey $k" ;; esac
     done
     check "plan keys and names are results_view columns too (not:$nokey)" "[ -z '$nokey' ]"
+    # and the other way: every results_view column is a JSON key, but for the
+    # row's identity in the database (run, index, key, name, rowid)
+    keys=" $(sqlite3 :memory: "select group_concat(key, ' ') from (select key from json_each(readfile('$T/a.json')) union all select key from json_each(readfile('$T/a.json'), '\$.plan'));") "
+    nojson=""
+    for c in $cols; do
+        case "$c" in run_id|idx|key|scenario|rid) continue ;; esac
+        case "$keys" in *" $c "*) ;; *) nojson="$nojson $c" ;; esac
+    done
+    check "every results_view column is a JSON key (not:$nojson)" "[ -z '$nojson' ]"
 else
     bad "one-scenario sweep for the JSON/database comparison: $(cat "$T/err")"
+fi
+
+# a context- and expert-parallel plan: project --json and a one-scenario sweep
+# give the same numbers, plan included
+MOE="--model mixtral-8x7b --hw h100-sxm --devices 256 --tp 2 --cp 2 --cp-comm allgather --ep 8 --pp 2 --seq 16384 --gbs 256 --capacity-factor 1.25 --sp --recompute selective --flash-attn"
+$B project $MOE --json >"$T/moe.json"
+cat >"$T/moe.yaml" <<EOF
+models: [mixtral-8x7b]
+hardware: [h100-sxm]
+plan: {devices: 256, tp: 2, cp: 2, cp_comm: allgather, ep: 8, pp: 2, seq: 16384, gbs: 256,
+       capacity_factor: 1.25, sp: true, recompute: selective, flash_attn: true}
+EOF
+if $B run "$T/moe.yaml" --db "$T/moe.db" --quiet >/dev/null 2>"$T/err"; then
+    diff=""
+    for k in $(sqlite3 :memory: "select fullkey from json_tree(readfile('$T/moe.json')) where type in ('integer','real') and (path = '\$' or path = '\$.plan');"); do
+        c=${k##*.}
+        same=$(sqlite3 "$T/moe.db" "select abs(json_extract(readfile('$T/moe.json'), '$k') - $c) <= 1e-12 * abs($c) from results_view;")
+        [ "$same" = 1 ] || diff="$diff $c"
+    done
+    check "cp/ep plan: every number of project --json is the sweep's (differ:$diff)" "[ -z '$diff' ]"
+    row=$(sqlite3 "$T/moe.db" "select cp, cp_comm, ep, capacity_factor, t_cp_comm > 0, t_ep_comm > 0, cp_bytes > 0, ep_bytes > 0 from results_view")
+    check "cp/ep plan: the database holds cp 2 allgather, ep 8, factor 1.25 and their traffic ($row)" \
+        "[ '$row' = '2|allgather|8|1.25|1|1|1|1' ]"
+else
+    bad "one-scenario cp/ep sweep: $(cat "$T/err")"
 fi
 
 # under a launcher, commands other than run print once

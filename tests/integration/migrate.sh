@@ -1,0 +1,129 @@
+#!/bin/sh
+# migrate.sh - a database of schema version 5 (tests/data/schema5.sql, made by
+# the last build that wrote version 5) is migrated in place to version 6, by a
+# reader (report) and by run, in one transaction: every row stays as it was,
+# the new columns hold what version 5 computed without storing it, and the
+# tables end as a new file's. A migration that cannot finish changes nothing.
+cd "$(dirname "$0")/../.." || exit 1
+B=./ccsweep
+T=$(mktemp -d)
+SLEEPER=""
+trap '[ -n "$SLEEPER" ] && kill "$SLEEPER" 2>/dev/null; rm -rf "$T"' EXIT
+ok() { echo "PASS: $1"; }
+bad() { echo "FAIL: $1"; }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+q() { sqlite3 "$@"; }
+load() { rm -f "$1" "$1-wal" "$1-shm"; q "$1" <tests/data/schema5.sql; }
+V5COLS="rid, key, sr, micro_batches, t_iter, t_iter_lo, t_iter_hi, extrap, t_compute, t_comm,
+  t_comm_exposed, t_tp_comm, t_tp_comm_exposed, t_dp_comm, t_dp_comm_exposed, t_pp_comm, t_bubble,
+  t_optimizer, comm_fraction, hidden_fraction, mem_weights, mem_grads, mem_optimizer,
+  mem_activations, mem_total, model_flops, hw_flops, mfu, tokens_per_s, tp_bytes, dp_bytes,
+  pp_bytes, ccr, name"
+PLAN5="pid, devices, tp, pp, dp, vpp, mbs, gbs, seq, dtype, sp, zero, recompute, flash_attn,
+  tp_overlap, dp_overlap, innet_reduce, comm_compress, net_bw_factor"
+MODEL5="model_id, run_id, name, layers, hidden, heads, kv_heads, ffn, vocab, max_pos, seq, gbs,
+  gated, bias, tied, params"
+# every version-5 value of the database, row by row
+snap() {
+    q "$1" "SELECT $V5COLS FROM result_rows ORDER BY rid;
+            SELECT $PLAN5 FROM plans ORDER BY pid;
+            SELECT * FROM cells ORDER BY cid; SELECT * FROM regions;
+            SELECT * FROM chunks; SELECT $MODEL5 FROM models; SELECT * FROM hardware;
+            SELECT run_id, name, spec_sha256, status, total, n_done, n_rows, n_ok, n_invalid,
+              n_oom FROM runs; SELECT * FROM run_inputs; SELECT * FROM sessions;"
+}
+# the shape of every table and view
+shape() {
+    q "$1" "SELECT m.type, m.name, p.cid, p.name, p.type, p.\"notnull\", p.dflt_value, p.pk
+            FROM sqlite_schema m, pragma_table_info(m.name) p
+            WHERE m.type IN ('table', 'view') ORDER BY m.name, p.cid;"
+}
+
+load "$T/a.db"
+snap "$T/a.db" >"$T/before"
+check "the fixture is a version-5 database with its 24 rows" \
+    "[ \"\$(q '$T/a.db' 'PRAGMA user_version; SELECT count(*) FROM result_rows')\" = '5
+24' ]"
+
+# a reader migrates it once, then reads it
+$B report --db "$T/a.db" --out "$T/rep" >"$T/out" 2>"$T/err"; rc=$?
+check "report on a version-5 database exits 0 (rc $rc: $(head -c 300 "$T/err"))" "[ $rc -eq 0 ]"
+check "and leaves it at version 6" "[ \"\$(q '$T/a.db' 'PRAGMA user_version')\" = 6 ]"
+snap "$T/a.db" >"$T/after"
+check "every version-5 value is unchanged ($(wc -l <"$T/before") lines compared)" \
+    "cmp -s '$T/before' '$T/after'"
+check "the results view still gives all 24 rows" \
+    "[ \"\$(q '$T/a.db' 'SELECT count(*) FROM results_view')\" = 24 ]"
+new=$(q "$T/a.db" "SELECT count(*), sum(cp = 1 AND cp_comm = 0 AND ep = 1 AND capacity_factor = 0
+    AND pp_first_layers = 0 AND pp_last_layers = 0) FROM plans")
+check "migrated plans: cp 1, ring, ep 1, dropless, the stage rule ($new)" \
+    "[ '$new' = '12|12' ]"
+moe=$(q "$T/a.db" "SELECT count(*) FROM models WHERE experts IS NULL AND top_k IS NULL
+    AND shared_experts IS NULL AND moe_ffn IS NULL")
+check "migrated models: the expert fields version 5 did not record are NULL ($moe of 2)" \
+    "[ '$moe' = 2 ]"
+outs=$(q "$T/a.db" "SELECT
+    sum(sr & 3 != 1 AND t_cp_comm = 0 AND t_cp_comm_exposed = 0 AND cp_bytes = 0 AND t_ep_comm = 0
+        AND ep_bytes = 0 AND abs(hfu - mfu * hw_flops / model_flops) <= 1e-15 * hfu),
+    sum(sr & 3 = 1 AND hfu IS NULL AND t_cp_comm IS NULL AND ep_bytes IS NULL),
+    count(*) FROM result_rows")
+check "migrated outputs: no CP/EP traffic, hfu = mfu x hw_flops / model_flops; NULL when invalid ($outs)" \
+    "[ '$outs' = '16|8|24' ]"
+
+# a new file of this build has the same tables and views
+$B run tests/data/schema5.yaml --db "$T/new.db" --detail --quiet >/dev/null 2>"$T/err"
+shape "$T/new.db" >"$T/shape.new"
+shape "$T/a.db" >"$T/shape.mig"
+check "a migrated file has the tables and views of a new one ($(wc -l <"$T/shape.new") columns)" \
+    "[ -s '$T/shape.new' ] && cmp -s '$T/shape.new' '$T/shape.mig'"
+# in this build's rows, too, hfu is mfu x hw_flops / model_flops: the migration's formula
+hfu=$(q "$T/new.db" "SELECT count(*) FROM result_rows WHERE sr & 3 != 1 AND
+    abs(hfu - mfu * hw_flops / model_flops) <= 1e-12 * hfu")
+check "a new run's hfu equals mfu x hw_flops / model_flops ($hfu of 16 rows)" "[ '$hfu' = 16 ]"
+
+# run migrates too, and appends: the old run is kept beside the new one
+load "$T/b.db"
+snap "$T/b.db" >"$T/before.b"
+$B run tests/data/schema5.yaml --db "$T/b.db" --detail --quiet >/dev/null 2>"$T/err"; rc=$?
+check "run on a version-5 database exits 0 (rc $rc: $(head -c 300 "$T/err"))" "[ $rc -eq 0 ]"
+q "$T/b.db" "SELECT $V5COLS FROM result_rows WHERE rid < 2 << 40 ORDER BY rid" >"$T/run1.after"
+head -24 "$T/before.b" >"$T/run1.fixture"
+check "run 1 of the fixture is intact after run 2 was added" \
+    "cmp -s '$T/run1.fixture' '$T/run1.after'"
+same=$(q "$T/b.db" "SELECT count(*) FROM results a JOIN results b ON b.run_id = 2 AND b.idx = a.idx
+    WHERE a.run_id = 1 AND a.key = b.key AND a.status = b.status AND a.reason = b.reason")
+check "run 2 has the keys and statuses of the migrated run 1 ($same of 24)" "[ '$same' = 24 ]"
+
+# a migration that cannot finish leaves the file as it was
+load "$T/c.db"
+q "$T/c.db" "ALTER TABLE plans ADD COLUMN ep INTEGER"
+snap "$T/c.db" >"$T/before.c"
+$B run tests/data/schema5.yaml --db "$T/c.db" --quiet >/dev/null 2>"$T/err"; rc=$?
+check "a failing migration is an error naming it (rc $rc: $(head -c 300 "$T/err"))" \
+    "[ $rc -ne 0 ] && grep -q 'cannot migrate the database from schema version 5 to 6 (nothing was changed)' '$T/err' && grep -q 'duplicate column name: ep' '$T/err'"
+snap "$T/c.db" >"$T/after.c"
+check "and changes nothing: version 5, no cp column, the same rows, the views" \
+    "[ \"\$(q '$T/c.db' \"PRAGMA user_version; SELECT count(*) FROM pragma_table_info('plans') WHERE name = 'cp'; SELECT count(*) FROM results_view\")\" = '5
+0
+24' ] && cmp -s '$T/before.c' '$T/after.c'"
+
+# a file another process is writing is not migrated under it
+load "$T/d.db"
+sleep 60 &
+SLEEPER=$!
+q "$T/d.db" "INSERT INTO writer (id, host, pid, started, run_id) VALUES (1, '$(hostname)', $SLEEPER, '2026-01-01T00:00:00Z', 1)"
+$B report --db "$T/d.db" --out "$T/rep.d" >/dev/null 2>"$T/err"; rc=$?
+check "a version-5 file with a live writer: exit 1 naming it (rc $rc: $(head -c 300 "$T/err"))" \
+    "[ $rc -eq 1 ] && grep -q 'cannot migrate' '$T/err' && grep -q \"another ccsweep is writing to this database: pid $SLEEPER\" '$T/err'"
+check "and it stays at version 5" "[ \"\$(q '$T/d.db' 'PRAGMA user_version')\" = 5 ]"
+kill "$SLEEPER" 2>/dev/null
+wait "$SLEEPER" 2>/dev/null
+SLEEPER=""
+
+# older versions keep their error
+load "$T/e.db"
+q "$T/e.db" "PRAGMA user_version = 4"
+$B report --db "$T/e.db" --out "$T/rep.e" >/dev/null 2>"$T/err"; rc=$?
+check "version 4 is refused, not migrated (rc $rc)" \
+    "[ $rc -eq 1 ] && grep -q 'schema version 4, but this ccsweep .* reads version 6' '$T/err' && [ \"\$(q '$T/e.db' 'PRAGMA user_version')\" = 4 ]"
+exit 0
