@@ -64,7 +64,7 @@ TOOL_BIN := $(TOOL_SRC:tools/%.c=$(BUILD)/tools/%)
 FUZZERS  ?= spec catalog expr calib nccl
 REPLAY_BIN := $(FUZZERS:%=$(BUILD)/tests/replay_%)
 
-.PHONY: all check unit integration run bench install uninstall clean deps format validate study fuzz
+.PHONY: all check unit integration run bench install uninstall clean deps format validate study study-moe fuzz
 all: ccsweep $(TOOL_BIN)
 
 $(BUILD)/%.o: src/%.c | $(BUILD)
@@ -129,6 +129,12 @@ validate: deps
 study: deps
 	@$(MAKE) --no-print-directory all
 	@sh tools/study.sh $(NP)
+
+# Mixture-of-experts and long-context models (sweeps/moe-longctx.yaml):
+# results/moe-longctx.db and results/moe-longctx-report/report.md.
+study-moe: deps
+	@$(MAKE) --no-print-directory all
+	@STUDY_SPEC=sweeps/moe-longctx.yaml sh tools/study.sh $(NP)
 
 # libFuzzer (Debian clang + libclang-rt-14-dev): each harness runs FUZZ_SECONDS
 # from its seed corpus (tests/fuzz/corpus/NAME) and the regression inputs

@@ -340,6 +340,7 @@ typedef struct rp {
     char gnuplot[PATH_MAX];
     rtab q[P_N]; /* the plots' query results */
     rtab summary;
+    rtab cls;            /* comm_class: MoE and long-context best plans */
     int made[P_N];       /* 1 when the PNG was drawn */
     char note[P_N][640]; /* why a plot was left out, or a remark under it */
     int mit_gen;         /* generation of the mitigation plot, -1 when none */
@@ -908,11 +909,15 @@ static int plot_breakdown(rp *r)
             "set ylabel 'share of iteration time (%%)'\n"
             "set xlabel '* no fitting plan' font ',8'\n",
             tics);
-    static const char *const parts[5] = {"compute_pct", "tp_comm_pct", "dp_comm_pct", "pp_comm_pct",
-                                         "bubble_pct"};
-    static const char *const names[5] = {"computation", "TP comm (exposed)", "DP comm (exposed)",
-                                         "pipeline p2p", "pipeline bubble"};
-    static const char *const colors[5] = {"#4c72b0", "#dd8452", "#c44e52", "#8172b3", "#aaaaaa"};
+    enum { NPART = 7 };
+    static const char *const parts[NPART] = {"compute_pct", "tp_comm_pct", "cp_comm_pct",
+                                             "ep_comm_pct", "dp_comm_pct", "pp_comm_pct",
+                                             "bubble_pct"};
+    static const char *const names[NPART] = {
+        "computation",       "TP comm (exposed)", "CP comm (exposed)", "EP all-to-all",
+        "DP comm (exposed)", "pipeline p2p",      "pipeline bubble"};
+    static const char *const colors[NPART] = {"#4c72b0", "#dd8452", "#55a868", "#da8bc3",
+                                              "#c44e52", "#8172b3", "#aaaaaa"};
     int block = 0;
     for (int row = 0; row < 2; row++) {
         for (int c = 0; c < ncol; c++) {
@@ -925,7 +930,7 @@ static int plot_breakdown(rp *r)
                         (int)tab_num(t, i, "generation") == gens[c] && tab_is(t, i, "model", name))
                         break;
                 fprintf(dat, "\"%s%s\"", name, i < t->nrows ? "" : "*");
-                for (int k = 0; k < 5; k++)
+                for (int k = 0; k < NPART; k++)
                     fprintf(dat, " %.6g", i < t->nrows ? tab_num(t, i, parts[k]) : 0.0);
                 fprintf(dat, "\n");
                 any |= i < t->nrows;
@@ -939,7 +944,7 @@ static int plot_breakdown(rp *r)
                 gp_empty(g, "no fitting plan", tics);
             } else {
                 fprintf(g, "plot ");
-                for (int k = 0; k < 5; k++)
+                for (int k = 0; k < NPART; k++)
                     fprintf(g, "%s'%s' index %d using %d%s title '%s' lc rgb '%s'", k ? ", " : "",
                             k ? "" : "breakdown.dat", block, k + 2, k ? "" : ":xtic(1)", names[k],
                             colors[k]);
@@ -1738,6 +1743,80 @@ static void md_plot(const rp *r, FILE *f, int p, const char *caption)
             plot_info[p].file, (int)strcspn(plot_info[p].file, "."), plot_info[p].file);
 }
 
+/* Communication by class of the mixture-of-experts and long-context best
+ * plans (query comm_class): per hardware, the mean share of each class at
+ * the first and the last generation, then the rows of the reference hardware. */
+static void md_comm_class(const rp *r, FILE *f)
+{
+    /* the columns TP, CP, EP, DP, PP of the tables */
+    static const char *const cls[] = {"tp_pct", "cp_pct", "ep_pct", "dp_pct", "pp_pct"};
+    enum { NC = sizeof cls / sizeof cls[0] };
+    const rtab *t = &r->cls;
+    const char *ref = hw_name(r, r->ref);
+    fprintf(f, "## Communication by class: mixture-of-experts and long-context models\n\n");
+    if (t->nrows == 0) {
+        fprintf(f, "This run has no fitting plan of a mixture-of-experts model or of sequences "
+                   "longer than 8192 tokens (`queries/comm_class.sql`).\n\n");
+        return;
+    }
+    fprintf(f,
+            "The best plan of every mixture-of-experts model and of every sequence longer "
+            "than 8192 tokens, its exposed communication split by class, in %% of the "
+            "iteration: tensor-parallel collectives (TP), context-parallel K/V transfers "
+            "(CP), expert-parallel all-to-alls (EP), data-parallel gradient reduction (DP) "
+            "and pipeline transfers (PP); the classes add up to the communication share "
+            "(`queries/comm_class.sql`). Mean over these groups, per hardware, at the first "
+            "and the last generation:\n\n");
+    fprintf(f, "| hardware | gen | groups | comm | TP | CP | EP | DP | PP |\n"
+               "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (size_t h = 0; h < r->hwnames.nrows; h++) {
+        const char *hw = hw_name(r, h);
+        for (int k = 0; k < 2; k++) {
+            int gen = k ? r->gen_last : r->gen_first;
+            if (k && gen == r->gen_first)
+                break;
+            double sum[NC + 1] = {0};
+            size_t n = 0;
+            for (size_t i = 0; i < t->nrows; i++) {
+                if (!tab_is(t, i, "hardware", hw) || (int)tab_num(t, i, "generation") != gen)
+                    continue;
+                n++;
+                sum[NC] += tab_num(t, i, "comm_pct");
+                for (int c = 0; c < NC; c++)
+                    sum[c] += tab_num(t, i, cls[c]);
+            }
+            if (n == 0)
+                continue;
+            fprintf(f, "| %s | %d | %zu | %.1f |", hw, gen, n, sum[NC] / (double)n);
+            for (int c = 0; c < NC; c++)
+                fprintf(f, " %.1f |", sum[c] / (double)n);
+            fprintf(f, "\n");
+        }
+    }
+    fprintf(f,
+            "\nOn %s, every generation (plan: tp x cp x ep x pp x dp, micro-batch):\n\n"
+            "| model | params | experts | seq | devices | gen | plan | comm | TP | CP | EP | DP | "
+            "PP |\n|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n",
+            ref);
+    for (size_t i = 0; i < t->nrows; i++) {
+        if (!tab_is(t, i, "hardware", ref))
+            continue;
+        char p[16];
+        fmt_params(p, sizeof p, tab_num(t, i, "params"));
+        fprintf(f,
+                "| %s | %s | %.0f | %.0f | %.0f | %.0f | %.0fx%.0fx%.0fx%.0fx%.0f, mbs %.0f | "
+                "%.1f |",
+                tab_str(t, i, "model"), p, tab_num(t, i, "experts"), tab_num(t, i, "seq"),
+                tab_num(t, i, "devices"), tab_num(t, i, "generation"), tab_num(t, i, "tp"),
+                tab_num(t, i, "cp"), tab_num(t, i, "ep"), tab_num(t, i, "pp"),
+                tab_num(t, i, "dp"), tab_num(t, i, "mbs"), tab_num(t, i, "comm_pct"));
+        for (int c = 0; c < NC; c++)
+            fprintf(f, " %.1f |", tab_num(t, i, cls[c]));
+        fprintf(f, "\n");
+    }
+    fprintf(f, "\n");
+}
+
 static int write_md(rp *r)
 {
     int rc = CCS_OK;
@@ -1803,7 +1882,8 @@ static int write_md(rp *r)
     md_plot(r, f, P_BREAKDOWN,
             "Bars per model (ascending size), stacked shares of the iteration that add up "
             "to 100%: computation (with the optimizer step), exposed TP communication, "
-            "exposed DP communication, pipeline transfers, pipeline bubble; first and last "
+            "exposed CP communication, EP all-to-alls, exposed DP communication, pipeline "
+            "transfers, pipeline bubble; first and last "
             "generation, best plans (top) and TP+DP plans (bottom).");
     char cap[640];
     snprintf(cap, sizeof cap,
@@ -1841,6 +1921,7 @@ static int write_md(rp *r)
             "paper's view of today's models on future hardware, without re-planning for "
             "the larger memory. One line per generation; x: parameters (billions).");
     md_fixed_table(r, f);
+    md_comm_class(r, f);
 
     fprintf(f,
             "## Queries\n\nEvery number above comes from these queries (also in "
@@ -1941,7 +2022,8 @@ int report_write(const report_opts *o, FILE *log, ccs_err *err)
     for (int p = 0; p < P_N; p++)
         if ((rc = load_query(&r, plot_info[p].query, &r.q[p])))
             goto done;
-    if ((rc = load_query(&r, "summary", &r.summary)) || (rc = make_dirs(&r)) ||
+    if ((rc = load_query(&r, "summary", &r.summary)) ||
+        (rc = load_query(&r, "comm_class", &r.cls)) || (rc = make_dirs(&r)) ||
         (rc = write_queries(&r)))
         goto done;
     if (log)
@@ -2009,6 +2091,7 @@ done:
     for (int p = 0; p < P_N; p++)
         tab_free(&r.q[p]);
     tab_free(&r.summary);
+    tab_free(&r.cls);
     tab_free(&r.runinfo);
     tab_free(&r.hwrows);
     tab_free(&r.models);

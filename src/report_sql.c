@@ -19,6 +19,8 @@ static const report_query queries[] = {
     {"mitigations", "What each mitigation recovers (plot 5)", q_mitigations},
     {"forced_tp", "Memory-forced tensor-parallel degree (plot 6)", q_forced_tp},
     {"fixed_plan", "Today's plans on future hardware", q_fixed_plan},
+    {"comm_class", "Communication by class of mixture-of-experts and long-context models",
+     q_comm_class},
     {"best_plan", "Best plan per model and hardware", q_best_plan},
     {"comm_bound", "Which scenarios are communication-bound", q_comm_bound},
     {"run_diff", "What changed between two runs", q_run_diff},

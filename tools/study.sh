@@ -4,12 +4,16 @@
 # 'ccsweep report' into results/paper-report/ (report.md and PNG plots). Each call
 # adds a run to the database (earlier runs are kept: tools/queries/run_diff.sql
 # compares the last two); the report shows the new one.
-# Environment: STUDY_DB, STUDY_OUT override the database and report paths.
+# Environment: STUDY_SPEC picks another study (make study-moe:
+# sweeps/moe-longctx.yaml), into results/NAME.db and results/NAME-report for
+# sweeps/NAME.yaml; STUDY_DB, STUDY_OUT override the database and report paths.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 np=${1:-$(nproc 2>/dev/null || echo 2)}
-db=${STUDY_DB:-results/paper.db}
-out=${STUDY_OUT:-results/paper-report}
+spec=${STUDY_SPEC:-sweeps/paper.yaml}
+name=$(basename "$spec" .yaml)
+db=${STUDY_DB:-results/$name.db}
+out=${STUDY_OUT:-results/$name-report}
 if [ "$(id -u)" = 0 ]; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
@@ -17,8 +21,8 @@ fi
 export OMPI_MCA_btl_base_warn_component_unused=${OMPI_MCA_btl_base_warn_component_unused:-0}
 
 start=$(date +%s)
-echo "+ mpirun --oversubscribe -n $np ./ccsweep run sweeps/paper.yaml --db $db"
-mpirun --oversubscribe -n "$np" ./ccsweep run sweeps/paper.yaml --db "$db" || exit $?
+echo "+ mpirun --oversubscribe -n $np ./ccsweep run $spec --db $db"
+mpirun --oversubscribe -n "$np" ./ccsweep run "$spec" --db "$db" || exit $?
 echo "+ ./ccsweep report --db $db --out $out"
 ./ccsweep report --db "$db" --out "$out" || exit $?
 end=$(date +%s)

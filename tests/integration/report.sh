@@ -12,10 +12,12 @@ if ! command -v gnuplot >/dev/null 2>&1; then
     exit 0
 fi
 
-# 3-model hidden-size ladder at 8 layers, bert-large and gpt3-175b (fits no plan
+# 3-model hidden-size ladder at 8 layers, bert-large, a small mixture of experts
+# (the section on communication by class) and gpt3-175b (fits no plan
 # at generation 0: exercises the "no fitting plan" paths), 2 devices, 2
 # generations, tp x pp x mbs plans on 32 devices (dp derived: every plan of a
-# model is the same job, as plans compare) and the four mitigations one at a time.
+# model is the same job, as plans compare; ep for the mixture of experts) and
+# the four mitigations one at a time.
 cat >"$TMP/small.yaml" <<'EOF'
 name: report-small
 models:
@@ -23,6 +25,8 @@ models:
   - {name: lad-1024, layers: 8, hidden: 1024, heads: 8, vocab: 32000, max_pos: 2048, seq: 2048, gbs: 64}
   - {name: lad-2048, layers: 8, hidden: 2048, heads: 16, vocab: 32000, max_pos: 2048, seq: 2048, gbs: 64}
   - {name: lad-4096, layers: 8, hidden: 4096, heads: 32, vocab: 32000, max_pos: 2048, seq: 2048, gbs: 64}
+  - {name: moe-tiny, layers: 4, hidden: 1024, heads: 8, vocab: 32000, max_pos: 2048, seq: 2048, gbs: 64,
+     experts: 4, top_k: 2}
   - gpt3-175b
 hardware: [mi210, h100-sxm]
 generations: [0, 2]
@@ -30,6 +34,7 @@ evolution: memory-wall
 plan:
   devices: 32
   tp: [1, 2, 4, 8]
+  ep: [1, 4]     # the mixture of experts only: on the dense models ep 4 is invalid
   pp: [1, 2, 4]
   mbs: [1, 2]
   gbs: 64
@@ -109,6 +114,18 @@ ref=$(q "$DB" "SELECT m.name, h.name, h.generation, min(r.tp) FROM results r
       AND r.comm_compress = 1 AND r.net_bw_factor = 1 GROUP BY r.model_id, r.hw_id" | sort)
 check "TP+DP plans use the smallest tp that fits with pp = 1 ($(echo "$ref" | wc -l) groups)" \
     [ -n "$ref" -a "$sel" = "$ref" ]
+# communication by class: the classes of each best plan add up to its share,
+# the expert-parallel one is the all-to-all time over the iteration, and the
+# report's rows are the query's
+cls=$(sqlite3 "$DB" <tools/queries/comm_class.sql | awk -F'|' '{n++; d = $16 - ($17 + $18 + $19 + $20 + $21); if (d < 0) d = -d; if (d > 0.06) bad++; if ($11 > 1) ep++} END {print n + 0, bad + 0, ep + 0}')
+check "comm_class: one row per mixture-of-experts group, classes adding up to comm_pct (rows, mismatches, with ep > 1: $cls)" \
+    [ "$(echo "$cls" | cut -d' ' -f1,2)" = "4 0" ]
+ep=$(q "$DB" "SELECT count(*) FROM plan_rank k JOIN results r ON r.rid = k.rid JOIN models m ON m.model_id = r.model_id
+    WHERE k.run_id = 2 AND k.rk = 1 AND m.name = 'moe-tiny'")
+check "comm_class: the query's rows are the best plans of moe-tiny ($ep groups)" [ "$ep" = 4 ]
+rows=$(sed -n '/^## Communication by class/,/^## Queries/p' "$OUT/report.md" | grep -c '^| moe-tiny ')
+check "report: the section on communication by class lists moe-tiny at every generation of the reference hardware ($rows)" \
+    [ "$rows" = 2 ]
 $BIN report --db "$DB" --run 1 --hw h100-sxm --out "$TMP/out1" >/dev/null 2>&1; rc=$?
 check "--run 1 --hw h100-sxm exits 0 and reports run 1 on h100-sxm" \
     sh -c "[ $rc -eq 0 ] && grep -q '^# ccsweep report: report-small (run 1)' '$TMP/out1/report.md' &&

@@ -1,7 +1,8 @@
 -- breakdown.sql - Where does the iteration time go? Shares of the iteration time
 -- (they add up to 100): computation (with the optimizer step), exposed tensor-parallel
--- communication, exposed data-parallel communication, pipeline transfers and the
--- pipeline bubble, per plan x hardware generation x model.
+-- communication, exposed context-parallel communication, expert-parallel all-to-alls,
+-- exposed data-parallel communication, pipeline transfers and the pipeline bubble, per
+-- plan x hardware generation x model.
 -- (ccsweep report: plot 2, breakdown.png, shows the first and the last generation)
 -- Plans compared (the same two in every query here that reports 'plan'), only
 -- within a group of equal model, hardware generation, devices, gbs and seq:
@@ -32,6 +33,8 @@ plans AS (
 SELECT plan, hardware, generation, model, params, tp, pp, dp, mbs, t_iter AS t_iter_s,
   round(100 * t_compute / t_iter, 2) AS compute_pct,
   round(100 * t_tp_comm_exposed / t_iter, 2) AS tp_comm_pct,
+  round(100 * t_cp_comm_exposed / t_iter, 2) AS cp_comm_pct,
+  round(100 * t_ep_comm / t_iter, 2) AS ep_comm_pct,
   round(100 * t_dp_comm_exposed / t_iter, 2) AS dp_comm_pct,
   round(100 * t_pp_comm / t_iter, 2) AS pp_comm_pct,
   round(100 * t_bubble / t_iter, 2) AS bubble_pct
