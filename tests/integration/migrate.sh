@@ -90,9 +90,19 @@ q "$T/b.db" "SELECT $V5COLS FROM result_rows WHERE rid < 2 << 40 ORDER BY rid" >
 head -24 "$T/before.b" >"$T/run1.fixture"
 check "run 1 of the fixture is intact after run 2 was added" \
     "cmp -s '$T/run1.fixture' '$T/run1.after'"
-same=$(q "$T/b.db" "SELECT count(*) FROM results a JOIN results b ON b.run_id = 2 AND b.idx = a.idx
-    WHERE a.run_id = 1 AND a.key = b.key AND a.status = b.status AND a.reason = b.reason")
-check "run 2 has the keys and statuses of the migrated run 1 ($same of 24)" "[ '$same' = 24 ]"
+# the migrated plans are those this build writes for the same spec, new
+# columns included (the plan follows from the spec alone, unlike keys and
+# outputs, which move with the catalog and the projection)
+PLANCOLS="devices, tp, pp, dp, vpp, mbs, gbs, seq, dtype, sp, zero, recompute, flash_attn,
+  tp_overlap, dp_overlap, innet_reduce, comm_compress, net_bw_factor, cp, cp_comm, ep,
+  capacity_factor, pp_first_layers, pp_last_layers"
+same=$(q "$T/b.db" "SELECT count(*) FROM (SELECT idx, $PLANCOLS FROM results WHERE run_id = 1
+    INTERSECT SELECT idx, $PLANCOLS FROM results WHERE run_id = 2)")
+check "run 2 has the plans of the migrated run 1, idx by idx ($same of 24)" "[ '$same' = 24 ]"
+inv=$(q "$T/b.db" "SELECT count(*) FROM results a JOIN results b ON b.run_id = 2 AND b.idx = a.idx
+    WHERE a.run_id = 1 AND a.status = 1 AND b.status = 1 AND a.reason = b.reason")
+check "and the same invalid plans with the same reasons ($inv of 8: tp 3 divides no head count)" \
+    "[ '$inv' = 8 ]"
 
 # a migration that cannot finish leaves the file as it was
 load "$T/c.db"
