@@ -5,6 +5,7 @@
 #include "testutil.h"
 #include "ccsweep/sha256.h"
 #include "ccsweep/store.h"
+#include "ccsweep/store_query.h"
 
 #include <unistd.h>
 
@@ -159,6 +160,94 @@ static void test_store_resume(void **state)
     spec_free(spec);
 }
 
+/* One row of results read back: the values of its columns in order. */
+typedef struct row_vals {
+    int n;
+    int null_at; /* first NULL column, or -1 */
+    double v[64];
+} row_vals;
+
+static int get_row(void *ctx, const storeq_row *row)
+{
+    row_vals *rv = ctx;
+    rv->n = storeq_ncols(row);
+    rv->null_at = -1;
+    for (int i = 0; i < rv->n && i < 64; i++) {
+        rv->v[i] = storeq_double(row, i);
+        if (storeq_type(row, i) == STOREQ_NULL && rv->null_at < 0)
+            rv->null_at = i;
+    }
+    return 0;
+}
+
+/* Every plan axis and every output of a grid with the axes of schema
+ * version 6 comes back from the results view as it was projected. */
+static void test_store_roundtrip(void **state)
+{
+    (void)state;
+    static const char text[] = "models: [llama3-8b, mixtral-8x7b]\nhardware: h100-sxm\n"
+                               "plan:\n  devices: 64\n  tp: 2\n  cp: [1, 2]\n"
+                               "  cp_comm: [ring, allgather]\n  ep: [1, 8]\n"
+                               "  capacity_factor: [dropless, 1.25]\n  pp: 2\n"
+                               "  pp_first_layers: [0, 14]\n  seq: 8192\n  gbs: 64\n";
+    char path[128];
+    snprintf(path, sizeof path, "%s/rt.db", dir);
+    ccs_err err;
+    int rc;
+    ccs_spec *spec = spec_parse(text, strlen(text), "rt.yaml", cat, &err);
+    assert_non_null(spec);
+    ccs_grid *g = grid_new(spec, &err);
+    int64_t n = grid_count(g);
+    assert_int_equal(n, 2 * 2 * 2 * 2 * 2 * 2);
+    ccs_store *st = store_open(path, STORE_LOCK_NORMAL, &rc, &err);
+    assert_non_null(st);
+    store_run_info info = {.argv = "test", .ranks = 1};
+    assert_int_equal(store_prepare_run(st, g, &info, 0, &err), STORE_NEW);
+    put_range(st, g, 0, n, 1);
+    store_counts c;
+    assert_int_equal(store_finish(st, STORE_COMPLETE, &c, &err), CCS_OK);
+    store_close(st);
+
+    char sql[2048] = "SELECT cp, cp_comm, ep, capacity_factor, pp_first_layers, pp_last_layers, "
+                     "devices, tp, pp, dp, seq, gbs, status, reason";
+    for (int k = 0; k < CCS_N_OUTPUTS; k++)
+        snprintf(sql + strlen(sql), sizeof sql - strlen(sql), ", %s", ccs_outputs[k].name);
+    strcat(sql, " FROM results WHERE run_id = 1 AND idx = :idx");
+    storeq_db *q = storeq_open(path, &rc, &err);
+    assert_non_null(q);
+    int timed = 0, invalid = 0, ep_rows = 0, cp_rows = 0;
+    for (int64_t i = 0; i < n; i++) {
+        ccs_record rec;
+        assert_int_equal(grid_eval(g, i, &rec, NULL), 1);
+        storeq_param par = {":idx", STOREQ_INT, i, 0, NULL};
+        row_vals rv = {0};
+        assert_int_equal(storeq_exec(q, sql, &par, 1, get_row, &rv, &err), CCS_OK);
+        assert_int_equal(rv.n, 14 + CCS_N_OUTPUTS);
+        const ccs_plan *p = &rec.s.plan;
+        const double plan[] = {p->cp,  p->cp_comm, p->ep,  p->capacity_factor, p->pp_first,
+                               p->pp_last, p->devices, p->tp, p->pp, p->dp,
+                               p->seq, p->gbs, rec.r.status, rec.r.reason};
+        for (int k = 0; k < 14; k++)
+            assert_true(rv.v[k] == plan[k]);
+        if (rec.r.status == CCS_ST_INVALID) {
+            invalid++;
+            assert_int_equal(rv.null_at, 14); /* every output NULL */
+            continue;
+        }
+        timed++;
+        assert_int_equal(rv.null_at, -1);
+        for (int k = 0; k < CCS_N_OUTPUTS; k++)
+            assert_true(rv.v[14 + k] == ccs_output_of(&rec.r, k)); /* REAL: the same double */
+        ep_rows += rec.r.t_ep_comm > 0;
+        cp_rows += rec.r.t_cp_comm > 0;
+    }
+    /* the grid holds both kinds, and traffic of both classes */
+    assert_true(timed > 0 && invalid > 0 && ep_rows > 0 && cp_rows > 0);
+    storeq_close(q);
+    grid_free(g);
+    spec_free(spec);
+}
+
 static void test_not_a_database(void **state)
 {
     (void)state;
@@ -181,6 +270,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sha256_vectors),
         cmocka_unit_test(test_store_resume),
+        cmocka_unit_test(test_store_roundtrip),
         cmocka_unit_test(test_not_a_database),
     };
     return cmocka_run_group_tests_name("store", tests, setup, teardown);
