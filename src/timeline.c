@@ -15,6 +15,7 @@
 #include "ccsweep/timeline.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 typedef struct compose {
@@ -265,36 +266,43 @@ void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, 
         double t3[3] = {ot.t, ot.lo, ot.hi};
         int is_gemm =
             op->kind == CCS_OP_GEMM || op->kind == CCS_OP_BMM || op->kind == CCS_OP_ATTENTION;
-        /* occurrences per iteration of the iteration-scoped ops, for the link
-         * accounting (layer, first- and last-stage ops are scaled per stage) */
+        int is_core =
+            op->kind == CCS_OP_ATTENTION || op->kind == CCS_OP_BMM || op->kind == CCS_OP_SOFTMAX;
+        /* a collective's link time: the busy sum of its scope and link class
+         * (busy_off into sums), times its occurrences per iteration for the
+         * iteration-scoped ops (layer, first- and last-stage ops are scaled
+         * per stage: x 1, exact) */
+        size_t busy_off = 0;
         double per_iter = 1;
-        int sc = region_scope(op->region);
-        if (sc == CCS_SCOPE_MICRO)
-            per_iter = m_b;
-        if (op->region == CCS_RG_PP_COMM)
-            per_iter = 2.0 * m_b * p->vpp; /* sent per direction; links are full duplex */
-        if (op->region == CCS_RG_DP_COMM && p->dp_overlap == CCS_DPOV_BUCKETED)
-            per_iter = m_b;
-        int link = op->kind == CCS_OP_P2P ? op->per_node < 2 : op->per_node < op->group;
+        if (op->comm) {
+            int sc = region_scope(op->region);
+            int link = op->kind == CCS_OP_P2P ? op->per_node < 2 : op->per_node < op->group;
+            if (sc == CCS_SCOPE_LAYER) {
+                busy_off = offsetof(sums, busy_layer) + (size_t)link * sizeof(double);
+            } else if (sc == CCS_SCOPE_FIRST) {
+                busy_off = offsetof(sums, busy_first) + (size_t)link * sizeof(double);
+            } else if (sc == CCS_SCOPE_LAST) {
+                busy_off = offsetof(sums, busy_last) + (size_t)link * sizeof(double);
+            } else {
+                busy_off = offsetof(sums, busy_iter) + (size_t)link * sizeof(double);
+                if (sc == CCS_SCOPE_MICRO)
+                    per_iter = m_b;
+                if (op->region == CCS_RG_PP_COMM)
+                    per_iter = 2.0 * m_b * p->vpp; /* sent per direction; links are full duplex */
+                if (op->region == CCS_RG_DP_COMM && p->dp_overlap == CCS_DPOV_BUCKETED)
+                    per_iter = m_b;
+            }
+        }
         for (int k = 0; k < (banded ? 3 : 1); k++) {
             sums *s = &S[k];
             double t = t3[k] * op->count;
             s->rt[op->region] += t;
             if (is_gemm)
                 s->gemm[op->region] += t;
-            if (op->kind == CCS_OP_ATTENTION || op->kind == CCS_OP_BMM ||
-                op->kind == CCS_OP_SOFTMAX)
+            if (is_core)
                 s->core[op->region] += t;
-            if (op->comm) {
-                if (sc == CCS_SCOPE_LAYER)
-                    s->busy_layer[link] += t;
-                else if (sc == CCS_SCOPE_FIRST)
-                    s->busy_first[link] += t;
-                else if (sc == CCS_SCOPE_LAST)
-                    s->busy_last[link] += t;
-                else
-                    s->busy_iter[link] += t * per_iter;
-            }
+            if (busy_off)
+                *(double *)(void *)((char *)s + busy_off) += t * per_iter;
         }
         if (ot.extrap > extrap)
             extrap = ot.extrap;
