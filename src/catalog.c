@@ -191,7 +191,71 @@ static int expect_map(const ydoc *d, const ynode *n, const char *what, ccs_err *
 static const char *const model_keys[] = {"name",  "layers", "hidden", "heads", "kv_heads",
                                          "ffn",   "vocab",  "max_pos", "gated", "bias",
                                          "tied",  "seq",    "gbs",     "source", "description",
-                                         "experts", "top_k", "shared_experts", "moe_ffn", NULL};
+                                         "experts", "top_k", "shared_experts", "moe_ffn",
+                                         "dense_layers", "attention", "q_lora_rank",
+                                         "kv_lora_rank", "qk_nope_dim", "qk_rope_dim",
+                                         "v_head_dim", NULL};
+
+/* The attention kind: 'mha' (multi-head, grouped-query with kv_heads; the
+ * default) or 'mla' (multi-head latent attention), whose shape fields are
+ * required with it and refused without it. */
+static int parse_attention(const ydoc *d, const ynode *map, ccs_model *out, ccs_err *err)
+{
+    ynode *v = ynode_get(d, map, "attention");
+    int mla = 0;
+    if (v) {
+        const char *s;
+        if (ynode_string(d, v, "attention", &s, err) != CCS_OK)
+            return CCS_EINPUT;
+        mla = !strcmp(s, "mla");
+        if (!mla && strcmp(s, "mha")) {
+            ydoc_error(d, v, err, "field 'attention': expected mha or mla (got '%s')", s);
+            return CCS_EINPUT;
+        }
+    }
+    /* q_lora_rank may be left out (queries projected directly), and the
+     * rotary part may be 0; the others are required */
+    const struct {
+        const char *key;
+        int32_t *out;
+        int required;
+    } f[] = {{"kv_lora_rank", &out->kv_lora_rank, 1},
+             {"qk_nope_dim", &out->qk_nope_dim, 1},
+             {"qk_rope_dim", &out->qk_rope_dim, 1},
+             {"v_head_dim", &out->v_head_dim, 1},
+             {"q_lora_rank", &out->q_lora_rank, 0}};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        ynode *k = ynode_get(d, map, f[i].key);
+        if (k && !mla) {
+            ydoc_error(d, k, err, "field '%s': a latent-attention shape, needs attention: mla",
+                       f[i].key);
+            return CCS_EINPUT;
+        }
+        int req = mla && f[i].required;
+        int64_t min = req && f[i].out != &out->qk_rope_dim ? 1 : 0;
+        if (get_int(d, map, f[i].key, req, min, f[i].out, err))
+            return CCS_EINPUT;
+    }
+    return CCS_OK;
+}
+
+/* A model_validate message naming a field ("field 'top_k' ...") is reported
+ * at that field's line when the entry gives it, else at the entry's. */
+static const ynode *named_field(const ydoc *d, const ynode *map, const char *msg)
+{
+    const char *f = strstr(msg, "field '");
+    if (!f)
+        return map;
+    f += 7;
+    const char *end = strchr(f, '\'');
+    char key[32];
+    if (!end || (size_t)(end - f) >= sizeof key)
+        return map;
+    memcpy(key, f, (size_t)(end - f));
+    key[end - f] = '\0';
+    const ynode *v = ynode_get(d, map, key);
+    return v ? v : map;
+}
 
 int catalog_parse_model(const ydoc *d, const ynode *map, ccs_model *out, ccs_err *err)
 {
@@ -213,12 +277,14 @@ int catalog_parse_model(const ydoc *d, const ynode *map, ccs_model *out, ccs_err
         get_int(d, map, "experts", 0, 0, &out->experts, err) ||
         get_int(d, map, "top_k", 0, 1, &out->top_k, err) ||
         get_int(d, map, "shared_experts", 0, 0, &out->shared_experts, err) ||
-        get_int(d, map, "moe_ffn", 0, 1, &out->moe_ffn, err))
+        get_int(d, map, "moe_ffn", 0, 1, &out->moe_ffn, err) ||
+        get_int(d, map, "dense_layers", 0, 0, &out->dense_layers, err) ||
+        parse_attention(d, map, out, err))
         return CCS_EINPUT;
     model_fill_defaults(out);
     ccs_err inner;
     if (model_validate(out, &inner) != CCS_OK) {
-        ydoc_error(d, map, err, "%s", inner.msg);
+        ydoc_error(d, named_field(d, map, inner.msg), err, "%s", inner.msg);
         return CCS_EINPUT;
     }
     return CCS_OK;

@@ -77,6 +77,14 @@ static uint64_t model_hash(const ccs_model *m)
         const int64_t e[] = {m->experts, m->top_k, m->shared_experts, m->moe_ffn};
         for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
             h = absorb(h, (uint64_t)e[i]);
+        if (m->dense_layers > 0) /* so too the fields added after them */
+            h = absorb(h, (uint64_t)(int64_t)m->dense_layers);
+    }
+    if (model_is_mla(m)) {
+        const int64_t a[] = {m->q_lora_rank, m->kv_lora_rank, m->qk_nope_dim, m->qk_rope_dim,
+                             m->v_head_dim};
+        for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
+            h = absorb(h, (uint64_t)a[i]);
     }
     return h;
 }

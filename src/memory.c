@@ -16,6 +16,8 @@
 #include "ccsweep/memory.h"
 #include "ccsweep/regions.h"
 
+#include <math.h>
+
 double memory_act_per_layer(const ccs_model *m, const ccs_plan *p)
 {
     /* with context parallelism a rank keeps s/cp tokens; its queries' scores
@@ -33,14 +35,22 @@ double memory_act_per_layer(const ccs_model *m, const ccs_plan *p)
      * (the norm outputs), and the two residual dropout masks */
     double repl = (4 * e + 2 * dr) * sbh;
     /* split by tp: Q, K, V, the out-projection input, and the MLP inner tensors
-     * (GeLU input and FC2 input; SwiGLU: gate, up and FC2 input) */
-    double split = e * sbh * (1 + 2 * kv) + e * sbh + e * s * b * f * (m->gated ? 3 : 2);
+     * (GeLU input and FC2 input; SwiGLU: gate, up and FC2 input). Latent
+     * attention keeps every head's up-projected query, key (rotary part
+     * included) and value, and, whole on every TP rank, the two latents' norm
+     * inputs and outputs. */
+    double qkvo = e * sbh * (1 + 2 * kv) + e * sbh, lat = 0;
+    if (model_is_mla(m)) {
+        double qk = model_qk_head_dim(m), vd = m->v_head_dim;
+        qkvo = e * s * b * a * (2 * qk + 2 * vd);
+        lat = 2 * e * s * b * ((double)m->q_lora_rank + m->kv_lora_rank);
+    }
+    double split = qkvo + e * s * b * f * (m->gated ? 3 : 2);
     if (m->experts > 0) {
         /* every token's top_k routed copies (padded to capacity) and the shared
          * experts keep their inner tensors, and the permuted FC1 inputs */
         double copies = m->top_k * (p->capacity_factor > 0 ? p->capacity_factor : 1);
-        split = e * sbh * (1 + 2 * kv) + e * sbh +
-                e * s * b * m->moe_ffn * (m->gated ? 3 : 2) * (copies + m->shared_experts) +
+        split = qkvo + e * s * b * m->moe_ffn * (m->gated ? 3 : 2) * (copies + m->shared_experts) +
                 e * sbh * copies;
     }
     double core = 0;
@@ -48,11 +58,29 @@ double memory_act_per_layer(const ccs_model *m, const ccs_plan *p)
         core = (e + dr * (1 + e)) * a * s * skv * b; /* softmax out; dropout mask and out */
     if (p->flash_attn)
         core = 4.0 * a * s * b; /* fp32 log-sum-exp per row */
-    return repl / (sp ? t : 1) + (split + core) / t;
+    return repl / (sp ? t : 1) + (split + core) / t + lat;
 }
 
-void memory_footprint(const ccs_model *m, const ccs_plan *p, double params_first,
-                      double params_last, ccs_memory *out)
+/* Memory of one stage: its parameters (pe of them routed-expert weights)
+ * and activations, the fullest kept in out. */
+typedef struct stage_mem {
+    double per_param, per_expert; /* model-state bytes per dense / expert parameter */
+    double total, params, pe, act;
+} stage_mem;
+
+static void stage_add(stage_mem *s, double params, double pe, double act)
+{
+    double total = (params - pe) * s->per_param + pe * s->per_expert + act;
+    if (total > s->total) {
+        s->total = total;
+        s->params = params;
+        s->pe = pe;
+        s->act = act;
+    }
+}
+
+void memory_footprint(const ccs_model *m, const ccs_plan *p, const ccs_oplist *ops,
+                      ccs_memory *out)
 {
     int fp32 = dtype_bytes(p->dtype) >= 4;
     double w_b = fp32 ? 4 : 2, g_b = 4, o_b = fp32 ? 8 : 12;
@@ -61,14 +89,18 @@ void memory_footprint(const ccs_model *m, const ccs_plan *p, double params_first
     double dp = (double)p->dp * plan_cp(p), edp = dp / plan_ep(p);
     double ws = p->zero >= 3 ? dp : 1, gs = p->zero >= 2 ? dp : 1, os = p->zero >= 1 ? dp : 1;
     double wse = p->zero >= 3 ? edp : 1, gse = p->zero >= 2 ? edp : 1, ose = p->zero >= 1 ? edp : 1;
-    double per_param = w_b / ws + g_b / gs + o_b / os;
-    double per_expert = w_b / wse + g_b / gse + o_b / ose;
-    double ex = model_expert_params(m) / ((double)plan_ep(p) * p->tp); /* per layer, device */
+    stage_mem S = {w_b / ws + g_b / gs + o_b / os, w_b / wse + g_b / gse + o_b / ose, -1, 0, 0, 0};
+    double ex = ops->params_block_expert; /* per expert block, device */
 
-    int32_t lf, lm, ll;
-    plan_stage_layers(m, p, &lf, &lm, &ll);
+    double lf = ops->layers_first, lm = ops->layers_mid, ll = ops->layers_last;
+    double df = ops->dense_first, dl = ops->dense_last;
     double mb = plan_micro_batches(p);
-    double layer = memory_act_per_layer(m, p);
+    double layer = memory_act_per_layer(m, p), dlayer = layer;
+    if (model_dense_layers(m) > 0) {
+        ccs_model dv;
+        model_dense_variant(m, &dv);
+        dlayer = memory_act_per_layer(&dv, p);
+    }
     double e = dtype_bytes(p->dtype) < 2 ? 2 : dtype_bytes(p->dtype);
     double sbh_t = (double)p->seq / plan_cp(p) * p->mbs * m->hidden / p->tp;
     int sp = p->sp && p->tp > 1;
@@ -76,7 +108,7 @@ void memory_footprint(const ccs_model *m, const ccs_plan *p, double params_first
     /* first stage: min(p, m) micro-batches of its layers (1F1B warm-up depth) */
     double inflight = p->pp < mb ? p->pp : mb;
     double il = p->vpp > 1 ? 1.0 + (p->pp - 1.0) / (p->pp * (double)p->vpp) : 1.0;
-    double act_first = layer * lf * inflight * il;
+    double act_first = ((lf - df) * layer + df * dlayer) * inflight * il;
     /* embedding dropout mask per in-flight micro-batch (Korthikanti eq. 5) */
     if (m->bias)
         act_first += sbh_t * (sp ? 1 : p->tp) * inflight;
@@ -84,40 +116,34 @@ void memory_footprint(const ccs_model *m, const ccs_plan *p, double params_first
      * output and fp32 logits (Korthikanti section 4.3: 4sbh/t (1 + v/h)) */
     double V = regions_padded_vocab(m, p->tp);
     double head = sbh_t * (e + 4.0 * V / m->hidden);
-    double act_last = layer * ll * il + head;
     if (p->pp == 1) {
-        act_first += head;
-        act_last = act_first;
+        stage_add(&S, ops->params_stage_first, (lf - df) * ex, act_first + head);
+    } else {
+        stage_add(&S, ops->params_stage_first, (lf - df) * ex, act_first);
+        stage_add(&S, ops->params_stage_last, (ll - dl) * ex,
+                  ((ll - dl) * layer + dl * dlayer) * il + head);
+        /* middle stage k (1 = the second) keeps min(p - k, m) micro-batches in
+         * flight: the second is the fullest of those without dense-FFN blocks
+         * in front of it; the ones before the last holding dense blocks are
+         * tried too (dense blocks can weigh more or less than expert blocks) */
+        double rest = ops->dense_first < model_dense_layers(m)
+                          ? (double)model_dense_layers(m) - ops->dense_first
+                          : 0;
+        for (int32_t k = 1; k <= p->pp - 2; k++) {
+            double dk = fmin(fmax(rest - (k - 1) * lm, 0), lm);
+            double fl = p->pp - k < mb ? p->pp - k : mb;
+            double params = (lm - dk) * ops->params_block + dk * ops->params_dense_block;
+            stage_add(&S, params, (lm - dk) * ex, ((lm - dk) * layer + dk * dlayer) * fl * il);
+            if (dk == 0)
+                break;
+        }
     }
-    /* the second stage, the fullest middle one: p - 1 micro-batches in flight */
-    double mid = 0, params_mid = 0, act_mid = 0;
-    if (p->pp > 2) {
-        double inflight_mid = p->pp - 1 < mb ? p->pp - 1 : mb;
-        act_mid = layer * lm * inflight_mid * il;
-        params_mid = lm * ((model_layer_params(m) - model_expert_params(m)) / p->tp + ex);
-        mid = (params_mid - lm * ex) * per_param + lm * ex * per_expert + act_mid;
-    }
-
-    double first = (params_first - lf * ex) * per_param + lf * ex * per_expert + act_first;
-    double last = (params_last - ll * ex) * per_param + ll * ex * per_expert + act_last;
-    double params = params_first, act = act_first, total = first, pe = lf * ex;
-    if (last > total) {
-        params = params_last;
-        act = act_last;
-        total = last;
-        pe = ll * ex;
-    }
-    if (mid > total) {
-        params = params_mid;
-        act = act_mid;
-        total = mid;
-        pe = lm * ex;
-    }
+    double params = S.params, pe = S.pe;
     out->weights = (params - pe) * w_b / ws + pe * w_b / wse;
     out->grads = (params - pe) * g_b / gs + pe * g_b / gse;
     out->optimizer = (params - pe) * o_b / os + pe * o_b / ose;
-    out->activations = act;
-    out->total = total;
+    out->activations = S.act;
+    out->total = S.total;
     out->act_layer = layer;
     out->in_flight = inflight * il;
 }

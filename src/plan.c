@@ -102,6 +102,27 @@ int plan_stage_layers(const ccs_model *m, const ccs_plan *p, int32_t *first, int
     return CCS_R_OK;
 }
 
+static int32_t clamp_layers(int64_t v, int32_t hi)
+{
+    return v < 0 ? 0 : v > hi ? hi : (int32_t)v;
+}
+
+void plan_stage_dense(const ccs_model *m, const ccs_plan *p, int32_t first, int32_t mid,
+                      int32_t *d_first, int32_t *d_mid_most, int32_t *d_mid_least,
+                      int32_t *d_last)
+{
+    int32_t d = model_dense_layers(m);
+    if (p->pp <= 1) {
+        *d_first = *d_mid_most = *d_mid_least = *d_last = d;
+        return;
+    }
+    *d_first = clamp_layers(d, first);
+    int64_t rest = (int64_t)d - *d_first, middles = p->pp - 2;
+    *d_mid_most = middles > 0 ? clamp_layers(rest, mid) : 0;
+    *d_mid_least = middles > 0 ? clamp_layers(rest - (middles - 1) * mid, mid) : 0;
+    *d_last = clamp_layers(rest - middles * mid, INT32_MAX);
+}
+
 int32_t plan_micro_batches(const ccs_plan *p)
 {
     int64_t per = (int64_t)p->mbs * p->dp;

@@ -20,7 +20,11 @@ typedef struct builder {
 } builder;
 
 typedef struct dims {
-    double b, s, sq, h, f, t, e, ea, d, at, gt, qkv, f1, V, tok;
+    double b, s, sq, h, f, t, e, ea, at, gt, qkv, f1, V, tok;
+    double dq, dv; /* per-head widths of queries/keys and of values */
+    double kvw;    /* per-token width of the K and V one rank holds for attention */
+    /* latent attention: query and key-value latents, rotary key width (0: standard) */
+    double ql, kl, rope;
     double skv;    /* keys each query attends over: the whole sequence (s is this
                       rank's share of it under context parallelism) */
     double causal; /* fraction of the s x skv score blocks a fused kernel computes */
@@ -149,12 +153,72 @@ static void cp_ring(builder *B, const dims *x, int rcp, int backward)
 {
     if (x->cp < 2)
         return;
-    double block = x->b * x->s * 2 * x->gt * x->d * x->e; /* this rank's K and V */
+    double block = x->b * x->s * x->kvw * x->e; /* this rank's K and V */
     /* the same volumes for the all-gather variant; it differs in timing only
      * (the timeline overlaps the ring, not the all-gather) */
     coll(B, CCS_OP_ALLGATHER, CCS_COMM_CP, rcp, block * x->cp, x->cp, x->cp_node, 1);
     if (backward)
         coll(B, CCS_OP_REDUCESCATTER, CCS_COMM_CP, rcp, block * x->cp, x->cp, x->cp_node, 1);
+}
+
+/* The attention block's input projections. Standard attention: one fused
+ * QKV GEMM. Latent attention (DeepSeek-V2, arXiv 2405.04434, section 2.1):
+ * the query down-projection (h -> q_lora_rank) and the joint key-value one
+ * (h -> kv_lora_rank + the shared rotary key), each latent RMSNorm'd, then
+ * the column-parallel up-projections to this rank's heads (queries: nope +
+ * rope per head; keys and values: nope + v per head). The down-projections
+ * are not split by tensor parallelism: every rank computes them whole (as
+ * Megatron-Core's MLA does), and in backward the ranks' partial latent
+ * gradients are all-reduced before them. Every projection's input is a norm
+ * output, whose fp8 cast the norm fuses (fp8_cast). */
+static void attn_proj_fwd(builder *B, const dims *x, int rc)
+{
+    if (x->kl <= 0) {
+        gemm(B, rc, x->tok, x->qkv, x->h, 1, x->e);
+        return;
+    }
+    double qk = x->at * x->dq, kv = x->at * (x->dq - x->rope + x->dv);
+    if (x->ql > 0) {
+        gemm(B, rc, x->tok, x->ql, x->h, 1, x->e);
+        mem(B, CCS_OP_LAYERNORM, rc, 2 * x->tok * x->ql * x->e, 8 * x->tok * x->ql);
+        gemm(B, rc, x->tok, qk, x->ql, 1, x->e);
+    } else {
+        gemm(B, rc, x->tok, qk, x->h, 1, x->e);
+    }
+    gemm(B, rc, x->tok, x->kl + x->rope, x->h, 1, x->e);
+    mem(B, CCS_OP_LAYERNORM, rc, 2 * x->tok * x->kl * x->e, 8 * x->tok * x->kl);
+    gemm(B, rc, x->tok, kv, x->kl, 1, x->e);
+}
+
+/* An fp8 linear layer's backward: its output gradient cast, then the input-
+ * and weight-gradient GEMMs. */
+static void linear_bwd(builder *B, int rc, double m, double n, double k, double e)
+{
+    fp8_cast(B, rc, m * n);
+    gemm_bwd(B, rc, m, n, k, e);
+}
+
+static void attn_proj_bwd(builder *B, const dims *x, int rc, int rt)
+{
+    if (x->kl <= 0) {
+        linear_bwd(B, rc, x->tok, x->qkv, x->h, x->e);
+        return;
+    }
+    double qk = x->at * x->dq, kv = x->at * (x->dq - x->rope + x->dv);
+    linear_bwd(B, rc, x->tok, kv, x->kl, x->e);
+    if (x->ql > 0)
+        linear_bwd(B, rc, x->tok, qk, x->ql, x->e);
+    /* partial latent gradients of this rank's heads, summed over the TP group */
+    double lat = x->tok * (x->kl + (x->ql > 0 ? x->ql : 0)) * x->e;
+    coll(B, CCS_OP_ALLREDUCE, CCS_COMM_TP, rt, lat, x->tp, x->tp_node, 1);
+    mem(B, CCS_OP_LAYERNORM, rc, 4 * x->tok * x->kl * x->e, 10 * x->tok * x->kl);
+    linear_bwd(B, rc, x->tok, x->kl + x->rope, x->h, x->e);
+    if (x->ql > 0) {
+        mem(B, CCS_OP_LAYERNORM, rc, 4 * x->tok * x->ql * x->e, 10 * x->tok * x->ql);
+        linear_bwd(B, rc, x->tok, x->ql, x->h, x->e);
+    } else {
+        linear_bwd(B, rc, x->tok, qk, x->h, x->e);
+    }
 }
 
 /* One attention block forward into regions (rc = compute, rt = TP comm, rcp =
@@ -169,7 +233,7 @@ static void attn_fwd(builder *B, const dims *x, const ccs_plan *p, int rc, int r
         mem(B, CCS_OP_LAYERNORM, rc, 2 * act, 8 * act / x->e);
         if (x->sp)
             coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
-        gemm(B, rc, x->tok, x->qkv, x->h, 1, x->e);
+        attn_proj_fwd(B, x, rc);
     }
     /* fp8 recipes cast only the linear layers' GEMMs to fp8; dot-product
      * attention stays in 16-bit (Transformer Engine's fp8 attention is opt-in:
@@ -183,26 +247,27 @@ static void attn_fwd(builder *B, const dims *x, const ccs_plan *p, int rc, int r
         if (op) {
             op->m = x->s;
             op->n = x->skv;
-            op->k = x->d;
+            op->k = x->dq;
             op->batch = x->b * x->at;
             /* causal mask: the kernel skips the blocks above the diagonal
              * (Dao 2023, arXiv 2307.08691, section 3.1.1), half the work;
-             * context parallelism's chunking keeps that half on every rank */
-            op->flops = x->causal * 4.0 * x->b * x->s * x->skv * x->d * x->at;
-            op->bytes = x->tok * (x->qkv + x->at * x->d) * x->e;
+             * context parallelism's chunking keeps that half on every rank.
+             * Scores QK^T over dq, context PV over dv. */
+            op->flops = x->causal * 2.0 * x->b * x->s * x->skv * (x->dq + x->dv) * x->at;
+            op->bytes = x->tok * (x->qkv + x->at * x->dv) * x->e;
         }
     } else {
-        gemm(B, rc, x->s, x->skv, x->d, x->b * x->at, x->e);
+        gemm(B, rc, x->s, x->skv, x->dq, x->b * x->at, x->e);
         mem(B, CCS_OP_SOFTMAX, rc, 2 * sc * x->e, 5 * sc);
         if (x->dropout)
             mem(B, CCS_OP_ELEMENTWISE, rc, sc * (2 * x->e + 1), sc);
-        gemm(B, rc, x->s, x->d, x->skv, x->b * x->at, x->e);
+        gemm(B, rc, x->s, x->dv, x->skv, x->b * x->at, x->e);
     }
     B->dtype = saved;
     if (core_only)
         return;
-    fp8_cast(B, rc, x->tok * x->at * x->d);
-    gemm(B, rc, x->tok, x->h, x->at * x->d, 1, x->e);
+    fp8_cast(B, rc, x->tok * x->at * x->dv);
+    gemm(B, rc, x->tok, x->h, x->at * x->dv, 1, x->e);
     coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, rt, full, x->tp,
          x->tp_node, 1);
     /* bias-dropout-add of the residual: read output and residual, write, mask */
@@ -362,39 +427,41 @@ static void attn_bwd(builder *B, const dims *x, const ccs_plan *p, int rc, int r
     if (x->sp)
         coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
     fp8_cast(B, rc, x->tok * x->h);
-    gemm_bwd(B, rc, x->tok, x->h, x->at * x->d, x->e);
+    gemm_bwd(B, rc, x->tok, x->h, x->at * x->dv, x->e);
     int saved = B->dtype; /* attention in 16-bit, as in the forward pass */
     if (B->dtype == CCS_FP8)
         B->dtype = CCS_BF16;
     cp_ring(B, x, rcp, 1);
     if (p->flash_attn) {
-        /* FlashAttention-2 backward: five s x s x d matmuls (S recomputed) vs two forward */
+        /* FlashAttention-2 backward: five s x s matmuls (S recomputed) vs two
+         * forward: S = QK^T, dQ = dS K and dK = dS^T Q over dq, dP = dO V^T
+         * and dV = P^T dO over dv */
         ccs_op *op = push(B, CCS_OP_ATTENTION, rc, 1);
         if (op) {
             op->m = x->s;
             op->n = x->skv;
-            op->k = x->d;
+            op->k = x->dq;
             op->batch = x->b * x->at;
-            op->flops = x->causal * 10.0 * x->b * x->s * x->skv * x->d * x->at;
-            op->bytes = x->tok * (2 * x->qkv + 2 * x->at * x->d) * x->e;
+            op->flops =
+                x->causal * 2.0 * x->b * x->s * x->skv * (3 * x->dq + 2 * x->dv) * x->at;
+            op->bytes = x->tok * (2 * x->qkv + 2 * x->at * x->dv) * x->e;
         }
     } else {
-        /* context: dP = dO V^T (queries x keys) and dV = P^T dO (keys x d) */
-        gemm(B, rc, x->s, x->skv, x->d, x->b * x->at, x->e);
-        gemm(B, rc, x->skv, x->d, x->s, x->b * x->at, x->e);
+        /* context: dP = dO V^T (queries x keys) and dV = P^T dO (keys x dv) */
+        gemm(B, rc, x->s, x->skv, x->dv, x->b * x->at, x->e);
+        gemm(B, rc, x->skv, x->dv, x->s, x->b * x->at, x->e);
         if (x->dropout)
             mem(B, CCS_OP_ELEMENTWISE, rc, sc * (2 * x->e + 1), sc);
         /* softmax backward reads y and dy, writes dx */
         mem(B, CCS_OP_SOFTMAX, rc, 3 * sc * x->e, 4 * sc);
-        /* scores: dQ = dS K (queries x d) and dK = dS^T Q (keys x d) */
-        gemm(B, rc, x->s, x->d, x->skv, x->b * x->at, x->e);
-        gemm(B, rc, x->skv, x->d, x->s, x->b * x->at, x->e);
+        /* scores: dQ = dS K (queries x dq) and dK = dS^T Q (keys x dq) */
+        gemm(B, rc, x->s, x->dq, x->skv, x->b * x->at, x->e);
+        gemm(B, rc, x->skv, x->dq, x->s, x->b * x->at, x->e);
     }
     B->dtype = saved;
     if (x->sp) /* re-gather the QKV input for its weight gradient, as for FC1 */
         sp_regather(B, x, rt);
-    fp8_cast(B, rc, x->tok * x->qkv);
-    gemm_bwd(B, rc, x->tok, x->qkv, x->h, x->e);
+    attn_proj_bwd(B, x, rc, rt);
     coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, rt, full, x->tp,
          x->tp_node, 1);
     mem(B, CCS_OP_LAYERNORM, rc, 4 * act, 10 * act / x->e);
@@ -417,11 +484,18 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
     x.f = m->ffn;
     /* fp8 GEMMs still keep activations in 16-bit outside the matmuls */
     x.e = dtype_bytes(p->dtype) < 2 ? 2 : dtype_bytes(p->dtype);
-    x.d = (double)m->hidden / m->heads;
+    x.dq = model_qk_head_dim(m);
+    x.dv = model_v_head_dim(m);
     x.at = (double)m->heads / p->tp;
     /* with tp > kv_heads, each device keeps one (replicated) kv head */
     x.gt = m->kv_heads >= p->tp ? (double)m->kv_heads / p->tp : 1.0;
-    x.qkv = (x.at + 2 * x.gt) * x.d;
+    x.ql = model_is_mla(m) ? m->q_lora_rank : 0;
+    x.kl = model_is_mla(m) ? m->kv_lora_rank : 0;
+    x.rope = model_is_mla(m) ? m->qk_rope_dim : 0;
+    /* the attention kernel's Q, K and V widths: latent attention up-projects a
+     * key (its rotary part broadcast) and a value for every head */
+    x.qkv = model_is_mla(m) ? x.at * (2 * x.dq + x.dv) : (x.at + 2 * x.gt) * x.dq;
+    x.kvw = model_is_mla(m) ? x.at * (x.dq + x.dv) : 2 * x.gt * x.dq;
     x.f1 = (m->gated ? 2.0 : 1.0) * x.f / x.t;
     x.V = regions_padded_vocab(m, p->tp);
     x.tok = x.b * x.s;
@@ -496,25 +570,47 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
     B.dtype = layer_dtype;
 
     /* Parameters per device of the first, a middle and the last stage. */
-    int32_t lf, lm, ll;
+    int32_t lf, lm, ll, df, dmx, dmn, dl;
     plan_stage_layers(m, p, &lf, &lm, &ll);
-    /* a device holds every dense weight's TP share and its ep-th of the experts */
+    plan_stage_dense(m, p, lf, lm, &df, &dmx, &dmn, &dl);
+    /* a device holds every dense weight's TP share and its ep-th of the
+     * experts; latent attention's down-projections and latent norms whole */
+    double rep = x.kl > 0 ? x.h * (x.ql + x.kl + x.rope) + x.ql + x.kl : 0;
     double ex = model_expert_params(m) / (x.ep * x.t);
-    double lp = model_layer_params(m) / x.t - model_expert_params(m) / x.t + ex;
+    double lp = model_layer_params(m) / x.t - model_expert_params(m) / x.t + ex +
+                rep * (1 - 1 / x.t);
+    double dlp = lp; /* a dense-FFN block of a mixture of experts */
+    if (df + dmx + dl > 0) {
+        ccs_model dv;
+        model_dense_variant(m, &dv);
+        dlp = model_layer_params(&dv) / x.t + rep * (1 - 1 / x.t);
+    }
     double emb = (x.V + m->max_pos) * x.h / x.t;
     double head = (x.V * x.h) / x.t + x.h; /* a tied head keeps a copy on the last stage */
     out->layers_first = lf;
     out->layers_mid = lm;
     out->layers_last = ll;
+    out->dense_first = df;
+    out->dense_mid = dmx;
+    out->dense_mid_least = dmn;
+    out->dense_last = dl;
     out->layers_per_stage = lf > lm ? (lf > ll ? lf : ll) : (lm > ll ? lm : ll);
+    out->dense_per_stage = out->layers_per_stage == lf ? df
+                           : out->layers_per_stage == lm && p->pp > 2 ? dmx
+                                                                      : dl;
     out->micro_batches = plan_micro_batches(p);
+    out->params_block = lp;
+    out->params_block_expert = ex;
+    out->params_dense_block = dlp;
+    /* the middle stage holding more: the most or the fewest dense blocks */
+    int32_t dm = (lm - dmx) * lp + dmx * dlp >= (lm - dmn) * lp + dmn * dlp ? dmx : dmn;
     if (p->pp == 1) {
-        out->params_stage_first = lf * lp + emb + (m->tied ? x.h : head);
+        out->params_stage_first = (lf - df) * lp + df * dlp + emb + (m->tied ? x.h : head);
         out->params_stage_last = out->params_stage_mid = out->params_stage_first;
     } else {
-        out->params_stage_first = lf * lp + emb;
-        out->params_stage_mid = p->pp > 2 ? lm * lp : 0;
-        out->params_stage_last = ll * lp + head;
+        out->params_stage_first = (lf - df) * lp + df * dlp + emb;
+        out->params_stage_mid = p->pp > 2 ? (lm - dm) * lp + dm * dlp : 0;
+        out->params_stage_last = (ll - dl) * lp + dl * dlp + head;
     }
 
     /* Optimizer step over the local parameters (mixed-precision Adam with fp32
@@ -522,16 +618,16 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
      * grads (8 B/param), Adam reads param, grad, m, v and writes param, m, v
      * (28), the 16-bit copy reads fp32 and writes 16-bit (6), the grad buffer
      * is zeroed (4): 46 bytes per parameter; 36 when training in fp32. */
-    double pmax = out->params_stage_first, lmax = lf;
+    double pmax = out->params_stage_first, lmax = lf - df;
     if (out->params_stage_last > pmax) {
         pmax = out->params_stage_last;
-        lmax = ll;
+        lmax = ll - dl;
     }
     if (out->params_stage_mid > pmax) {
         pmax = out->params_stage_mid;
-        lmax = lm;
+        lmax = lm - dm;
     }
-    double pexp = lmax * ex; /* expert weights among them */
+    double pexp = lmax * ex; /* expert weights among them (the expert blocks') */
     out->params_expert = pexp;
     /* ZeRO shards over the gradient group: dense weights over dp * cp ranks,
      * experts over the dp * cp / ep ranks that hold the same experts */

@@ -46,17 +46,24 @@ static void block(const sums *S, int rc, int rtp, int overlap, double *c, double
     *tp_exp += exp;
 }
 
-static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S, compose *o)
+/* One layer, one micro-batch: compute, TP traffic and its exposed part (CP
+ * and EP exposure included), the CP ring and its exposed part, the EP
+ * all-to-alls, the backward compute and the link busy time. */
+typedef struct layer_cost {
+    double c, tp, tpe, cp, cpe, ep, bwd_c, busy[2];
+} layer_cost;
+
+static void layer_of(const ccs_plan *p, const sums *S, layer_cost *L)
 {
     const double *rt = S->rt;
     int ov = p->tp_overlap;
-    double lc = 0, ltp = 0, ltpe = 0; /* one layer, one micro-batch */
+    double lc = 0, ltp = 0, ltpe = 0;
     block(S, CCS_RG_FWD_ATTN, CCS_RG_FWD_ATTN_TP, ov, &lc, &ltp, &ltpe);
     block(S, CCS_RG_FWD_MLP, CCS_RG_FWD_MLP_TP, ov, &lc, &ltp, &ltpe);
     block(S, CCS_RG_RECOMP_ATTN, CCS_RG_RECOMP_ATTN_TP, ov, &lc, &ltp, &ltpe);
     block(S, CCS_RG_RECOMP_MLP, CCS_RG_RECOMP_MLP_TP, ov, &lc, &ltp, &ltpe);
-    double bwd_c = rt[CCS_RG_BWD_MLP] + rt[CCS_RG_BWD_ATTN] + rt[CCS_RG_RECOMP_ATTN] +
-                   rt[CCS_RG_RECOMP_MLP];
+    L->bwd_c = rt[CCS_RG_BWD_MLP] + rt[CCS_RG_BWD_ATTN] + rt[CCS_RG_RECOMP_ATTN] +
+               rt[CCS_RG_RECOMP_MLP];
     block(S, CCS_RG_BWD_MLP, CCS_RG_BWD_MLP_TP, ov, &lc, &ltp, &ltpe);
     block(S, CCS_RG_BWD_ATTN, CCS_RG_BWD_ATTN_TP, ov, &lc, &ltp, &ltpe);
     /* context parallelism: each ring step's K/V transfer runs under the
@@ -75,6 +82,37 @@ static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S
     /* expert-parallel all-to-alls: the experts wait for their tokens */
     double lep = rt[CCS_RG_FWD_MLP_EP] + rt[CCS_RG_RECOMP_MLP_EP] + rt[CCS_RG_BWD_MLP_EP];
     ltpe += lep;
+    L->c = lc;
+    L->tp = ltp;
+    L->tpe = ltpe;
+    L->cp = lcp;
+    L->cpe = lcpe;
+    L->ep = lep;
+    L->busy[0] = S->busy_layer[0];
+    L->busy[1] = S->busy_layer[1];
+}
+
+/* A stage's n blocks, d of them dense-FFN ones (cost D, the others M). */
+static layer_cost stage_layers(const layer_cost *M, const layer_cost *D, double n, double d)
+{
+    double e = n - d;
+    layer_cost s = {e * M->c + d * D->c,         e * M->tp + d * D->tp,
+                    e * M->tpe + d * D->tpe,     e * M->cp + d * D->cp,
+                    e * M->cpe + d * D->cpe,     e * M->ep + d * D->ep,
+                    e * M->bwd_c + d * D->bwd_c, {e * M->busy[0] + d * D->busy[0],
+                                                  e * M->busy[1] + d * D->busy[1]}};
+    return s;
+}
+
+/* Sd: the sums of the model's dense-FFN block (its dense first layers), or
+ * S itself when it has none. */
+static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S,
+                         const sums *Sd, compose *o)
+{
+    const double *rt = S->rt;
+    layer_cost LM, LD;
+    layer_of(p, S, &LM);
+    layer_of(p, Sd, &LD);
 
     double m = ops->micro_batches;
     double fc = rt[CCS_RG_EMBED_FWD] + rt[CCS_RG_EMBED_BWD];
@@ -83,44 +121,58 @@ static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S
     double htp = rt[CCS_RG_HEAD_TP], htpe = htp;
 
     /* The slowest stage sets the pace: the first (its layers and the
-     * embedding), a middle one (layers only) or the last (layers and head). */
-    double mc, mtp, mtpe, ls; /* slowest stage, one micro-batch */
+     * embedding), a middle one (layers only: the one with the most and the
+     * one with the fewest dense-FFN blocks) or the last (layers and head). */
+    double mc, mtp, mtpe; /* slowest stage, one micro-batch */
+    layer_cost st;        /* its layers */
+    double last_bwd;      /* backward compute of its last layer (reduced first) */
     double head_bwd = 0;
     const double *extra_busy = S->busy_first;
     if (p->pp == 1) {
-        ls = ops->layers_first;
-        mc = ls * lc + fc + hc;
-        mtp = ls * ltp + ftp + htp;
-        mtpe = ls * ltpe + ftpe + htpe;
+        st = stage_layers(&LM, &LD, ops->layers_first, ops->dense_first);
+        mc = st.c + fc + hc;
+        mtp = st.tp + ftp + htp;
+        mtpe = st.tpe + ftpe + htpe;
         head_bwd = rt[CCS_RG_HEAD_BWD];
+        last_bwd = ops->layers_first > ops->dense_first ? LM.bwd_c : LD.bwd_c;
     } else {
-        double lf = ops->layers_first, lm = ops->layers_mid, ll = ops->layers_last;
-        double first = lf * (lc + ltpe) + fc + ftpe;
-        double mid = p->pp > 2 ? lm * (lc + ltpe) : 0;
-        double last = ll * (lc + ltpe) + hc + htpe;
-        if (first >= mid && first >= last) {
-            ls = lf;
-            mc = ls * lc + fc;
-            mtp = ls * ltp + ftp;
-            mtpe = ls * ltpe + ftpe;
-        } else if (mid >= last) {
-            ls = lm;
-            mc = ls * lc;
-            mtp = ls * ltp;
-            mtpe = ls * ltpe;
-            extra_busy = NULL;
-        } else {
-            ls = ll;
-            mc = ls * lc + hc;
-            mtp = ls * ltp + htp;
-            mtpe = ls * ltpe + htpe;
+        layer_cost cand[4] = {
+            stage_layers(&LM, &LD, ops->layers_first, ops->dense_first),
+            stage_layers(&LM, &LD, ops->layers_mid, ops->dense_mid),
+            stage_layers(&LM, &LD, ops->layers_mid, ops->dense_mid_least),
+            stage_layers(&LM, &LD, ops->layers_last, ops->dense_last)};
+        double n[4] = {ops->layers_first, ops->layers_mid, ops->layers_mid, ops->layers_last};
+        double d[4] = {ops->dense_first, ops->dense_mid, ops->dense_mid_least, ops->dense_last};
+        double t[4] = {cand[0].c + cand[0].tpe + fc + ftpe,
+                       p->pp > 2 ? cand[1].c + cand[1].tpe : 0,
+                       p->pp > 2 ? cand[2].c + cand[2].tpe : 0,
+                       cand[3].c + cand[3].tpe + hc + htpe};
+        int k = 0;
+        for (int i = 1; i < 4; i++)
+            if (t[i] > t[k])
+                k = i;
+        st = cand[k];
+        last_bwd = n[k] > d[k] ? LM.bwd_c : LD.bwd_c;
+        mc = st.c;
+        mtp = st.tp;
+        mtpe = st.tpe;
+        if (k == 0) {
+            mc += fc;
+            mtp += ftp;
+            mtpe += ftpe;
+        } else if (k == 3) {
+            mc += hc;
+            mtp += htp;
+            mtpe += htpe;
             head_bwd = rt[CCS_RG_HEAD_BWD];
             extra_busy = S->busy_last;
+        } else {
+            extra_busy = NULL;
         }
     }
     double busy[2];
     for (int k = 0; k < 2; k++) {
-        busy[k] = m * ls * S->busy_layer[k] + S->busy_iter[k];
+        busy[k] = m * st.busy[k] + S->busy_iter[k];
         if (p->pp == 1)
             busy[k] += m * (S->busy_first[k] + S->busy_last[k]);
         else if (extra_busy)
@@ -138,11 +190,11 @@ static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S
      * run under (all but the first-reduced layer, plus the output head). */
     double g = rt[CCS_RG_DP_COMM], zg = m * rt[CCS_RG_ZERO_GATHER];
     double pg = rt[CCS_RG_DP_PARAM_GATHER]; /* after the step: never hidden */
-    double G = (ls - 1.0) * bwd_c + head_bwd;
+    double G = st.bwd_c - last_bwd + head_bwd;
     /* Compute already covering the context-parallel ring is not a window for
      * DP traffic too: both cross the same NICs when cp ranks sit on other
      * nodes, and counting it twice would let less compute hide more. */
-    double mcw = mc - ls * (lcp - lcpe);
+    double mcw = mc - (st.cp - st.cpe);
     if (mc > 0)
         G *= mcw / mc;
     double zg_in_G = mcw > 0 ? rt[CCS_RG_ZERO_GATHER] * G / mcw : 0;
@@ -164,9 +216,9 @@ static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S
     o->t_dp_exp = exposed + pg;
     o->t_opt = rt[CCS_RG_OPTIMIZER];
 
-    o->t_cp = m * ls * lcp;
-    o->t_cp_exp = m * ls * lcpe;
-    o->t_ep = m * ls * lep;
+    o->t_cp = m * st.cp;
+    o->t_cp_exp = m * st.cpe;
+    o->t_ep = m * st.ep;
     o->t_tp = m * mtp;
     o->t_tp_exp = m * mtpe - o->t_cp_exp - o->t_ep;
     o->t_compute = m * mc + o->t_opt;
@@ -203,60 +255,20 @@ const ccs_output ccs_outputs[CCS_N_OUTPUTS] = {
 };
 #undef OUT
 
-static void fail(ccs_result *out, int status, int reason)
+/* Cost every op of ops into three sums (best estimate, low and high end of
+ * the band); per-region flops and bytes into rg when not NULL. While every
+ * operator's band is its estimate (synthetic curves), the three sums see the
+ * same additions and stay bit-equal: only S[0] is summed, and copied to the
+ * others when the first band appears. Returns 1 once S[1] and S[2] are
+ * filled, 0 when they equal S[0] (and are left unset). */
+static int sum_ops(const ccs_cost *c, const ccs_plan *p, const ccs_oplist *ops, sums S[3],
+                   double *extrap, ccs_region_time *rg)
 {
-    out->status = status;
-    out->reason = reason;
-}
-
-void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, ccs_result *out,
-                      ccs_region_time *regions)
-{
-    memset(out, 0, sizeof *out);
-    out->params = model_params(m);
-    if (regions)
-        memset(regions, 0, sizeof(*regions) * CCS_RG_N);
-    int reason = plan_check(m, c->hw, p);
-    if (reason != CCS_R_OK) {
-        fail(out, CCS_ST_INVALID, reason);
-        return;
-    }
-
-    ccs_oplist ops;
-    regions_build(m, p, hw_scaleup(c->hw), &ops);
-    out->micro_batches = ops.micro_batches;
-
-    ccs_memory mem;
-    memory_footprint(m, p, ops.params_stage_first, ops.params_stage_last, &mem);
-    out->mem_weights = mem.weights;
-    out->mem_grads = mem.grads;
-    out->mem_optimizer = mem.optimizer;
-    out->mem_activations = mem.activations;
-    out->mem_total = mem.total;
-    out->fits = mem.total <= c->hw->mem_cap;
-
-    ccs_analytic an;
-    analytic_compute(m, p, &ops, &an);
-    out->model_flops = an.model_flops;
-    out->hw_flops = an.hw_flops;
-    out->tp_bytes = an.tp_bytes;
-    out->cp_bytes = an.cp_bytes;
-    out->ep_bytes = an.ep_bytes;
-    out->dp_bytes = an.dp_bytes;
-    out->pp_bytes = an.pp_bytes;
-    out->ccr = an.ccr;
-
-    /* three sums: best estimate, low and high end of the band */
-    sums S[3];
     memset(&S[0], 0, sizeof S[0]);
-    /* While every operator's band is its estimate (synthetic curves), the
-     * three sums see the same additions and stay bit-equal: only S[0] is
-     * summed, and copied to the others when the first band appears. */
     int banded = 0;
-    double extrap = 0;
-    double m_b = ops.micro_batches, ls = ops.layers_per_stage;
-    for (int i = 0; i < ops.n; i++) {
-        const ccs_op *op = &ops.ops[i];
+    double m_b = ops->micro_batches;
+    for (int i = 0; i < ops->n; i++) {
+        const ccs_op *op = &ops->ops[i];
         ccs_optime ot;
         cost_op(c, op, &ot);
         if (!banded && (memcmp(&ot.lo, &ot.t, sizeof ot.t) || memcmp(&ot.hi, &ot.t, sizeof ot.t))) {
@@ -304,19 +316,89 @@ void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, 
             if (busy_off)
                 *(double *)(void *)((char *)s + busy_off) += t * per_iter;
         }
-        if (ot.extrap > extrap)
-            extrap = ot.extrap;
-        if (regions) {
-            regions[op->region].flops += op->flops * op->count;
-            regions[op->region].bytes += op->bytes * op->count;
+        if (ot.extrap > *extrap)
+            *extrap = ot.extrap;
+        if (rg) {
+            rg[op->region].flops += op->flops * op->count;
+            rg[op->region].bytes += op->bytes * op->count;
+        }
+    }
+    return banded;
+}
+
+static void fail(ccs_result *out, int status, int reason)
+{
+    out->status = status;
+    out->reason = reason;
+}
+
+void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, ccs_result *out,
+                      ccs_region_time *regions)
+{
+    memset(out, 0, sizeof *out);
+    out->params = model_params(m);
+    if (regions)
+        memset(regions, 0, sizeof(*regions) * CCS_RG_N);
+    int reason = plan_check(m, c->hw, p);
+    if (reason != CCS_R_OK) {
+        fail(out, CCS_ST_INVALID, reason);
+        return;
+    }
+
+    ccs_oplist ops, dops;
+    regions_build(m, p, hw_scaleup(c->hw), &ops);
+    out->micro_batches = ops.micro_batches;
+    /* a mixture of experts with dense first layers: its dense-FFN block too */
+    int has_dense = model_dense_layers(m) > 0;
+    if (has_dense) {
+        ccs_model dv;
+        model_dense_variant(m, &dv);
+        regions_build(&dv, p, hw_scaleup(c->hw), &dops);
+    }
+
+    ccs_memory mem;
+    memory_footprint(m, p, &ops, &mem);
+    out->mem_weights = mem.weights;
+    out->mem_grads = mem.grads;
+    out->mem_optimizer = mem.optimizer;
+    out->mem_activations = mem.activations;
+    out->mem_total = mem.total;
+    out->fits = mem.total <= c->hw->mem_cap;
+
+    ccs_analytic an;
+    analytic_compute(m, p, &ops, has_dense ? &dops : NULL, &an);
+    out->model_flops = an.model_flops;
+    out->hw_flops = an.hw_flops;
+    out->tp_bytes = an.tp_bytes;
+    out->cp_bytes = an.cp_bytes;
+    out->ep_bytes = an.ep_bytes;
+    out->dp_bytes = an.dp_bytes;
+    out->pp_bytes = an.pp_bytes;
+    out->ccr = an.ccr;
+
+    /* three sums: best estimate, low and high end of the band; a mixture of
+     * experts with dense first layers also costs its dense-FFN block (Sd),
+     * whose layer regions replace the expert block's on those layers */
+    sums S[3], Sd[3];
+    double extrap = 0;
+    double m_b = ops.micro_batches, ls = ops.layers_per_stage;
+    int banded = sum_ops(c, p, &ops, S, &extrap, regions);
+    ccs_region_time drg[CCS_RG_N];
+    if (has_dense) {
+        memset(drg, 0, sizeof drg);
+        int dbanded = sum_ops(c, p, &dops, Sd, &extrap, regions ? drg : NULL);
+        if (dbanded != banded) { /* one of the two has its bands: both need them */
+            sums *one = banded ? Sd : S;
+            one[1] = one[2] = one[0];
+            banded = 1;
         }
     }
     double *rt = S[0].rt;
     compose co, lo, hi;
-    compose_iter(p, &ops, &S[0], &co);
+    compose_iter(p, &ops, &S[0], has_dense ? &Sd[0] : &S[0], &co);
     if (banded) {
-        compose_iter(p, &ops, &S[1], &lo);
-        compose_iter(p, &ops, &S[2], &hi);
+        compose_iter(p, &ops, &S[1], has_dense ? &Sd[1] : &S[1], &lo);
+        compose_iter(p, &ops, &S[2], has_dense ? &Sd[2] : &S[2], &hi);
     } else {
         lo = hi = co;
     }
@@ -357,6 +439,12 @@ void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, 
             switch (region_scope(r)) {
             case CCS_SCOPE_LAYER:
                 regions[r].count = m_b * ls;
+                if (has_dense && ls > 0) { /* the mean over the stage's blocks */
+                    double wd = ops.dense_per_stage / ls;
+                    regions[r].time = (1 - wd) * rt[r] + wd * Sd[0].rt[r];
+                    regions[r].flops = (1 - wd) * regions[r].flops + wd * drg[r].flops;
+                    regions[r].bytes = (1 - wd) * regions[r].bytes + wd * drg[r].bytes;
+                }
                 break;
             case CCS_SCOPE_FIRST:
             case CCS_SCOPE_LAST:

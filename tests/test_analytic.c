@@ -154,7 +154,7 @@ static void test_ratio_and_bytes(void **state)
     ccs_oplist ops;
     regions_build(&m, &p, 8, &ops);
     ccs_analytic an;
-    analytic_compute(&m, &p, &ops, &an);
+    analytic_compute(&m, &p, &ops, NULL, &an);
     double h = 12288, s = 2048, t = 8, e = 2;
     assert_rel(an.ccr, (6 * h + s) / ((t - 1) * e), 1e-12);
     /* layer TP traffic: 4 all-reduces per layer per micro-batch, 12 layers, 96 micro-batches */
@@ -171,7 +171,7 @@ static void test_ratio_and_bytes(void **state)
     assert_rel(an.pp_bytes, 2.0 * 96 * s * h * e / t + vpad / t * h * 4, 1e-12);
     ccs_plan p1 = plan(1, 8, 16, 1536, 1, 0, CCS_RECOMPUTE_NONE);
     regions_build(&m, &p1, 8, &ops);
-    analytic_compute(&m, &p1, &ops, &an);
+    analytic_compute(&m, &p1, &ops, NULL, &an);
     assert_true(an.ccr == 0 && an.tp_bytes == 0);
 }
 

@@ -12,8 +12,9 @@ static void test_shipped_catalog(void **state)
     const char *models[] = {"bert-large", "gpt2-xl",     "megatron-8.3b", "t-nlg-17b",
                             "gpt3-175b",  "mt-nlg-530b", "palm-540b",     "megatron-1t",
                             "llama2-70b", "llama3-8b",   "llama3-70b",    "llama3-405b",
-                            "future-2t",  "future-10t",  "future-100t"};
-    const char *hws[] = {"v100", "a100-80g", "h100-sxm", "h200", "b200",
+                            "future-2t",  "future-10t",  "future-100t", "mixtral-8x7b",
+                            "deepseek-v3"};
+    const char *hws[] = {"v100", "a100-80g", "h100-sxm", "h800", "h200", "b200",
                          "mi50", "mi100",    "mi210",    "mi250x", "mi300x"};
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
         if (!catalog_model(c, models[i])) {
@@ -159,6 +160,31 @@ static void test_bad_entries(void **state)
     /* inconsistent shape */
     expect_error("models", "models:\n  - {name: m, layers: 2, hidden: 100, heads: 3, vocab: 10}\n",
                  2, "heads", "divide");
+    /* latent attention and dense first layers: inconsistent combinations are
+     * reported at the offending field's line */
+#define M_OK "models:\n  - name: m\n    layers: 2\n    hidden: 64\n    heads: 4\n    vocab: 10\n"
+#define MLA_OK "    attention: mla\n    kv_lora_rank: 16\n    qk_nope_dim: 16\n" \
+               "    qk_rope_dim: 8\n    v_head_dim: 16\n"
+    char path[64];
+    ccs_err err;
+    assert_int_equal(load_text("models", M_OK MLA_OK, path, &err), CCS_OK);
+    expect_error("models", M_OK "    kv_lora_rank: 16\n", 7, "field 'kv_lora_rank'",
+                 "attention: mla");
+    expect_error("models", M_OK "    attention: gqa\n", 7, "field 'attention'", "mha or mla");
+    expect_error("models", M_OK "    attention: mla\n    kv_lora_rank: 16\n", 2,
+                 "missing field 'qk_nope_dim'", NULL);
+    expect_error("models", M_OK MLA_OK "    kv_heads: 2\n", 12, "field 'kv_heads'",
+                 "equal heads");
+    expect_error("models",
+                 M_OK "    attention: mla\n    kv_lora_rank: 16\n    qk_nope_dim: 16\n"
+                      "    qk_rope_dim: 8\n    v_head_dim: 0\n",
+                 11, "field 'v_head_dim'", "positive");
+    expect_error("models", M_OK "    dense_layers: 1\n", 7, "field 'dense_layers'",
+                 "needs experts");
+    expect_error("models", M_OK "    experts: 4\n    dense_layers: 2\n", 8,
+                 "field 'dense_layers'", "less than layers");
+#undef M_OK
+#undef MLA_OK
     /* duplicate name */
     expect_error("evolutions",
                  "evolutions:\n  - {name: e, flops: 2, mem_bw: 2, mem_cap: 2, intra_bw: 2, inter_bw: 2}\n"

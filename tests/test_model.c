@@ -2,6 +2,7 @@
  * out here from each architecture's published shape. */
 #include "testutil.h"
 
+#include "ccsweep/analytic.h"
 #include "ccsweep/model.h"
 
 /* GPT-3 175B (Brown et al. 2020, Table 2.1: 96 layers, d_model 12288, 96 heads,
@@ -95,6 +96,93 @@ static void test_moe_params(void **state)
     assert_int_equal(model_validate(&dense, &err), CCS_EINPUT);
 }
 
+/* DeepSeek-V3 (arXiv 2412.19437, Sec. 4.2; the released config.json): 61
+ * blocks, hidden 7168, 128 heads, latent attention with q_lora_rank 1536,
+ * kv_lora_rank 512, qk_nope 128 + qk_rope 64, v 128; the first 3 blocks a
+ * dense SwiGLU FFN of 18432, the other 58 a router, 256 routed experts and 1
+ * shared of 2048 (top 8); vocab 129280, untied, RMSNorm. The paper: 671B
+ * total, 37B activated per token; the checkpoint README: 36.6B activated
+ * counting the output head (0.9B) but not the input embedding. Counted here:
+ * the main model, not the multi-token-prediction module (one more block,
+ * 11.5B of its own, in the checkpoint only). By hand, per block:
+ *   attention: q down 7168*1536 = 11,010,048, q norm 1536,
+ *              q up 1536*128*192 = 37,748,736,
+ *              kv down 7168*(512+64) = 4,128,768, kv norm 512,
+ *              kv up 512*128*(128+128) = 16,777,216,
+ *              out 128*128*7168 = 117,440,512          -> 187,107,328
+ *   two RMSNorms 2*7168 = 14,336
+ *   dense FFN 3*7168*18432 = 396,361,728   -> dense block 583,483,392
+ *   expert 3*7168*2048 = 44,040,192; router 7168*256 = 1,835,008;
+ *   256 routed + 1 shared = 11,318,329,344 -> expert block 11,507,286,016
+ *   embedding = head = 129280*7168 = 926,679,040, final norm 7168.
+ * Total 3*583,483,392 + 58*11,507,286,016 + 2*926,679,040 + 7168
+ *     = 671,026,404,352. Activated: 248 of the 256 routed experts idle in
+ * each of the 58 expert blocks: 671,026,404,352 - 58*248*44,040,192
+ *     = 37,552,282,624; without the input embedding 36,625,603,584. */
+static void test_deepseek_v3_params(void **state)
+{
+    (void)state;
+    const ccs_model *m = catalog_model(test_cat(), "deepseek-v3");
+    assert_non_null(m);
+    assert_true(model_is_mla(m));
+    assert_int_equal(model_dense_layers(m), 3);
+    assert_rel(model_attn_params(m), 187107328.0, 1e-15);
+    assert_rel(model_layer_params(m), 11507286016.0, 1e-15);
+    ccs_model dense;
+    model_dense_variant(m, &dense);
+    assert_rel(model_layer_params(&dense), 583483392.0, 1e-15);
+    double total = model_params(m);
+    assert_rel(total, 671026404352.0, 1e-15);
+    assert_rel(total, 671e9, 0.001); /* the paper's figure */
+    double active = total - 58.0 * 248 * 44040192.0;
+    assert_rel(active, 37552282624.0, 1e-15);
+    assert_rel(active, 37e9, 0.02); /* the paper's 37B, rounded */
+    assert_rel(active - model_embedding_params(m), 36.6e9, 0.001); /* the README's 36.6B */
+    /* head widths of the attention kernel */
+    assert_rel(model_qk_head_dim(m), 192, 1e-15);
+    assert_rel(model_v_head_dim(m), 128, 1e-15);
+    /* a token's forward FLOPs in a dense and an expert block differ by the
+     * router and the FFN widths: 9 experts of 2048 = one FFN of 18432 */
+    double fd = analytic_layer_fwd_flops(&dense, 1, 1), fe = analytic_layer_fwd_flops(m, 1, 1);
+    assert_rel(fe - fd, 2.0 * 7168 * 256, 1e-9);
+}
+
+/* Latent-attention and dense-first shapes that cannot be: each refused with
+ * the field named. */
+static void test_mla_validate(void **state)
+{
+    (void)state;
+    const ccs_model *ds = catalog_model(test_cat(), "deepseek-v3");
+    assert_non_null(ds);
+    ccs_err err;
+    ccs_model m = *ds;
+    assert_int_equal(model_validate(&m, &err), CCS_OK);
+    m.kv_heads = 8;
+    assert_int_equal(model_validate(&m, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "'kv_heads'"));
+    m = *ds;
+    m.v_head_dim = 0;
+    assert_int_equal(model_validate(&m, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "'v_head_dim'"));
+    m = *ds;
+    m.kv_lora_rank = 0; /* the other latent fields without latent attention */
+    assert_int_equal(model_validate(&m, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "'q_lora_rank'"));
+    m = *ds;
+    m.dense_layers = 61; /* no expert block left */
+    assert_int_equal(model_validate(&m, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "'dense_layers'"));
+    model_dense_variant(ds, &m);
+    m.dense_layers = 1; /* dense blocks of a dense model */
+    assert_int_equal(model_validate(&m, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "'dense_layers'"));
+    /* heads need not divide hidden under latent attention */
+    m = *ds;
+    m.heads = m.kv_heads = 96;
+    m.hidden = 7000;
+    assert_int_equal(model_validate(&m, &err), CCS_OK);
+}
+
 static void test_validate(void **state)
 {
     (void)state;
@@ -120,6 +208,7 @@ int main(void)
         cmocka_unit_test(test_gpt3_params),       cmocka_unit_test(test_llama2_70b_params),
         cmocka_unit_test(test_llama3_8b_params),  cmocka_unit_test(test_megatron_1t_params),
         cmocka_unit_test(test_validate),          cmocka_unit_test(test_moe_params),
+        cmocka_unit_test(test_deepseek_v3_params), cmocka_unit_test(test_mla_validate),
     };
     return cmocka_run_group_tests_name("model", tests, test_catalog_setup, test_catalog_teardown);
 }

@@ -28,8 +28,11 @@ double analytic_layer_fwd_flops(const ccs_model *m, double b, double s);
  * and PaLM (Chowdhery et al. 2022, appendix B) count them for MFU. */
 double analytic_model_flops(const ccs_model *m, const ccs_plan *p);
 
-/* Fill *out from the model, plan and its operator list. */
+/* Fill *out from the model, plan and its operator list. dense_ops: for a
+ * mixture of experts with dense first layers, the operator list of its
+ * dense-FFN block (model_dense_variant), whose layer ops count on the most
+ * loaded stage's dense blocks; NULL otherwise. */
 void analytic_compute(const ccs_model *m, const ccs_plan *p, const ccs_oplist *ops,
-                      ccs_analytic *out);
+                      const ccs_oplist *dense_ops, ccs_analytic *out);
 
 #endif

@@ -4,7 +4,7 @@
 #ifndef CCSWEEP_MEMORY_H
 #define CCSWEEP_MEMORY_H
 
-#include "ccsweep/plan.h"
+#include "ccsweep/regions.h"
 
 typedef struct ccs_memory {
     double weights;     /* bytes */
@@ -21,9 +21,10 @@ typedef struct ccs_memory {
  * to GQA, gated FFNs, dropout-free blocks and 16/32-bit activations). */
 double memory_act_per_layer(const ccs_model *m, const ccs_plan *p);
 
-/* Footprint of plan p (valid per plan_check) for model m. params_first/last are
- * the parameters per device of the first and last stage (regions.h). */
-void memory_footprint(const ccs_model *m, const ccs_plan *p, double params_first,
-                      double params_last, ccs_memory *out);
+/* Footprint of plan p (valid per plan_check) for model m, whose operator
+ * list ops (regions_build) gives the parameters per device of its stages and
+ * blocks. */
+void memory_footprint(const ccs_model *m, const ccs_plan *p, const ccs_oplist *ops,
+                      ccs_memory *out);
 
 #endif

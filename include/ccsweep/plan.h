@@ -113,6 +113,15 @@ int plan_check(const ccs_model *m, const ccs_hw *hw, const ccs_plan *p);
 int plan_stage_layers(const ccs_model *m, const ccs_plan *p, int32_t *first, int32_t *mid,
                       int32_t *last);
 
+/* Blocks with a dense FFN (model_dense_layers: the model's first blocks) on
+ * the stages of plan_stage_layers (first, mid, last): the first stage takes
+ * as many as it holds, the rest fall to the stages after it. mid_most and
+ * mid_least: the middle stages holding the most (the second stage) and the
+ * fewest of them (0 when pp <= 2). For pp == 1 all are the model's count. */
+void plan_stage_dense(const ccs_model *m, const ccs_plan *p, int32_t first, int32_t mid,
+                      int32_t *d_first, int32_t *d_mid_most, int32_t *d_mid_least,
+                      int32_t *d_last);
+
 /* Micro-batches per iteration per pipeline: gbs / (mbs * dp). */
 int32_t plan_micro_batches(const ccs_plan *p);
 

@@ -92,11 +92,18 @@ typedef struct ccs_oplist {
     /* iteration structure the timeline needs */
     int32_t layers_per_stage; /* layers on the most loaded stage */
     int32_t layers_first, layers_mid, layers_last; /* plan_stage_layers */
+    /* dense-FFN blocks among them (plan_stage_dense; 0 unless a mixture of
+     * experts has dense first layers): first, the middle stages with the most
+     * and the fewest, last, and the most loaded stage's */
+    int32_t dense_first, dense_mid, dense_mid_least, dense_last, dense_per_stage;
     int32_t micro_batches;
     double params_stage_first; /* parameters held by a first-stage device (after TP split) */
     double params_stage_mid;   /* same for a middle stage (pp > 2) */
     double params_stage_last;  /* same for the last stage */
     double params_expert;      /* routed-expert weights among the fullest stage's */
+    double params_block;       /* parameters per device of one block of the main kind */
+    double params_block_expert; /* routed-expert weights among them */
+    double params_dense_block; /* same for a dense-FFN block (== params_block without) */
 } ccs_oplist;
 
 /* Build the operator list of plan p (already valid per plan_check) for model m.
