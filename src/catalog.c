@@ -192,7 +192,7 @@ static const char *const model_keys[] = {"name",  "layers", "hidden", "heads", "
                                          "ffn",   "vocab",  "max_pos", "gated", "bias",
                                          "tied",  "seq",    "gbs",     "source", "description",
                                          "experts", "top_k", "shared_experts", "moe_ffn",
-                                         "dense_layers", "attention", "q_lora_rank",
+                                         "dense_layers", "route_nodes", "attention", "q_lora_rank",
                                          "kv_lora_rank", "qk_nope_dim", "qk_rope_dim",
                                          "v_head_dim", NULL};
 
@@ -279,6 +279,7 @@ int catalog_parse_model(const ydoc *d, const ynode *map, ccs_model *out, ccs_err
         get_int(d, map, "shared_experts", 0, 0, &out->shared_experts, err) ||
         get_int(d, map, "moe_ffn", 0, 1, &out->moe_ffn, err) ||
         get_int(d, map, "dense_layers", 0, 0, &out->dense_layers, err) ||
+        get_int(d, map, "route_nodes", 0, 1, &out->route_nodes, err) ||
         parse_attention(d, map, out, err))
         return CCS_EINPUT;
     model_fill_defaults(out);

@@ -77,8 +77,9 @@ static uint64_t model_hash(const ccs_model *m)
         const int64_t e[] = {m->experts, m->top_k, m->shared_experts, m->moe_ffn};
         for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
             h = absorb(h, (uint64_t)e[i]);
-        if (m->dense_layers > 0) /* so too the fields added after them */
-            h = absorb(h, (uint64_t)(int64_t)m->dense_layers);
+        if (m->dense_layers > 0 || m->route_nodes > 0) /* so too the fields added later */
+            for (int i = 0; i < 2; i++)
+                h = absorb(h, (uint64_t)(int64_t)(i ? m->route_nodes : m->dense_layers));
     }
     if (model_is_mla(m)) {
         const int64_t a[] = {m->q_lora_rank, m->kv_lora_rank, m->qk_nope_dim, m->qk_rope_dim,

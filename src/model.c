@@ -66,6 +66,14 @@ int model_validate(const ccs_model *m, ccs_err *err)
         ccs_err_set(err, "model '%s': top_k and shared_experts need experts", m->name);
         return CCS_EINPUT;
     }
+    if (m->route_nodes < 0 || (m->route_nodes > 0 && (m->experts == 0 ||
+                                                      m->route_nodes > m->top_k))) {
+        ccs_err_set(err,
+                    "model '%s': field 'route_nodes' (%d) must be at least 0 and at most "
+                    "top_k (%d), and needs experts",
+                    m->name, (int)m->route_nodes, (int)m->top_k);
+        return CCS_EINPUT;
+    }
     if (m->dense_layers < 0 || m->dense_layers >= m->layers ||
         (m->dense_layers > 0 && m->experts == 0)) {
         ccs_err_set(err,
@@ -196,6 +204,7 @@ void model_dense_variant(const ccs_model *m, ccs_model *out)
 {
     *out = *m;
     out->experts = out->top_k = out->shared_experts = out->moe_ffn = out->dense_layers = 0;
+    out->route_nodes = 0;
 }
 
 double model_embedding_params(const ccs_model *m)

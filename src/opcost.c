@@ -173,9 +173,16 @@ static double coll_time(const ccs_cost *c, const ccs_op *op)
     double nic = hw->inter_bw * hw->inter_eff * f / oversub;
     if (op->kind == CCS_OP_ALLTOALL && op->per_node < op->group) {
         /* every rank's own NIC carries what goes to other domains, NVLink the
-         * rest, concurrently: the slower of the two sets the time */
+         * rest, concurrently: the slower of the two sets the time. With
+         * node-limited routing (op->remote) a token crosses the network once
+         * per target node and NVLink forwards every copy not bound for the
+         * receiving device (DeepSeek-V3, arXiv 2412.19437, Sec. 3.2.2). */
         double out = op->bytes * (op->group - op->per_node) / op->group;
         double in = op->bytes * (op->per_node - 1) / op->group;
+        if (op->remote > 0) {
+            out = op->remote;
+            in = op->bytes * (op->per_node - 1) / op->per_node;
+        }
         return steps * hw->inter_lat + fmax(out / nic, in / intra);
     }
     if (op->kind == CCS_OP_P2P) {

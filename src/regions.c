@@ -31,6 +31,7 @@ typedef struct dims {
     /* mixture of experts: experts E, top_k, shared experts, expert inner width
      * per TP rank (fm) and of its first matrix pair (f1m), capacity factor */
     double E, topk, shared, fm, f1m, cap;
+    double rn; /* node-limited routing: nodes a token's experts may span (0: any) */
     int dropout, sp, tp, tp_node, cp, cp_node, ep, ep_node;
 } dims;
 
@@ -345,6 +346,40 @@ static moe_sizes moe_size(const dims *x)
     return z;
 }
 
+/* One expert-parallel all-to-all of a rank's routed token copies (tr tokens,
+ * top_k copies each), elements of eb bytes. The pairwise exchange sends each
+ * copy to its expert's rank. Node-limited routing (DeepSeek-V3, arXiv
+ * 2412.19437, Secs. 2.1.2 and 3.2.2: each token to at most M nodes, sent over
+ * InfiniBand once per target node to the device of the same local index,
+ * which forwards the copies over NVLink) sends a token to the other nodes it
+ * routes to: M of the group's N nodes, the own one among them M/N of the
+ * time, so M (N - 1) / N remote nodes; when N <= M the limit does not bind
+ * and a remote node is hit unless all top_k experts miss it, (N - 1) (1 -
+ * (1 - 1/N)^top_k) (experts uniformly spread, the balanced load assumed
+ * throughout). */
+static void ep_alltoall(builder *B, const dims *x, int rep, double tr, double eb)
+{
+    if (x->ep < 2)
+        return;
+    ccs_op *op = coll(B, CCS_OP_ALLTOALL, CCS_COMM_EP, rep, tr * x->topk * x->h * eb, x->ep,
+                      x->ep_node, 1);
+    if (op && x->rn > 0 && x->ep_node < x->ep) {
+        double N = ceil((double)x->ep / x->ep_node), M = x->rn;
+        double R = N > M ? M * (N - 1) / N : (N - 1) * (1 - pow(1 - 1 / N, x->topk));
+        op->remote = tr * x->h * eb * R * B->compress;
+    }
+}
+
+/* Bytes per element of the tokens sent to the experts (the dispatch, and in
+ * backward the output gradients sent to them): fp8 plans quantize them to
+ * fp8 with one fp32 scale per 128 elements, the combine and its gradient
+ * stay 16-bit (DeepSeek-V3, arXiv 2412.19437, Sec. 3.3.2, "Low-Precision
+ * Communication"; its 1 x 128 activation tiles, Sec. 3.3.2). */
+static double dispatch_bytes(const builder *B, const dims *x)
+{
+    return B->dtype == CCS_FP8 ? 1.0 + 4.0 / 128 : x->e;
+}
+
 static void moe_fwd(builder *B, const dims *x, int rc, int rt, int rep)
 {
     moe_sizes z = moe_size(x);
@@ -352,8 +387,7 @@ static void moe_fwd(builder *B, const dims *x, int rc, int rt, int rep)
     mem(B, CCS_OP_LAYERNORM, rc, 2 * act, 8 * act / x->e);
     gemm(B, rc, tr, x->E, x->h, 1, x->e); /* router */
     mem(B, CCS_OP_ELEMENTWISE, rc, tr * x->E * 4 * 2 + 2 * sent, tr * x->E * 8); /* top-k, permute */
-    if (x->ep > 1)
-        coll(B, CCS_OP_ALLTOALL, CCS_COMM_EP, rep, sent, x->ep, x->ep_node, 1);
+    ep_alltoall(B, x, rep, tr, dispatch_bytes(B, x));
     if (x->sp)
         coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, sent * x->t, x->tp, x->tp_node, 1);
     gemm(B, rc, per, x->f1m, x->h, el, x->e);
@@ -363,8 +397,7 @@ static void moe_fwd(builder *B, const dims *x, int rc, int rt, int rep)
     gemm(B, rc, per, x->h, x->fm, el, x->e);
     coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, rt,
          x->sp ? sent * x->t : sent, x->tp, x->tp_node, 1);
-    if (x->ep > 1)
-        coll(B, CCS_OP_ALLTOALL, CCS_COMM_EP, rep, sent, x->ep, x->ep_node, 1);
+    ep_alltoall(B, x, rep, tr, x->e);
     if (x->shared > 0) { /* a dense FFN of shared x fm, TP-split like any MLP */
         if (x->sp)
             coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
@@ -388,8 +421,7 @@ static void moe_bwd(builder *B, const dims *x, int rc, int rt, int rep)
     double act = z.act, full = z.full, tr = z.tr, el = z.el, per = z.per, sent = z.sent;
     mem(B, CCS_OP_ELEMENTWISE, rc, act * (2 + (x->dropout ? 1 / x->e : 0)) + 2 * sent,
         act / x->e);
-    if (x->ep > 1)
-        coll(B, CCS_OP_ALLTOALL, CCS_COMM_EP, rep, sent, x->ep, x->ep_node, 1);
+    ep_alltoall(B, x, rep, tr, dispatch_bytes(B, x));
     if (x->sp)
         coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, sent * x->t, x->tp, x->tp_node, 1);
     fp8_cast(B, rc, el * per * x->h);
@@ -402,8 +434,7 @@ static void moe_bwd(builder *B, const dims *x, int rc, int rt, int rep)
     gemm(B, rc, x->h, x->f1m, per, el, x->e); /* FC1 weight gradient */
     coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, rt,
          x->sp ? sent * x->t : sent, x->tp, x->tp_node, 1);
-    if (x->ep > 1)
-        coll(B, CCS_OP_ALLTOALL, CCS_COMM_EP, rep, sent, x->ep, x->ep_node, 1);
+    ep_alltoall(B, x, rep, tr, x->e);
     if (x->shared > 0) {
         if (x->sp)
             coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
@@ -512,6 +543,7 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
     x.fm = (double)m->moe_ffn / x.t;
     x.f1m = (m->gated ? 2.0 : 1.0) * x.fm;
     x.cap = p->capacity_factor;
+    x.rn = m->route_nodes;
     /* every catalog model is a decoder-only language model with a causal mask;
      * only a fused kernel skips the masked half (unfused attention computes
      * the full s x s scores and masks them) */

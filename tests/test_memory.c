@@ -103,6 +103,75 @@ static void test_zero_sharding(void **state)
     }
 }
 
+/* DeepSeek-V3 on 2048 H800 as it was trained (arXiv 2412.19437, Sec. 3.2: PP
+ * 16, EP 64, ZeRO-1 over the 128 data-parallel ranks, no TP; fp8, sequence
+ * 4096, 15360 sequences; micro-batch 1 and stages of 3 + 14 x 4 + 2 blocks
+ * assumed). Parameters per device, by hand (block counts as test_model.c):
+ *   expert block: attention 187,107,328 + norms 14,336 + router 1,835,008 +
+ *     shared expert 44,040,192 = 232,996,864 replicated, and 256/64 = 4 routed
+ *     experts of 44,040,192 = 176,160,768 -> 409,157,632
+ *   first stage: 3 dense blocks of 583,483,392 + embedding 129280 x 7168 =
+ *     926,679,040 -> 2,677,129,216
+ *   a middle stage: 4 expert blocks -> 1,636,630,528 (704,643,072 experts')
+ *   last stage: 2 expert blocks + head 926,679,040 + final norm 7,168
+ *     -> 1,745,001,472
+ * Model states (16-bit weights 2 B, fp32 gradients 4 B, Adam 12 B sharded
+ * over the gradient group: 128 ranks for dense weights, 128 / 64 = 2 for the
+ * experts): a middle stage 1,636,630,528 x 6 + 931,987,456 x 12 / 128 +
+ * 704,643,072 x 12 / 2 = 14,135,015,424 B (13.16 GiB); first 15.19 GiB
+ * (all replicated weights: x 6.09375), last 11.84 GiB.
+ * Activations of an expert block, one micro-batch (s = 4096, b = 1, 2 B): the
+ * two norm inputs and outputs 4 x 2 s h = 234,881,024; the up-projected
+ * queries, keys, values and the out-projection input 2 s 128 (2 x 192 + 2 x
+ * 128) = 671,088,640; the inner tensors of 8 routed copies and the shared
+ * expert 2 s 2048 x 3 x 9 = 452,984,832; the 8 permuted copies of the input 2
+ * s h 8 = 469,762,048; the attention's fp32 log-sum-exp 4 x 128 s = 2,097,152;
+ * the latents' norm inputs and outputs 2 x 2 s (1536 + 512) = 33,554,432:
+ * 1,864,368,128 B. The second stage keeps 15 micro-batches of its 4 blocks
+ * in flight (1F1B), the first 16 of 3 dense blocks (1,394,606,080 B each):
+ * the second stage is the fullest, 13.16 + 104.18 = 117.3 GiB, more than an
+ * H800's 80: DeepSeek-V3 fits by recomputing the norms and up-projections
+ * and caching activations in fp8 (Sec. 3.2.3, 3.3.3), not modelled. */
+static void test_deepseek_v3_memory(void **state)
+{
+    (void)state;
+    const ccs_model *m = catalog_model(test_cat(), "deepseek-v3");
+    assert_non_null(m);
+    ccs_plan p = plan(1, 16, 15360, 1, 1, 0, CCS_RECOMPUTE_NONE);
+    p.devices = 2048;
+    p.dp = 128;
+    p.ep = 64;
+    p.pp_first = 3;
+    p.pp_last = 2;
+    p.seq = 4096;
+    p.dtype = CCS_FP8;
+    p.zero = 1;
+    p.flash_attn = 1;
+    assert_int_equal(plan_check(m, NULL, &p), CCS_R_OK);
+    ccs_oplist ops;
+    regions_build(m, &p, 8, &ops);
+    assert_int_equal(ops.dense_first, 3);
+    assert_int_equal(ops.dense_mid, 0);
+    assert_rel(ops.params_stage_first, 2677129216.0, 1e-15);
+    assert_rel(ops.params_stage_mid, 1636630528.0, 1e-15);
+    assert_rel(ops.params_stage_last, 1745001472.0, 1e-15);
+    ccs_memory mem;
+    memory_footprint(m, &p, &ops, &mem);
+    assert_rel(mem.weights + mem.grads + mem.optimizer, 14135015424.0, 1e-12);
+    assert_rel(mem.act_layer, 1864368128.0, 1e-12);
+    assert_rel(mem.activations, 60 * 1864368128.0, 1e-12);
+    /* the default split (2 + 14 x 4 + 3) puts the third dense block on the
+     * second stage: a middle stage of 1 dense and 3 expert blocks */
+    p.pp_first = p.pp_last = 0;
+    regions_build(m, &p, 8, &ops);
+    assert_int_equal(ops.dense_first, 2);
+    assert_int_equal(ops.dense_mid, 1);
+    assert_int_equal(ops.dense_mid_least, 0);
+    assert_rel(ops.params_stage_first, 2 * 583483392.0 + 926679040.0, 1e-15);
+    /* the fuller middle stage by weights: the one with a dense block */
+    assert_rel(ops.params_stage_mid, 583483392.0 + 3 * 409157632.0, 1e-15);
+}
+
 /* Measured per-GPU memory (Korthikanti et al. Figure 1, first pipeline stage):
  * model states and activations each within 10%. */
 static void test_measured_memory(void **state)
@@ -220,6 +289,7 @@ int main(void)
         cmocka_unit_test(test_zero_sharding),
         cmocka_unit_test(test_measured_memory),
         cmocka_unit_test(test_uneven_cp_memory),
+        cmocka_unit_test(test_deepseek_v3_memory),
     };
     return cmocka_run_group_tests_name("memory", tests, test_catalog_setup, test_catalog_teardown);
 }

@@ -310,6 +310,74 @@ static void test_moe_plan(void **state)
     assert_int_equal(plan_check(dense, h, &p), CCS_R_EP);
 }
 
+/* Node-limited routing (DeepSeek-V3: a token's experts on at most 4 nodes,
+ * sent once per node): with EP 64 over 8 nodes of 8, a rank's tokens leave
+ * its node 4 x 7/8 = 3.5 times each, against 8 x 56/64 = 7 copies without
+ * the limit; fp8 plans dispatch 1-byte elements (+ an fp32 scale per 128)
+ * and combine 16-bit ones. The longest operator list (latent attention,
+ * experts, full recompute of everything, sp, cp, ZeRO-3) fits the list with
+ * room to spare: ops beyond CCS_MAX_OPS would be dropped. */
+static void test_node_limited_routing(void **state)
+{
+    (void)state;
+    const ccs_model *m = catalog_model(test_cat(), "deepseek-v3");
+    assert_non_null(m);
+    ccs_plan p;
+    plan_defaults(&p);
+    p.tp = 1;
+    p.ep = 64;
+    p.pp = 16;
+    p.devices = 2048;
+    p.seq = 4096;
+    p.gbs = 15360;
+    p.dtype = CCS_FP8;
+    assert_int_equal(plan_derive(&p), CCS_R_OK);
+    assert_int_equal(plan_check(m, NULL, &p), CCS_R_OK);
+    ccs_oplist ops;
+    regions_build(m, &p, 8, &ops);
+    double tok = 4096, h = 7168, remote[2] = {0, 0}, bytes[2] = {0, 0};
+    int n = 0;
+    for (int i = 0; i < ops.n; i++) {
+        const ccs_op *o = &ops.ops[i];
+        if (o->region == CCS_RG_FWD_MLP_EP && n < 2) {
+            remote[n] = o->remote;
+            bytes[n++] = o->bytes;
+        }
+    }
+    assert_int_equal(n, 2);
+    double fp8 = 1 + 4.0 / 128;
+    assert_rel(bytes[0], tok * 8 * h * fp8, 1e-12); /* dispatch */
+    assert_rel(remote[0], tok * 3.5 * h * fp8, 1e-12);
+    assert_rel(bytes[1], tok * 8 * h * 2, 1e-12); /* combine */
+    assert_rel(remote[1], tok * 3.5 * h * 2, 1e-12);
+    /* without the limit the pairwise exchange's share is used */
+    ccs_model free = *m;
+    free.route_nodes = 0;
+    regions_build(&free, &p, 8, &ops);
+    for (int i = 0; i < ops.n; i++)
+        if (ops.ops[i].region == CCS_RG_FWD_MLP_EP)
+            assert_true(ops.ops[i].remote == 0);
+    /* the longest list */
+    ccs_model tied = *m;
+    tied.tied = 1;
+    p.tp = 2;
+    p.cp = 2;
+    p.ep = 8;
+    p.pp = 4;
+    p.devices = 0;
+    p.dp = 8;
+    p.gbs = 64;
+    p.sp = 1;
+    p.zero = 3;
+    p.capacity_factor = 1.25;
+    p.recompute = CCS_RECOMPUTE_FULL;
+    assert_int_equal(plan_derive(&p), CCS_R_OK);
+    assert_int_equal(plan_check(&tied, NULL, &p), CCS_R_OK);
+    regions_build(&tied, &p, 8, &ops);
+    assert_true(ops.n > 100);
+    assert_true(ops.n < CCS_MAX_OPS);
+}
+
 static void test_reason_text(void **state)
 {
     (void)state;
@@ -351,6 +419,7 @@ int main(void)
         cmocka_unit_test(test_projection_reports_invalid),
         cmocka_unit_test(test_stage_layers), cmocka_unit_test(test_uneven_pipeline),
         cmocka_unit_test(test_context_parallel), cmocka_unit_test(test_moe_plan),
+        cmocka_unit_test(test_node_limited_routing),
     };
     return cmocka_run_group_tests_name("plan", tests, test_catalog_setup, test_catalog_teardown);
 }

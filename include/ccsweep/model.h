@@ -20,6 +20,9 @@ typedef struct ccs_model {
     int32_t top_k;          /* routed experts each token goes to */
     int32_t shared_experts; /* experts every token also goes to (DeepSeekMoE) */
     int32_t moe_ffn;        /* inner width of one expert's FFN; 0 = ffn */
+    int32_t route_nodes;    /* node-limited routing: a token's routed experts lie on at
+                               most this many nodes of the expert-parallel group
+                               (DeepSeek-V3: 4); 0 = no limit */
     int32_t dense_layers;   /* mixture of experts: the first dense_layers blocks have a
                                dense FFN of width ffn instead (DeepSeek-V3: 3) */
     /* Multi-head latent attention (DeepSeek-V2, arXiv 2405.04434, section 2.1)

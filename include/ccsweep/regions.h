@@ -80,10 +80,13 @@ typedef struct ccs_op {
     double flops;     /* arithmetic work, FLOPs, all batch entries */
     double bytes;     /* compute: device-memory traffic; collectives: buffer size; bytes */
     double count;     /* occurrences of this op in its region */
+    double remote;    /* all-to-all with node-limited routing: bytes this rank sends off
+                         its node, once per target node, forwarded there over the
+                         scale-up fabric; 0 = the pairwise exchange's share */
 } ccs_op;
 
 /* Upper bound on ops regions_build emits. */
-#define CCS_MAX_OPS 96
+#define CCS_MAX_OPS 160
 
 /* The operator list of one scenario. */
 typedef struct ccs_oplist {

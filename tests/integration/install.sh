@@ -97,8 +97,8 @@ comp() { # WORDS... : completions of the last word
 }
 check "completion: 'ccsweep pro' -> project" "[ \"\$(comp ccsweep pro)\" = project ]"
 check "completion: 'ccsweep project --mod' -> --model" "[ \"\$(comp ccsweep project --mod)\" = --model ]"
-check "completion: 'ccsweep project --hw h' -> h100-sxm, h200" \
-    "[ \"\$(comp ccsweep project --hw h | tr '\n' ' ')\" = 'h100-sxm h200 ' ]"
+check "completion: 'ccsweep project --hw h' -> h100-sxm, h800, h200" \
+    "[ \"\$(comp ccsweep project --hw h | tr '\n' ' ')\" = 'h100-sxm h800 h200 ' ]"
 check "completion: 'ccsweep list ev' -> evolutions" "[ \"\$(comp ccsweep list ev)\" = evolutions ]"
 check "completion: 'ccsweep run --res' -> --resume" "[ \"\$(comp ccsweep run --res)\" = --resume ]"
 cd "$REPO" || exit 1
