@@ -62,8 +62,8 @@ static void layer_of(const ccs_plan *p, const sums *S, layer_cost *L)
     block(S, CCS_RG_FWD_MLP, CCS_RG_FWD_MLP_TP, ov, &lc, &ltp, &ltpe);
     block(S, CCS_RG_RECOMP_ATTN, CCS_RG_RECOMP_ATTN_TP, ov, &lc, &ltp, &ltpe);
     block(S, CCS_RG_RECOMP_MLP, CCS_RG_RECOMP_MLP_TP, ov, &lc, &ltp, &ltpe);
-    L->bwd_c = rt[CCS_RG_BWD_MLP] + rt[CCS_RG_BWD_ATTN] + rt[CCS_RG_RECOMP_ATTN] +
-               rt[CCS_RG_RECOMP_MLP];
+    double bwd_c = rt[CCS_RG_BWD_MLP] + rt[CCS_RG_BWD_ATTN] + rt[CCS_RG_RECOMP_ATTN] +
+                   rt[CCS_RG_RECOMP_MLP];
     block(S, CCS_RG_BWD_MLP, CCS_RG_BWD_MLP_TP, ov, &lc, &ltp, &ltpe);
     block(S, CCS_RG_BWD_ATTN, CCS_RG_BWD_ATTN_TP, ov, &lc, &ltp, &ltpe);
     /* context parallelism: each ring step's K/V transfer runs under the
@@ -82,14 +82,9 @@ static void layer_of(const ccs_plan *p, const sums *S, layer_cost *L)
     /* expert-parallel all-to-alls: the experts wait for their tokens */
     double lep = rt[CCS_RG_FWD_MLP_EP] + rt[CCS_RG_RECOMP_MLP_EP] + rt[CCS_RG_BWD_MLP_EP];
     ltpe += lep;
-    L->c = lc;
-    L->tp = ltp;
-    L->tpe = ltpe;
-    L->cp = lcp;
-    L->cpe = lcpe;
-    L->ep = lep;
-    L->busy[0] = S->busy_layer[0];
-    L->busy[1] = S->busy_layer[1];
+    *L = (layer_cost){lc,  ltp,   ltpe,
+                      lcp, lcpe,  lep,
+                      bwd_c, {S->busy_layer[0], S->busy_layer[1]}};
 }
 
 /* A stage's n blocks, d of them dense-FFN ones (cost D, the others M). */

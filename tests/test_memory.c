@@ -135,21 +135,9 @@ static void test_zero_sharding(void **state)
 static void test_deepseek_v3_memory(void **state)
 {
     (void)state;
-    const ccs_model *m = catalog_model(test_cat(), "deepseek-v3");
-    assert_non_null(m);
-    ccs_plan p = plan(1, 16, 15360, 1, 1, 0, CCS_RECOMPUTE_NONE);
-    p.devices = 2048;
-    p.dp = 128;
-    p.ep = 64;
-    p.pp_first = 3;
-    p.pp_last = 2;
-    p.seq = 4096;
-    p.dtype = CCS_FP8;
-    p.zero = 1;
-    p.flash_attn = 1;
-    assert_int_equal(plan_check(m, NULL, &p), CCS_R_OK);
+    ccs_plan p;
     ccs_oplist ops;
-    regions_build(m, &p, 8, &ops);
+    const ccs_model *m = test_deepseek_v3(&p, &ops);
     assert_int_equal(ops.dense_first, 3);
     assert_int_equal(ops.dense_mid, 0);
     assert_rel(ops.params_stage_first, 2677129216.0, 1e-15);

@@ -320,21 +320,9 @@ static void test_moe_plan(void **state)
 static void test_node_limited_routing(void **state)
 {
     (void)state;
-    const ccs_model *m = catalog_model(test_cat(), "deepseek-v3");
-    assert_non_null(m);
     ccs_plan p;
-    plan_defaults(&p);
-    p.tp = 1;
-    p.ep = 64;
-    p.pp = 16;
-    p.devices = 2048;
-    p.seq = 4096;
-    p.gbs = 15360;
-    p.dtype = CCS_FP8;
-    assert_int_equal(plan_derive(&p), CCS_R_OK);
-    assert_int_equal(plan_check(m, NULL, &p), CCS_R_OK);
     ccs_oplist ops;
-    regions_build(m, &p, 8, &ops);
+    const ccs_model *m = test_deepseek_v3(&p, &ops);
     double tok = 4096, h = 7168, remote[2] = {0, 0}, bytes[2] = {0, 0};
     int n = 0;
     for (int i = 0; i < ops.n; i++) {

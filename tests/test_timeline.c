@@ -235,33 +235,6 @@ static void test_published_fp8(void **state)
     assert_true(fabs(sum / n) <= 0.05);
 }
 
-/* DeepSeek-V3's training plan (DeepSeek-AI 2024, arXiv 2412.19437): 2048
- * H800 (Sec. 3.1), 16-way pipeline parallelism (DualPipe), 64-way expert
- * parallelism over 8 nodes, ZeRO-1 data parallelism, no tensor parallelism
- * (Sec. 3.2), fp8 mixed precision (Sec. 3.3), sequence 4096 and the batch of
- * 15360 sequences held after the ramp (Sec. 4.2). Not published, assumed
- * here: micro-batch 1, the three dense blocks with the embedding on the
- * first stage and two blocks with the head on the last (3 + 14 x 4 + 2). */
-static ccs_plan deepseek_v3_plan(void)
-{
-    ccs_plan p;
-    plan_defaults(&p);
-    p.devices = 2048;
-    p.tp = 1;
-    p.pp = 16;
-    p.ep = 64;
-    p.pp_first = 3;
-    p.pp_last = 2;
-    p.seq = 4096;
-    p.gbs = 15360;
-    p.mbs = 1;
-    p.dtype = CCS_FP8;
-    p.zero = 1;
-    p.flash_attn = 1;
-    p.dp_overlap = CCS_DPOV_LAST_MICRO;
-    return p;
-}
-
 /* A published MoE training cost: DeepSeek-V3 takes 180K H800 GPU hours per
  * trillion tokens (arXiv 2412.19437, Sec. 1 and Table 1: 2664K GPU hours for
  * 14.8T pre-training tokens; "3.7 days on our cluster with 2048 H800 GPUs").
@@ -283,7 +256,7 @@ static void test_deepseek_v3_gpu_hours(void **state)
     const ccs_hw *h = catalog_hw(test_cat(), "h800");
     assert_non_null(m);
     assert_non_null(h);
-    ccs_plan p = deepseek_v3_plan();
+    ccs_plan p = test_deepseek_v3_plan();
     ccs_result r;
     test_project(m, &p, h, &r, NULL);
     assert_int_equal(p.dp, 128);

@@ -70,6 +70,46 @@ static inline int test_catalog_teardown(void **state)
 }
 
 /* Project model m with plan p on catalog hardware hw at generation 0. */
+/* DeepSeek-V3's training plan (DeepSeek-AI 2024, arXiv 2412.19437): 2048
+ * H800 (Sec. 3.1), 16-way pipeline parallelism (DualPipe), 64-way expert
+ * parallelism over 8 nodes, ZeRO-1 data parallelism, no tensor parallelism
+ * (Sec. 3.2), fp8 mixed precision (Sec. 3.3), sequence 4096 and the batch of
+ * 15360 sequences held after the ramp (Sec. 4.2). Not published, assumed
+ * here: micro-batch 1, the three dense blocks with the embedding on the
+ * first stage and two blocks with the head on the last (3 + 14 x 4 + 2). */
+static inline ccs_plan test_deepseek_v3_plan(void)
+{
+    ccs_plan p;
+    plan_defaults(&p);
+    p.devices = 2048;
+    p.tp = 1;
+    p.pp = 16;
+    p.ep = 64;
+    p.pp_first = 3;
+    p.pp_last = 2;
+    p.seq = 4096;
+    p.gbs = 15360;
+    p.mbs = 1;
+    p.dtype = CCS_FP8;
+    p.zero = 1;
+    p.flash_attn = 1;
+    p.dp_overlap = CCS_DPOV_LAST_MICRO;
+    plan_derive(&p);
+    return p;
+}
+
+/* The catalog's deepseek-v3, that plan (valid) and its operator list on
+ * 8-device nodes. */
+static inline const ccs_model *test_deepseek_v3(ccs_plan *p, ccs_oplist *ops)
+{
+    const ccs_model *m = catalog_model(test_cat(), "deepseek-v3");
+    assert_non_null(m);
+    *p = test_deepseek_v3_plan();
+    assert_int_equal(plan_check(m, NULL, p), CCS_R_OK);
+    regions_build(m, p, 8, ops);
+    return m;
+}
+
 static inline void test_project(const ccs_model *m, ccs_plan *p, const ccs_hw *hw,
                                 ccs_result *r, ccs_region_time *rg)
 {
