@@ -373,8 +373,9 @@ static void ep_alltoall(builder *B, const dims *x, int rep, double tr, double eb
 /* Bytes per element of the tokens sent to the experts (the dispatch, and in
  * backward the output gradients sent to them): fp8 plans quantize them to
  * fp8 with one fp32 scale per 128 elements, the combine and its gradient
- * stay 16-bit (DeepSeek-V3, arXiv 2412.19437, Sec. 3.3.2, "Low-Precision
- * Communication"; its 1 x 128 activation tiles, Sec. 3.3.2). */
+ * stay 16-bit (DeepSeek-V3, arXiv 2412.19437, Sec. 3.3, "Low-Precision
+ * Storage and Communication"; its 1 x 128 activation tiles, "Fine-Grained
+ * Quantization"). */
 static double dispatch_bytes(const builder *B, const dims *x)
 {
     return B->dtype == CCS_FP8 ? 1.0 + 4.0 / 128 : x->e;

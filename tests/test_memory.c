@@ -131,7 +131,8 @@ static void test_zero_sharding(void **state)
  * in flight (1F1B), the first 16 of 3 dense blocks (1,394,606,080 B each):
  * the second stage is the fullest, 13.16 + 104.18 = 117.3 GiB, more than an
  * H800's 80: DeepSeek-V3 fits by recomputing the norms and up-projections
- * and caching activations in fp8 (Sec. 3.2.3, 3.3.3), not modelled. */
+ * and caching activations in fp8 (Sec. 3.2.3 and Sec. 3.3, "Low-Precision
+ * Storage and Communication"), not modelled. */
 static void test_deepseek_v3_memory(void **state)
 {
     (void)state;

@@ -244,7 +244,7 @@ static void test_published_fp8(void **state)
  * other micro-batch (Sec. 3.2.1) is not modelled, the all-to-alls are
  * exposed (too slow); the multi-token-prediction module (an extra block and
  * output-head pass, Sec. 2.2), the 20 of 132 SMs given to communication
- * (Sec. 3.2.2), the recomputed RMSNorms and MLA up-projections (Sec. 3.2.3)
+ * (Secs. 3.2.2 and 3.5.1), the recomputed RMSNorms and MLA up-projections (Sec. 3.2.3)
  * and router load imbalance are not modelled (too fast). The projection
  * comes out fast (the closing line prints by how much, and what it would be
  * with the all-to-alls hidden as DualPipe hides them); the test holds the
@@ -268,6 +268,45 @@ static void test_deepseek_v3_gpu_hours(void **state)
            "(%+.1f%%); all-to-alls hidden: %.0fK (%+.1f%%)\n",
            hours / 1e3, 100 * (hours / 180e3 - 1), hidden / 1e3, 100 * (hidden / 180e3 - 1));
     assert_rel(hours, 180e3, 0.30);
+}
+
+/* Dense first blocks cost a dense FFN: on one stage, the layers' compute and
+ * the all-to-alls of DeepSeek-V3 (3 dense blocks of 61) are the 58/61 and
+ * 3/61 mix of the same model with expert blocks only and with dense blocks
+ * only (embedding and head alike in all three; the optimizer step, which
+ * differs with the parameters, left out). The dense model runs without
+ * expert parallelism, which its dense blocks do not use. */
+static void test_dense_first_blocks(void **state)
+{
+    (void)state;
+    const ccs_model *m = catalog_model(test_cat(), "deepseek-v3");
+    const ccs_hw *h = catalog_hw(test_cat(), "h800");
+    assert_non_null(m);
+    ccs_model moe = *m, dense;
+    moe.dense_layers = 0;
+    model_dense_variant(m, &dense);
+    ccs_plan p;
+    plan_defaults(&p);
+    p.devices = 8;
+    p.ep = 8;
+    p.seq = 4096;
+    p.gbs = 16;
+    p.mbs = 1;
+    p.flash_attn = 1;
+    ccs_result r, rm, rd;
+    test_project(m, &p, h, &r, NULL);
+    test_project(&moe, &p, h, &rm, NULL);
+    ccs_plan pd = p;
+    pd.ep = 1; /* the dense model has no experts to spread; its blocks are alike */
+    test_project(&dense, &pd, h, &rd, NULL);
+    assert_int_not_equal(rd.status, CCS_ST_INVALID);
+    assert_int_not_equal(r.status, CCS_ST_INVALID);
+    double x = r.t_compute - r.t_optimizer, xm = rm.t_compute - rm.t_optimizer;
+    double xd = rd.t_compute - rd.t_optimizer;
+    assert_rel(x, (58 * xm + 3 * xd) / 61, 1e-12);
+    assert_rel(r.t_ep_comm, 58 * rm.t_ep_comm / 61, 1e-12);
+    assert_true(rd.t_ep_comm == 0);
+    assert_true(fabs(xd - xm) > 0.01 * xm); /* the two blocks do differ */
 }
 
 static ccs_plan gpt3_plan(void)
@@ -434,6 +473,7 @@ int main(void)
         cmocka_unit_test(test_moe_megatron),
         cmocka_unit_test(test_published_fp8),
         cmocka_unit_test(test_deepseek_v3_gpu_hours),
+        cmocka_unit_test(test_dense_first_blocks),
         cmocka_unit_test(test_invariants),
         cmocka_unit_test(test_hardware_trend),
         cmocka_unit_test(test_overlap),
