@@ -183,6 +183,9 @@ static void test_bad_entries(void **state)
                  "needs experts");
     expect_error("models", M_OK "    experts: 4\n    dense_layers: 2\n", 8,
                  "field 'dense_layers'", "less than layers");
+    expect_error("models", M_OK "    route_nodes: 2\n", 7, "field 'route_nodes'", "needs experts");
+    expect_error("models", M_OK "    experts: 4\n    top_k: 2\n    route_nodes: 3\n", 9,
+                 "field 'route_nodes'", "at most top_k");
 #undef M_OK
 #undef MLA_OK
     /* duplicate name */
