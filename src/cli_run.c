@@ -8,14 +8,17 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 static void run_usage(FILE *f)
 {
     fprintf(f,
             "usage: [mpirun -n N] ccsweep run SPEC.yaml [--db PATH] [--resume] [--detail]\n"
             "                     [--chunk N] [--progress SECS] [--quiet] [--catalog PATH]\n"
-            "                     [--db-locking normal|exclusive|none] [--staged-from PATH]\n\n"
+            "                     [--db-locking normal|exclusive|none] [--staged-from PATH]\n"
+            "                     [--writers N|node | --ranks-per-writer R] [--shard-dir DIR]\n\n"
             "Sweeps the spec's model x hardware x generation x plan grid (format:\n"
             "sweeps/README.md) across the MPI ranks into one SQLite database (schema and\n"
             "example queries: results/README.md). Rank 0 writes; the other ranks project.\n\n"
@@ -37,9 +40,20 @@ static void run_usage(FILE *f)
             "                     locks at all (nothing else may open the file meanwhile)\n"
             "  --staged-from PATH --db is a working copy of PATH (e.g. on node-local disk) that\n"
             "                     is copied back afterwards: messages, the resume hint and the\n"
-            "                     command line recorded in runs/sessions name PATH\n\n"
+            "                     command line recorded in runs/sessions name PATH\n"
+            "  --writers N|node   N writer groups of consecutive ranks (node: one per node,\n"
+            "                     MPI_Comm_split_type SHARED); each group's first rank writes\n"
+            "                     its part of the grid into a shard file, rank 0 merges the\n"
+            "                     shards into --db at the end: the same rows as one writer.\n"
+            "                     Default 1: rank 0 writes everything, no shard files; more\n"
+            "                     pay off when rank 0's inserts bound the sweep (many ranks)\n"
+            "  --ranks-per-writer R  writer groups of R consecutive ranks (instead of --writers)\n"
+            "  --shard-dir DIR    where the shards are written (the --db file's directory); rank\n"
+            "                     0 must be able to read it (a filesystem all nodes share).\n"
+            "                     Shards are named DB.runR.wW.shard and removed once merged\n\n"
             "SIGINT, SIGTERM or SIGUSR1 stop the sweep: committed rows stay, the run is marked\n"
-            "interrupted and --resume completes it.\n"
+            "interrupted and --resume completes it (merging first what shards of the run are\n"
+            "left in the shard directory, whatever the writers of this session).\n"
             "Exit status: 0 done, 1 bad spec or options, 2 runtime failure, 128+signal when\n"
             "interrupted.\n");
 }
@@ -54,16 +68,21 @@ enum {
     O_CATALOG,
     O_LOCK,
     O_STAGED,
+    O_WRITERS,
+    O_PER_WRITER,
+    O_SHARD_DIR,
     O_HELP
 };
 
 typedef struct run_args {
-    const char *spec, *db, *staged;
+    const char *spec, *db, *staged, *shard_dir;
     const char *catdirs[CLI_MAX_CATALOGS];
     size_t ncat;
     int resume, detail, quiet, locking;
     long chunk;
     double progress;
+    long writers;    /* --writers: 0 not given, -1 node */
+    long per_writer; /* --ranks-per-writer, 0 not given */
 } run_args;
 
 /* Returns 0, or 1 with the message printed when print is set. */
@@ -78,6 +97,9 @@ static int parse_args(int argc, char **argv, run_args *a, int print)
                                          {"catalog", required_argument, 0, O_CATALOG},
                                          {"db-locking", required_argument, 0, O_LOCK},
                                          {"staged-from", required_argument, 0, O_STAGED},
+                                         {"writers", required_argument, 0, O_WRITERS},
+                                         {"ranks-per-writer", required_argument, 0, O_PER_WRITER},
+                                         {"shard-dir", required_argument, 0, O_SHARD_DIR},
                                          {"help", no_argument, 0, O_HELP},
                                          {0, 0, 0, 0}};
     FILE *e = print ? stderr : fopen("/dev/null", "w");
@@ -107,6 +129,31 @@ static int parse_args(int argc, char **argv, run_args *a, int print)
             break;
         case O_STAGED:
             a->staged = optarg;
+            break;
+        case O_SHARD_DIR:
+            a->shard_dir = optarg;
+            break;
+        case O_WRITERS:
+            a->writers = strtol(optarg, &end, 10);
+            if (!strcmp(optarg, "node")) {
+                a->writers = -1;
+            } else if (!*optarg || *end || a->writers < 1 || a->writers > 1000000) {
+                fprintf(e,
+                        "ccsweep run: --writers: expected a positive number of writers or "
+                        "'node', got '%s'\n",
+                        optarg);
+                bad = 1;
+            }
+            break;
+        case O_PER_WRITER:
+            a->per_writer = strtol(optarg, &end, 10);
+            if (!*optarg || *end || a->per_writer < 1 || a->per_writer > 1000000) {
+                fprintf(e,
+                        "ccsweep run: --ranks-per-writer: expected a positive number of ranks, "
+                        "got '%s'\n",
+                        optarg);
+                bad = 1;
+            }
             break;
         case O_CHUNK:
             a->chunk = strtol(optarg, &end, 10);
@@ -153,6 +200,10 @@ static int parse_args(int argc, char **argv, run_args *a, int print)
         a->spec = argv[optind++];
     if (!bad && optind < argc) {
         fprintf(e, "ccsweep run: unexpected argument '%s'\n", argv[optind]);
+        bad = 1;
+    }
+    if (!bad && a->writers && a->per_writer) {
+        fprintf(e, "ccsweep run: give --writers or --ranks-per-writer, not both\n");
         bad = 1;
     }
     if (!bad && !a->spec) {
@@ -221,6 +272,91 @@ static int agree(dist_comm *w, int rc, const ccs_err *err)
     return all;
 }
 
+/* Set up this rank's writer group: rank 0 broadcasts the run and its todo
+ * ranges, every rank takes its group's part, and the first rank of every
+ * group but rank 0's creates its shard (rank 0 writes into the database
+ * itself). Collective; the message is printed once. */
+static int open_shard(dist_comm *w, dist_comm *grp, const run_args *a, int widx, int nw,
+                      const ccs_grid *g, const char *joined, ccs_store **st, store_range **todo,
+                      size_t *n_todo, store_range **part, size_t *n_part, ccs_err *err)
+{
+    int rank = dist_rank(w);
+    int64_t run[5] = {0, 0, 0, 0, 0}; /* run id, then its start time (32 bytes) */
+    char started[32] = "";
+    if (rank == 0) {
+        run[0] = store_run_id(*st);
+        ccs_strlcpy(started, store_run_started(*st), sizeof started);
+        memcpy(&run[1], started, sizeof started);
+        const store_range *t = store_todo(*st, n_todo);
+        *todo = malloc(sizeof **todo * (*n_todo ? *n_todo : 1));
+        if (*todo)
+            memcpy(*todo, t, sizeof **todo * *n_todo);
+    }
+    if (dist_agree(w, rank != 0 || *todo ? CCS_OK : CCS_ENOMEM) != CCS_OK)
+        return CCS_ENOMEM;
+    dist_bcast_i64(w, run, 5);
+    memcpy(started, &run[1], sizeof started);
+    started[sizeof started - 1] = 0;
+    int rc = dist_bcast_ranges(w, todo, n_todo);
+    if (rc == CCS_OK && dist_partition(*todo, *n_todo, widx, nw, part, n_part) != CCS_OK) {
+        ccs_err_set(err, "out of memory");
+        rc = CCS_ENOMEM;
+    }
+    char path[PATH_MAX] = "";
+    if (rc == CCS_OK && dist_rank(grp) == 0 && widx > 0) {
+        if (store_shard_path(path, sizeof path, a->shard_dir, a->db, run[0], widx)) {
+            ccs_err_set(err, "--shard-dir: the shard path is too long");
+            rc = CCS_EINPUT;
+        }
+        store_run_info info = {.argv = joined,
+                               .ranks = dist_size(grp),
+                               .detail = a->detail,
+                               .shard_of = run[0],
+                               .shard_started = started};
+        if (rc == CCS_OK) {
+            store_remove_file(path); /* a stale file of that name: its rows are not ours */
+            *st = store_open(path, a->locking, &rc, err);
+        }
+        if (*st && (rc = store_prepare_run(*st, g, &info, 0, err)) >= 0)
+            rc = CCS_OK;
+    }
+    if ((rc = agree(w, rc, err)) != CCS_OK)
+        return rc;
+    /* rank 0 merges the shards at the end: it must see every one of them */
+    for (int i = 1; rank == 0 && rc == CCS_OK && i < nw; i++) {
+        struct stat sb;
+        store_shard_path(path, sizeof path, a->shard_dir, a->db, run[0], i);
+        if (stat(path, &sb) != 0) {
+            fprintf(stderr,
+                    "ccsweep run: --shard-dir: the shard of writer %d (%s) is not visible from "
+                    "rank 0: give a --shard-dir on a filesystem every node shares\n",
+                    i + 1, path);
+            rc = CCS_EINPUT;
+        }
+    }
+    return dist_agree(w, rc);
+}
+
+/* Rank 0 after the sweep: merge every writer's shard into the database (and
+ * under a keep: rule reduce the union to the best rows). Returns the sweep's
+ * status rc, or a failure with err. */
+static int merge_shards(ccs_store *st, const run_args *a, int nw, const ccs_grid *g, int rc,
+                        ccs_err *err)
+{
+    int merged = 0;
+    int r = store_absorb_shards(st, a->shard_dir, a->db, a->quiet ? NULL : stderr, &merged, err);
+    if (r != CCS_OK)
+        return r;
+    if (merged != nw - 1) {
+        ccs_err_set(err, "%s: %d of the %d shards were found to merge; --resume recomputes the rest",
+                    a->db, merged, nw - 1);
+        return CCS_EIO;
+    }
+    if (rc == CCS_OK && spec_keep_rule(grid_spec(g)))
+        return dist_keep_reduce(g, st, err);
+    return rc;
+}
+
 int cli_run(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
@@ -251,6 +387,10 @@ int cli_run(int argc, char **argv)
     ccs_spec *spec = NULL;
     ccs_grid *g = NULL;
     ccs_store *st = NULL;
+    dist_comm *grp = NULL; /* this rank's writer group, when there are several */
+    int nw = 1, widx = 0;
+    store_range *todo = NULL, *part = NULL; /* the run's todo ranges, the group's part */
+    size_t n_todo = 0, n_part = 0;
     char *text = NULL;
     long len = -1;
     ccs_err err = {""};
@@ -258,6 +398,14 @@ int cli_run(int argc, char **argv)
     int exit_code = 1;
     if (dist_agree(w, rc) != CCS_OK)
         goto out; /* rank 0 has printed the usage error */
+    if (a.writers > ranks) {
+        if (rank == 0)
+            fprintf(stderr,
+                    "ccsweep run: --writers %ld: more writers than MPI ranks (%d); a writer is "
+                    "a rank: give at most %d, or start more ranks\n",
+                    a.writers, ranks, ranks);
+        goto out;
+    }
     /* what messages call the database: the user's file, not a staged copy */
     const char *shown = a.staged ? a.staged : a.db;
     if (rank == 0 && !(joined = join_argv(argc, typed, a.staged)))
@@ -299,6 +447,12 @@ int cli_run(int argc, char **argv)
         st = store_open(a.db, a.locking, &rc, &err);
         if (st)
             kind = rc = store_prepare_run(st, g, &info, a.resume, &err);
+        /* shards an earlier session left (killed, or killed while merging) */
+        int merged = 0;
+        if (rc >= 0 && kind != STORE_NOTHING &&
+            (rc = store_absorb_shards(st, a.shard_dir, a.db, a.quiet ? NULL : stderr, &merged,
+                                      &err)) == CCS_OK)
+            rc = kind;
         if (rc < 0)
             fprintf(stderr, "ccsweep run: %s\n", err.msg);
     }
@@ -316,6 +470,27 @@ int cli_run(int argc, char **argv)
         exit_code = 0;
         goto out;
     }
+    /* writer groups: each group's first rank writes a shard of its part */
+    if (a.writers > 1 || a.writers < 0 || a.per_writer) {
+        int color = a.writers > 1    ? (int)((int64_t)rank * a.writers / ranks)
+                    : a.per_writer ? (int)(rank / a.per_writer)
+                                   : -1;
+        if (!(grp = dist_split_writers(w, color, &widx, &nw))) {
+            exit_code = 2;
+            goto out;
+        }
+        if (nw == 1) {
+            dist_comm_free(grp); /* one writer: rank 0 writes, as without the option */
+            grp = NULL;
+        }
+    }
+    if (grp) {
+        rc = open_shard(w, grp, &a, widx, nw, g, joined, &st, &todo, &n_todo, &part, &n_part, &err);
+        if (rc != CCS_OK) {
+            exit_code = rc == CCS_EINPUT ? 1 : 2;
+            goto out;
+        }
+    }
     if (rank == 0 && !a.quiet) {
         store_counts c;
         store_counts_get(st, &c);
@@ -323,18 +498,47 @@ int cli_run(int argc, char **argv)
             fprintf(stderr, "ccsweep: resuming run %lld: %lld of %lld scenarios already done\n",
                     (long long)store_run_id(st), (long long)c.done, (long long)grid_count(g));
         else
-            fprintf(stderr, "ccsweep: run %lld: %lld scenarios on %d rank%s -> %s%s\n",
+            fprintf(stderr, "ccsweep: run %lld: %lld scenarios on %d rank%s%s -> %s%s\n",
                     (long long)store_run_id(st), (long long)grid_count(g), ranks,
-                    ranks > 1 ? "s" : "", shown, a.resume ? " (nothing to resume: new run)" : "");
+                    ranks > 1 ? "s" : "", nw > 1 ? ", several writers" : "", shown,
+                    a.resume ? " (nothing to resume: new run)" : "");
     }
 
     dist_opts o = {.chunk = a.chunk,
                    .progress = a.progress,
                    .quiet = a.quiet,
                    .detail = a.detail,
-                   .log = stderr};
+                   .log = stderr,
+                   .todo = part,
+                   .n_todo = n_part,
+                   .writer = widx,
+                   .writers = nw};
+    if (widx > 0)
+        o.quiet = 1; /* rank 0 reports its group's progress */
     dist_stats ds;
-    rc = dist_sweep(w, g, st, &o, &ds, &err);
+    rc = dist_sweep(grp ? grp : w, g, st, &o, &ds, &err);
+    if (grp) {
+        int leader = dist_rank(grp) == 0;
+        if (leader && widx > 0) {
+            if (rc < 0) {
+                /* its rows committed so far stay in the shard: --resume merges them */
+                fprintf(stderr, "ccsweep run: writer %d: %s\n", widx + 1, err.msg);
+                store_close(st);
+                st = NULL;
+                dist_abort(w, rc == CCS_EINPUT ? 1 : 2);
+            }
+            store_close(st);
+            st = NULL;
+        }
+        if (!leader)
+            ds.done = ds.rows = ds.ok = ds.invalid = ds.oom = 0;
+        if (rank != 0 || rc >= 0)
+            dist_sum_stats(w, &ds); /* rank 0 failing ends the job below */
+        if (rank == 0 && rc == CCS_OK && ds.signal)
+            rc = DIST_INTERRUPTED; /* another group was stopped */
+        if (rank == 0 && rc >= 0)
+            rc = merge_shards(st, &a, nw, g, rc, &err);
+    }
     if (rank != 0) {
         /* the sweep's status is rank 0's (it is the one that stored the rows) */
         exit_code = -dist_agree(w, 0);
@@ -386,6 +590,9 @@ int cli_run(int argc, char **argv)
     /* every worker has said goodbye: all ranks end with rank 0's status */
     dist_agree(w, -exit_code);
 out:
+    dist_comm_free(grp);
+    free(todo);
+    free(part);
     store_close(st);
     grid_free(g);
     spec_free(spec);

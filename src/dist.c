@@ -220,10 +220,13 @@ static void progress(coord *c, int final)
     double left = rate > 0 ? (c->total - done) / rate : 0;
     int64_t filtered = s->done - s->rows > 0 ? s->done - s->rows : 0;
     int tty = isatty(fileno(o->log));
+    char who[48] = "";
+    if (o->writers > 1)
+        snprintf(who, sizeof who, "writer %d of %d: ", o->writer + 1, o->writers);
     fprintf(o->log,
-            "%sccsweep: %lld/%lld (%.1f%%) %.0f/s ETA %.0fs | ok %lld invalid %lld oom %lld "
+            "%sccsweep: %s%lld/%lld (%.1f%%) %.0f/s ETA %.0fs | ok %lld invalid %lld oom %lld "
             "filtered %lld%s",
-            tty ? "\r" : "", (long long)done, (long long)c->total,
+            tty ? "\r" : "", who, (long long)done, (long long)c->total,
             c->total ? 100.0 * done / c->total : 100.0, rate, left, (long long)(c->base.ok + s->ok),
             (long long)(c->base.invalid + s->invalid), (long long)(c->base.oom + s->oom),
             (long long)(c->base.filtered + filtered), tty && !final ? "   " : "\n");
@@ -363,9 +366,9 @@ static int filter_undefined(const ccs_grid *g, int64_t idx, ccs_err *err)
 static int coordinate(const dist_comm *dc, coord *c, ccs_err *err)
 {
     int ranks = dist_size(dc);
-    size_t n_todo;
+    size_t n_todo = c->o->n_todo;
     sched s = {0};
-    s.todo = store_todo(c->st, &n_todo);
+    s.todo = c->o->todo ? c->o->todo : store_todo(c->st, &n_todo);
     s.n = n_todo;
     s.next = n_todo ? s.todo[0].lo : 0;
     for (size_t i = 0; i < n_todo; i++)
@@ -669,6 +672,13 @@ int dist_sweep(dist_comm *c, const ccs_grid *g, ccs_store *st, const dist_opts *
             .st = st, .g = g, .o = o, .stats = out, .total = grid_count(g), .rec_size = rec_size};
         store_counts_get(st, &co.base);
         co.done_before = co.base.done;
+        if (o->todo) {
+            /* a writer group's part: the progress counts this session's share */
+            memset(&co.base, 0, sizeof co.base);
+            co.done_before = co.total = 0;
+            for (size_t i = 0; i < o->n_todo; i++)
+                co.total += o->todo[i].hi - o->todo[i].lo;
+        }
         co.t0 = co.last_progress = co.last_commit = t0;
         rc = CCS_OK;
         if (kept) {
@@ -691,6 +701,157 @@ int dist_sweep(dist_comm *c, const ccs_grid *g, ccs_store *st, const dist_opts *
     out->seconds = now_s() - t0;
     if (rc == CCS_OK && out->signal)
         rc = DIST_INTERRUPTED;
+    return rc;
+}
+
+/* ---- several writers ----------------------------------------------------------- */
+
+dist_comm *dist_split_writers(const dist_comm *c, int color, int *index, int *n)
+{
+    int rank = dist_rank(c), size = dist_size(c);
+    int *all = malloc(sizeof *all * (size_t)size);
+    dist_comm *g = malloc(sizeof *g);
+    if (dist_agree(c, all && g ? CCS_OK : CCS_ENOMEM) != CCS_OK) {
+        free(all);
+        free(g);
+        return NULL;
+    }
+    if (color < 0)
+        MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &g->comm);
+    else
+        MPI_Comm_split(c->comm, color, rank, &g->comm);
+    /* a group is named by its lowest rank (its rank 0, the ranks keep their order) */
+    int lowest = rank;
+    MPI_Bcast(&lowest, 1, MPI_INT, 0, g->comm);
+    MPI_Allgather(&lowest, 1, MPI_INT, all, 1, MPI_INT, c->comm);
+    *index = *n = 0;
+    for (int r = 0; r < size; r++) {
+        *n += all[r] == r;
+        *index += all[r] == r && r < lowest;
+    }
+    free(all);
+    return g;
+}
+
+void dist_comm_free(dist_comm *c)
+{
+    if (!c)
+        return;
+    MPI_Comm_free(&c->comm);
+    free(c);
+}
+
+void dist_bcast_i64(const dist_comm *c, int64_t *v, int n)
+{
+    MPI_Bcast(v, n, MPI_INT64_T, 0, c->comm);
+}
+
+int dist_bcast_ranges(const dist_comm *c, store_range **r, size_t *n)
+{
+    int64_t len = (int64_t)*n;
+    dist_bcast_i64(c, &len, 1);
+    int rc = CCS_OK;
+    if (dist_rank(c) != 0) {
+        *n = (size_t)len;
+        *r = malloc(sizeof **r * (*n ? *n : 1));
+        rc = *r ? CCS_OK : CCS_ENOMEM;
+    }
+    if ((rc = dist_agree(c, rc)) != CCS_OK)
+        return rc;
+    /* as int64 pairs, in pieces below INT_MAX elements */
+    for (size_t off = 0; off < *n; off += 1u << 28) {
+        size_t k = *n - off < (1u << 28) ? *n - off : (1u << 28);
+        int64_t *buf = malloc(2 * k * sizeof *buf);
+        rc = dist_agree(c, buf ? CCS_OK : CCS_ENOMEM);
+        if (rc != CCS_OK) {
+            free(buf);
+            return rc;
+        }
+        for (size_t i = 0; dist_rank(c) == 0 && i < k; i++) {
+            buf[2 * i] = (*r)[off + i].lo;
+            buf[2 * i + 1] = (*r)[off + i].hi;
+        }
+        MPI_Bcast(buf, (int)(2 * k), MPI_INT64_T, 0, c->comm);
+        for (size_t i = 0; i < k; i++) {
+            (*r)[off + i].lo = buf[2 * i];
+            (*r)[off + i].hi = buf[2 * i + 1];
+        }
+        free(buf);
+    }
+    return CCS_OK;
+}
+
+int dist_partition(const store_range *todo, size_t n, int w, int nw, store_range **out,
+                   size_t *nout)
+{
+    int64_t left = 0;
+    for (size_t i = 0; i < n; i++)
+        left += todo[i].hi - todo[i].lo;
+    /* about 16 blocks per writer: small enough to balance, large enough
+     * that a block holds several chunks */
+    int64_t b = left / (16 * (int64_t)nw);
+    b = b < 256 ? 256 : b > 65536 ? 65536 : b;
+    size_t cap = 16, k = 0;
+    store_range *v = malloc(cap * sizeof *v);
+    if (!v)
+        return CCS_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        for (int64_t lo = todo[i].lo; lo < todo[i].hi;) {
+            int64_t blk = lo / b, hi = (blk + 1) * b < todo[i].hi ? (blk + 1) * b : todo[i].hi;
+            if (blk % nw == w) {
+                if (k && v[k - 1].hi == lo) {
+                    v[k - 1].hi = hi;
+                } else {
+                    if (k == cap) {
+                        store_range *nv = realloc(v, 2 * cap * sizeof *nv);
+                        if (!nv) {
+                            free(v);
+                            return CCS_ENOMEM;
+                        }
+                        v = nv;
+                        cap *= 2;
+                    }
+                    v[k].lo = lo;
+                    v[k++].hi = hi;
+                }
+            }
+            lo = hi;
+        }
+    }
+    *out = v;
+    *nout = k;
+    return CCS_OK;
+}
+
+void dist_sum_stats(const dist_comm *c, dist_stats *s)
+{
+    int64_t v[5] = {s->done, s->rows, s->ok, s->invalid, s->oom}, sum[5];
+    MPI_Allreduce(v, sum, 5, MPI_INT64_T, MPI_SUM, c->comm);
+    s->done = sum[0];
+    s->rows = sum[1];
+    s->ok = sum[2];
+    s->invalid = sum[3];
+    s->oom = sum[4];
+    double secs = s->seconds;
+    MPI_Allreduce(&secs, &s->seconds, 1, MPI_DOUBLE, MPI_MAX, c->comm);
+    int sig = s->signal;
+    MPI_Allreduce(&sig, &s->signal, 1, MPI_INT, MPI_MAX, c->comm);
+}
+
+int dist_keep_reduce(const ccs_grid *g, ccs_store *st, ccs_err *err)
+{
+    coord co = {.st = st, .g = g};
+    co.kp = keep_new(g, 0);
+    int rc = co.kp ? store_each_row(st, rebuild_one, &co, err) : CCS_ENOMEM;
+    if (rc == CCS_ENOMEM)
+        ccs_err_set(err, "out of memory for the keep: groups");
+    for (size_t i = 0; rc == CCS_OK && i < co.n_dead; i++)
+        rc = store_drop(st, co.dead_idx[i], co.dead_st[i], err);
+    if (rc == CCS_OK)
+        rc = store_commit(st, err);
+    keep_free(co.kp);
+    free(co.dead_idx);
+    free(co.dead_st);
     return rc;
 }
 

@@ -7,6 +7,7 @@
 #include "ccsweep/opmodel.h"
 #include "ccsweep/sha256.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -31,6 +32,7 @@ struct ccs_store {
     const ccs_grid *g;
     int64_t run_id;
     int64_t session;
+    char started[32]; /* runs.started of the run */
     int detail;
     int in_tx;
     int locked;             /* this process holds the writer row */
@@ -646,8 +648,8 @@ static int insert_run(ccs_store *st, const store_run_info *info, ccs_err *err)
     const char *sql =
         "INSERT INTO runs (name, spec_path, spec_text, spec_sha256, version, git_rev, host, "
         "ranks, slurm_job_id, slurm_nodelist, slurm_restart_count, argv, evolution, where_expr, "
-        "name_template, detail, started, updated, status, total, plan_n) VALUES "
-        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'running',?,?)";
+        "name_template, detail, started, updated, status, total, plan_n, run_id) VALUES "
+        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'running',?,?,?)";
     if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
         return fail_db(st, err, "recording the run");
     size_t tlen;
@@ -669,10 +671,16 @@ static int insert_run(ccs_store *st, const store_run_info *info, ccs_err *err)
     bind_text_or_null(s, 14, spec_where_text(sp));
     bind_text_or_null(s, 15, spec_name_template(sp));
     sqlite3_bind_int(s, 16, info->detail);
-    sqlite3_bind_text(s, 17, now, -1, SQLITE_TRANSIENT);
+    /* a shard takes its run's id and start time; a new run gets the next id */
+    sqlite3_bind_text(s, 17, info->shard_of > 0 ? info->shard_started : now, -1,
+                      SQLITE_TRANSIENT);
     sqlite3_bind_text(s, 18, now, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(s, 19, grid_count(st->g));
     sqlite3_bind_int64(s, 20, st->plan_n);
+    if (info->shard_of > 0)
+        sqlite3_bind_int64(s, 21, info->shard_of);
+    else
+        sqlite3_bind_null(s, 21);
     int rc = step_done(st, s, err, "recording the run");
     sqlite3_finalize(s);
     st->run_id = sqlite3_last_insert_rowid(st->db);
@@ -1353,6 +1361,19 @@ static int check_inputs(ccs_store *st, const input_hash *v, size_t n, ccs_err *e
     return CCS_EINPUT;
 }
 
+static int read_started(ccs_store *st, ccs_err *err)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, "SELECT started FROM runs WHERE run_id = ?", -1, &s, NULL) !=
+        SQLITE_OK)
+        return fail_db(st, err, "reading the run");
+    sqlite3_bind_int64(s, 1, st->run_id);
+    const char *v = sqlite3_step(s) == SQLITE_ROW ? (const char *)sqlite3_column_text(s, 0) : NULL;
+    ccs_strlcpy(st->started, v ? v : "", sizeof st->started);
+    sqlite3_finalize(s);
+    return CCS_OK;
+}
+
 int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *info, int resume,
                       ccs_err *err)
 {
@@ -1430,6 +1451,8 @@ int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *in
     if (rc == CCS_OK)
         rc = insert_session(st, info, err);
     if (rc == CCS_OK)
+        rc = read_started(st, err);
+    if (rc == CCS_OK)
         rc = map_entries(st, err);
     if (rc == CCS_OK)
         rc = compute_todo(st, err);
@@ -1492,6 +1515,11 @@ int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *in
 int64_t store_run_id(const ccs_store *st)
 {
     return st->run_id;
+}
+
+const char *store_run_started(const ccs_store *st)
+{
+    return st->started;
 }
 
 const store_range *store_todo(const ccs_store *st, size_t *n)
@@ -1804,4 +1832,240 @@ int store_finish(ccs_store *st, int status, store_counts *out, ccs_err *err)
 fail:
     exec(st, "ROLLBACK", NULL);
     return CCS_EIO;
+}
+
+/* ---- shards ------------------------------------------------------------------- */
+
+int store_shard_path(char *out, size_t n, const char *dir, const char *db, int64_t run_id, int w)
+{
+    const char *slash = strrchr(db, '/');
+    const char *base = slash ? slash + 1 : db;
+    int k;
+    if (dir)
+        k = snprintf(out, n, "%s/%s.run%lld.w%d.shard", dir, base, (long long)run_id, w);
+    else
+        k = snprintf(out, n, "%.*s%s.run%lld.w%d.shard", slash ? (int)(slash - db + 1) : 0, db,
+                     base, (long long)run_id, w);
+    return k < 0 || (size_t)k >= n ? -1 : 0;
+}
+
+void store_remove_file(const char *path)
+{
+    char side[PATH_MAX + 8];
+    unlink(path);
+    snprintf(side, sizeof side, "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
+}
+
+/* "INSERT OR IGNORE INTO main.T (c1, ...) SELECT c1, ... FROM shard.T WHERE
+ * cond": the columns of the table in this file, by name, so that a column
+ * added to the schema is carried without a change here. */
+static int copy_table(ccs_store *st, const char *table, const char *cond, ccs_err *err)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db,
+                           "SELECT group_concat('\"' || name || '\"', ',') FROM "
+                           "pragma_table_info(?1, 'main')",
+                           -1, &s, NULL) != SQLITE_OK)
+        return fail_db(st, err, "reading the columns to merge");
+    sqlite3_bind_text(s, 1, table, -1, SQLITE_STATIC);
+    const char *cols = sqlite3_step(s) == SQLITE_ROW ? (const char *)sqlite3_column_text(s, 0) : 0;
+    if (!cols) {
+        sqlite3_finalize(s);
+        return fail_db(st, err, "reading the columns to merge");
+    }
+    size_t n = 2 * strlen(cols) + strlen(cond) + 2 * strlen(table) + 96;
+    char *sql = malloc(n);
+    if (!sql) {
+        sqlite3_finalize(s);
+        ccs_err_set(err, "out of memory");
+        return CCS_ENOMEM;
+    }
+    snprintf(sql, n, "INSERT OR IGNORE INTO main.%s (%s) SELECT %s FROM shard.%s WHERE %s", table,
+             cols, cols, table, cond);
+    sqlite3_finalize(s);
+    int rc = exec(st, sql, err);
+    free(sql);
+    return rc;
+}
+
+/* Is the attached shard a part of this run? NULL when it is, else why not. */
+static const char *shard_mismatch(ccs_store *st)
+{
+    if (query_int(st, "PRAGMA shard.application_id", -1) != CCS_APP_ID)
+        return "not a ccsweep database";
+    if (query_int(st, "PRAGMA shard.user_version", -1) != CCS_STORE_SCHEMA)
+        return "another schema version";
+    sqlite3_stmt *s;
+    const char *why = "it holds no row of this run";
+    if (sqlite3_prepare_v2(st->db,
+                           "SELECT s.spec_sha256 = m.spec_sha256, s.started = m.started FROM "
+                           "shard.runs s JOIN main.runs m ON m.run_id = s.run_id WHERE "
+                           "s.run_id = ?",
+                           -1, &s, NULL) != SQLITE_OK)
+        return "it cannot be read";
+    sqlite3_bind_int64(s, 1, st->run_id);
+    if (sqlite3_step(s) == SQLITE_ROW)
+        why = !sqlite3_column_int(s, 0)   ? "its run has another spec"
+              : !sqlite3_column_int(s, 1) ? "its run has another start time (an earlier file of "
+                                            "the same name)"
+                                          : NULL;
+    sqlite3_finalize(s);
+    return why;
+}
+
+int store_merge_shard(ccs_store *st, const char *path, ccs_err *err)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, "ATTACH ? AS shard", -1, &s, NULL) != SQLITE_OK)
+        return fail_db(st, err, "attaching a shard");
+    sqlite3_bind_text(s, 1, path, -1, SQLITE_STATIC);
+    int r = sqlite3_step(s);
+    sqlite3_finalize(s);
+    if (r != SQLITE_DONE) {
+        ccs_err_set(err, "%s: cannot attach the shard %s: %s", st->path, path,
+                    sqlite3_errmsg(st->db));
+        return CCS_EIO;
+    }
+    const char *why = shard_mismatch(st);
+    int rc = CCS_OK;
+    if (why) {
+        ccs_err_set(err, "%s: not a shard of run %lld of %s: %s", path, (long long)st->run_id,
+                    st->path, why);
+        rc = STORE_STALE_SHARD;
+    }
+    char rows[160], run[64], counts[2048];
+    int64_t lo = rid_of(st->run_id, 0), hi = rid_of(st->run_id + 1, 0);
+    snprintf(rows, sizeof rows, "%%s >= %lld AND %%s < %lld", (long long)lo, (long long)hi);
+    snprintf(run, sizeof run, "run_id = %lld", (long long)st->run_id);
+    char rid_cond[192], pid_cond[192];
+    snprintf(rid_cond, sizeof rid_cond, rows, "rid", "rid");
+    snprintf(pid_cond, sizeof pid_cond, rows, "pid", "pid");
+    /* the counts are what the file holds after the merge, as a commit keeps them */
+    snprintf(counts, sizeof counts,
+             "UPDATE main.runs SET updated = strftime('%%Y-%%m-%%dT%%H:%%M:%%SZ', 'now'), "
+             "n_done = (SELECT coalesce(sum(hi - lo), 0) FROM main.chunks WHERE %s), "
+             "n_rows = (SELECT count(*) FROM main.result_rows WHERE %s), "
+             "n_ok = (SELECT count(*) FROM main.result_rows WHERE %s AND sr & 3 = %d), "
+             "n_invalid = (SELECT count(*) FROM main.result_rows WHERE %s AND sr & 3 = %d), "
+             "n_oom = (SELECT count(*) FROM main.result_rows WHERE %s AND sr & 3 = %d) "
+             "WHERE %s",
+             run, rid_cond, rid_cond, CCS_ST_OK, rid_cond, CCS_ST_INVALID, rid_cond, CCS_ST_OOM,
+             run);
+    if (rc == CCS_OK)
+        rc = exec(st, "BEGIN IMMEDIATE", err);
+    if (rc == CCS_OK) {
+        if (copy_table(st, "result_rows", rid_cond, err) ||
+            copy_table(st, "plans", pid_cond, err) || copy_table(st, "regions", run, err) ||
+            copy_table(st, "chunks", run, err) || exec(st, counts, err) ||
+            exec(st, "COMMIT", err)) {
+            exec(st, "ROLLBACK", NULL);
+            rc = CCS_EIO;
+        }
+    }
+    exec(st, "DETACH shard", NULL);
+    return rc;
+}
+
+/* 1 when name is BASE.runR.wW.shard for this database and run. */
+static int is_shard_name(const char *name, const char *base, int64_t run_id)
+{
+    char prefix[PATH_MAX];
+    snprintf(prefix, sizeof prefix, "%s.run%lld.w", base, (long long)run_id);
+    size_t np = strlen(prefix), n = strlen(name);
+    if (n <= np + 6 || strncmp(name, prefix, np) || strcmp(name + n - 6, ".shard"))
+        return 0;
+    for (size_t i = np; i < n - 6; i++)
+        if (name[i] < '0' || name[i] > '9')
+            return 0;
+    return 1;
+}
+
+/* Test hook: CCSWEEP_TEST_KILL_AFTER_MERGE=N kills this process with SIGKILL
+ * right after the N-th shard's merge has committed, before the shard is
+ * removed: the half-merged state that a resume must finish. */
+static void kill_after_merge(int merged)
+{
+    const char *v = getenv("CCSWEEP_TEST_KILL_AFTER_MERGE");
+    if (v && *v && atoi(v) == merged)
+        raise(SIGKILL);
+}
+
+int store_absorb_shards(ccs_store *st, const char *dir, const char *db, FILE *log, int *n,
+                        ccs_err *err)
+{
+    char d[PATH_MAX];
+    const char *slash = strrchr(db, '/');
+    const char *base = slash ? slash + 1 : db;
+    if (dir)
+        ccs_strlcpy(d, dir, sizeof d);
+    else
+        snprintf(d, sizeof d, "%.*s", slash ? (int)(slash - db) + (slash == db) : 1,
+                 slash ? db : ".");
+    *n = 0;
+    DIR *dp = opendir(d);
+    if (!dp) {
+        if (errno == ENOENT)
+            return CCS_OK;
+        ccs_err_set(err, "%s: cannot read the shard directory: %s", d, strerror(errno));
+        return CCS_EIO;
+    }
+    /* names first: the directory changes while shards are removed */
+    char **names = NULL;
+    size_t k = 0, cap = 0;
+    struct dirent *e;
+    int rc = CCS_OK;
+    while (rc == CCS_OK && (e = readdir(dp))) {
+        if (!is_shard_name(e->d_name, base, st->run_id))
+            continue;
+        if (k == cap) {
+            cap = cap ? 2 * cap : 8;
+            char **nn = realloc(names, cap * sizeof *nn);
+            if (!nn) {
+                rc = CCS_ENOMEM;
+                break;
+            }
+            names = nn;
+        }
+        if (!(names[k] = malloc(strlen(d) + strlen(e->d_name) + 2)))
+            rc = CCS_ENOMEM;
+        else
+            sprintf(names[k++], "%s/%s", d, e->d_name);
+    }
+    closedir(dp);
+    if (rc == CCS_ENOMEM)
+        ccs_err_set(err, "out of memory");
+    for (size_t i = 0; rc == CCS_OK && i < k; i++) {
+        if (log)
+            fprintf(log, "ccsweep: merging shard %s into %s\n", names[i], st->path);
+        ccs_err why;
+        int r = store_merge_shard(st, names[i], &why);
+        if (r == STORE_STALE_SHARD) {
+            fprintf(stderr, "ccsweep: %s; removed\n", why.msg);
+        } else if (r != CCS_OK) {
+            *err = why;
+            rc = r;
+            break;
+        } else {
+            kill_after_merge(++*n);
+        }
+        store_remove_file(names[i]);
+    }
+    for (size_t i = 0; i < k; i++)
+        free(names[i]);
+    free(names);
+    if (rc != CCS_OK || k == 0)
+        return rc;
+    /* rows of chunks cut short in a shard are removed as they are in the file */
+    if (exec(st, "BEGIN IMMEDIATE", err))
+        return CCS_EIO;
+    st->n_todo = 0;
+    if (compute_todo(st, err) || count_rows(st, &st->base, err)) {
+        exec(st, "ROLLBACK", NULL);
+        return CCS_EIO;
+    }
+    memset(&st->committed, 0, sizeof st->committed);
+    return exec(st, "COMMIT", err);
 }

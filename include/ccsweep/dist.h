@@ -49,6 +49,10 @@ typedef struct dist_opts {
     int quiet;       /* no progress lines */
     int detail;      /* ship per-region times and store them */
     FILE *log;       /* progress stream (stderr) */
+    /* The ranges to sweep (from dist_partition), or NULL: the store's todo. */
+    const store_range *todo;
+    size_t n_todo;
+    int writer, writers; /* with several writers: this group's index and their number */
 } dist_opts;
 
 typedef struct dist_stats {
@@ -68,6 +72,38 @@ enum { DIST_INTERRUPTED = 1 };
  * arrived is committed), or a negative status with err (store failure). */
 int dist_sweep(dist_comm *c, const ccs_grid *g, ccs_store *st, const dist_opts *o, dist_stats *out,
                ccs_err *err);
+
+/* ---- several writers ---------------------------------------------------------
+ * The ranks form writer groups; each group's lowest rank is its writer and
+ * runs dist_sweep over the group's communicator into its own store (a shard),
+ * on the group's part of the todo ranges. Rank 0 merges the shards at the end. */
+
+/* Split c into writer groups. color >= 0: the ranks of one color form a
+ * group; color < 0: one group per shared-memory node (MPI_Comm_split_type).
+ * *index gets the group's place among the groups ordered by their lowest
+ * rank (the group of rank 0 is 0), *n their number. Collective. Returns
+ * the group's communicator (free with dist_comm_free), or NULL when out of
+ * memory (on every rank). */
+dist_comm *dist_split_writers(const dist_comm *c, int color, int *index, int *n);
+void dist_comm_free(dist_comm *c);
+/* Broadcast n int64 values from rank 0. */
+void dist_bcast_i64(const dist_comm *c, int64_t *v, int n);
+/* Broadcast rank 0's ranges: on other ranks *r becomes a new array the caller
+ * frees. Returns CCS_OK, or CCS_ENOMEM on every rank. */
+int dist_bcast_ranges(const dist_comm *c, store_range **r, size_t *n);
+/* Writer w's part of the ranges todo[0..n) among nw writers: the blocks of
+ * B consecutive indices (B from the amount of work, the same on every rank)
+ * with block number % nw == w, a cyclic split that evens out the cost of the
+ * cells. *out is a new array. Returns CCS_OK or CCS_ENOMEM. */
+int dist_partition(const store_range *todo, size_t n, int w, int nw, store_range **out,
+                   size_t *nout);
+/* Sum the scenario and row counts of s over c (the seconds and the signal:
+ * the largest); every rank gets the result. Collective. */
+void dist_sum_stats(const dist_comm *c, dist_stats *s);
+/* Under a keep: rule, reduce the rows of the store's run to the rule's best:
+ * the rows merged from several writers are each writer's best, so the best of
+ * their union is the best of the whole run. Commits. */
+int dist_keep_reduce(const ccs_grid *g, ccs_store *st, ccs_err *err);
 
 /* 'ccsweep search' over communicator c: every rank holds the same search s
  * and projects the indices congruent to its rank (a cyclic split evens out

@@ -8,6 +8,8 @@
 
 #include "ccsweep/grid.h"
 
+#include <stdio.h>
+
 /* Schema version kept in PRAGMA user_version. store_open migrates a file of
  * version 5 in place (in one transaction); other versions are refused. */
 #define CCS_STORE_SCHEMA 6
@@ -35,6 +37,11 @@ typedef struct store_run_info {
     const char *argv; /* command line as typed, joined with spaces */
     int ranks;        /* MPI ranks */
     int detail;       /* 1: write the regions table */
+    /* A shard (a file that holds one writer group's part of a run of
+     * another database): that run's id and start time, given to the new run
+     * here so that rows merge back unchanged. 0 and NULL otherwise. */
+    int64_t shard_of;
+    const char *shard_started;
 } store_run_info;
 
 /* A half-open index range [lo, hi). */
@@ -76,6 +83,9 @@ void store_close(ccs_store *st);
 int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *info, int resume,
                       ccs_err *err);
 int64_t store_run_id(const ccs_store *st);
+/* The run's start time (runs.started, UTC ISO 8601): with the id and the spec's
+ * sha256 it tells a shard of this run from a stale file of the same name. */
+const char *store_run_started(const ccs_store *st);
 /* Index ranges still to compute (the whole grid for a new run). Borrowed. */
 const store_range *store_todo(const ccs_store *st, size_t *n);
 /* Counts committed so far in this run (from earlier sessions when resumed). */
@@ -105,5 +115,30 @@ int store_chunk_done(ccs_store *st, int64_t lo, int64_t hi, ccs_err *err);
 int store_commit(ccs_store *st, ccs_err *err);
 /* Commit, then record the final status, end time and counts of the run. */
 int store_finish(ccs_store *st, int status, store_counts *out, ccs_err *err);
+
+/* ---- shards: one file per writer group, merged at the end ---------------------- */
+
+/* The shard file of writer w of run run_id of database db in directory dir
+ * (NULL: db's directory): DIR/BASENAME.runR.wW.shard. Returns 0, or -1 when it
+ * does not fit in n bytes. */
+int store_shard_path(char *out, size_t n, const char *dir, const char *db, int64_t run_id, int w);
+
+/* Merge the shard at path into the store's run, in one transaction: its
+ * result rows, plans, regions and chunk records are copied by column name
+ * (INSERT OR IGNORE: merging the same shard twice adds nothing), and the
+ * run's counts are recounted from the file. A shard of another run (other
+ * id, spec or start time), or of another schema, is not merged: returns
+ * STORE_STALE_SHARD with err saying why. The file is left in place; the caller
+ * removes it (store_remove_file) after the commit. */
+enum { STORE_STALE_SHARD = 3 };
+int store_merge_shard(ccs_store *st, const char *path, ccs_err *err);
+/* Merge, then remove, every shard of this run found in dir (NULL: the
+ * database's directory) named after db (see store_shard_path), announcing
+ * each on log (NULL: silent); a stale one is removed with a warning. Then
+ * the todo ranges and counts are read again. *n gets how many were merged. */
+int store_absorb_shards(ccs_store *st, const char *dir, const char *db, FILE *log, int *n,
+                        ccs_err *err);
+/* Remove a database file with its -wal and -shm companions. */
+void store_remove_file(const char *path);
 
 #endif
