@@ -406,6 +406,13 @@ int cli_run(int argc, char **argv)
                     a.writers, ranks, ranks);
         goto out;
     }
+    struct stat sb;
+    if (rank == 0 && a.shard_dir && stat(a.shard_dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "ccsweep run: --shard-dir %s: not a directory\n", a.shard_dir);
+        rc = CCS_EINPUT;
+    }
+    if (dist_agree(w, rc) != CCS_OK)
+        goto out;
     /* what messages call the database: the user's file, not a staged copy */
     const char *shown = a.staged ? a.staged : a.db;
     if (rank == 0 && !(joined = join_argv(argc, typed, a.staged)))
@@ -486,6 +493,8 @@ int cli_run(int argc, char **argv)
     }
     if (grp) {
         rc = open_shard(w, grp, &a, widx, nw, g, joined, &st, &todo, &n_todo, &part, &n_part, &err);
+        if (rc != CCS_OK && rank == 0)
+            store_finish(st, STORE_FAILED, NULL, &err); /* nothing swept: --resume starts it */
         if (rc != CCS_OK) {
             exit_code = rc == CCS_EINPUT ? 1 : 2;
             goto out;

@@ -1913,7 +1913,19 @@ static const char *shard_mismatch(ccs_store *st)
                                             "the same name)"
                                           : NULL;
     sqlite3_finalize(s);
-    return why;
+    if (why)
+        return why;
+    /* the same catalog entries and profiles: then its rows are the ones a
+     * recomputation would give, whichever session wrote them */
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT (SELECT count(*) FROM (SELECT kind, name, sha256 FROM shard.run_inputs "
+             "WHERE run_id = %lld EXCEPT SELECT kind, name, sha256 FROM main.run_inputs WHERE "
+             "run_id = %lld)) + abs((SELECT count(*) FROM main.run_inputs WHERE run_id = %lld) - "
+             "(SELECT count(*) FROM shard.run_inputs WHERE run_id = %lld))",
+             (long long)st->run_id, (long long)st->run_id, (long long)st->run_id,
+             (long long)st->run_id);
+    return query_int(st, sql, -1) != 0 ? "its run read other catalog entries or profiles" : NULL;
 }
 
 int store_merge_shard(ccs_store *st, const char *path, ccs_err *err)

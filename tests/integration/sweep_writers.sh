@@ -1,0 +1,164 @@
+#!/bin/sh
+# sweep_writers.sh - several writers (--writers, --ranks-per-writer): each
+# writer group stores its part of the grid in a shard that rank 0 merges at
+# the end. The merged database holds the same rows (every results column but
+# run_id and rid), plans, regions, chunk record and counts as a run with one
+# writer, for 1, 2 and 4 ranks and 1 or 2 writers, under --detail and keep:
+# too. A writer rank killed with SIGKILL, or rank 0 killed while merging (a
+# half-merged state), then --resume, gives exactly one row per scenario, the
+# same rows. Bad writer options exit 1 before the database is touched.
+. tests/integration/sweep_common.inc
+need_tools "several writers"
+SPEC=tests/data/sweep_medium.yaml
+
+# what a database must share with the one-writer run: rows, plans, regions,
+# chunk records, counts and status (under keep: the plans table also holds
+# the plans of rows dropped later, which depend on the chunking, as with one
+# writer and several ranks)
+summary() {
+    cols=$(q "$1" "SELECT group_concat(name) FROM pragma_table_info('results') WHERE name NOT IN ('run_id', 'rid')")
+    q "$1" "SELECT $cols FROM results ORDER BY idx" | md5sum | cut -c1-12
+    if [ "$(q "$1" "SELECT spec_text LIKE '%keep:%' FROM runs")" = 1 ]; then
+        echo "keep"
+    else
+        q "$1" "SELECT * FROM plans ORDER BY pid" | md5sum | cut -c1-12
+    fi
+    q "$1" "SELECT * FROM regions ORDER BY run_id, idx, region" | md5sum | cut -c1-12
+    q "$1" "SELECT count(*), count(DISTINCT idx) FROM results"
+    q "$1" "SELECT lo, hi FROM chunks"
+    q "$1" "SELECT status, n_done, n_rows, n_ok, n_invalid, n_oom, n_filtered FROM runs"
+}
+shards_left() { ls "${1:-$TMP}" | grep -c '\.shard$'; }
+
+# 1. the same database for 1/2/4 ranks x 1/2 writers (and both options)
+matrix() { # matrix LABEL SPEC RUNS [OPTIONS]: RUNS is "NP OPTION VALUE;..."
+    label=$1 spec=$2 runs=$3
+    shift 3
+    rm -f "$TMP"/ref.db*
+    $BIN run "$spec" --db "$TMP/ref.db" --quiet "$@" >/dev/null 2>&1
+    summary "$TMP/ref.db" >"$TMP/ref.sum"
+    IFS=';'
+    for run in $runs; do
+        unset IFS
+        set -- $run "$@"
+        np=$1
+        shift
+        rm -f "$TMP"/w.db*
+        $MPIRUN -n "$np" $BIN run "$spec" --db "$TMP/w.db" --quiet "$@" >/dev/null 2>"$TMP/err"; rc=$?
+        summary "$TMP/w.db" >"$TMP/w.sum"
+        check "$label: $np ranks $1 $2: exit 0, the same rows, plans, regions, chunks and counts as 1 rank, no shard left" \
+            sh -c "[ $rc -eq 0 ] && cmp -s '$TMP/ref.sum' '$TMP/w.sum' && [ $(shards_left) -eq 0 ]"
+        shift 2
+    done
+    [ "$(sed -n 4p "$TMP/ref.sum")" != "0|0" ] || fail "$label: the reference run stored no row"
+}
+# the medium grid without its last two plan axes: 38400 scenarios
+sed -e '/^  comm_compress:/d' -e '/^  net_bw_factor:/d' $SPEC >"$TMP/mid.yaml"
+matrix "38400 scenarios" "$TMP/mid.yaml" "2 --writers 1;2 --writers 2;4 --writers 1;4 --writers 2"
+matrix "small" tests/data/sweep_small.yaml "4 --ranks-per-writer 1;3 --writers node"
+matrix "small --detail" tests/data/sweep_small.yaml "2 --writers 2;4 --writers 2" --detail
+(cat tests/data/sweep_small.yaml; echo "keep: {best: 2, by: t_iter, per: [model, hardware]}") >"$TMP/keep.yaml"
+matrix "keep best 2 per model, hardware" "$TMP/keep.yaml" "2 --writers 2;4 --ranks-per-writer 1"
+# with 2 writers the shard really holds a part: writer 2's progress and the merge are reported
+rm -f "$TMP"/w.db*
+$MPIRUN -n 2 $BIN run "$TMP/mid.yaml" --db "$TMP/w.db" --writers 2 --progress 1000 >/dev/null 2>"$TMP/err"
+check "2 writers: rank 0 reports its share (half) as writer 1 of 2 and merges writer 2's shard" \
+    sh -c "grep -q '^ccsweep: writer 1 of 2: 19200/19200' '$TMP/err' && grep -q 'merging shard .*w.db.run1.w1.shard' '$TMP/err'"
+
+# the reference for the kills: the medium run on 1 rank
+rm -f "$TMP"/ref.db*
+$BIN run $SPEC --db "$TMP/ref.db" --quiet >/dev/null 2>&1
+total=$(q "$TMP/ref.db" "SELECT total FROM runs")
+summary "$TMP/ref.db" >"$TMP/ref.sum"
+
+# pid of world rank $2 of the job writing database $1
+rank_pid() {
+    for p in $(pgrep -f "ccsweep run $SPEC --db $1"); do
+        if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2"; then
+            echo "$p"
+            return
+        fi
+    done
+}
+# wait_rows DB: wait (up to 30 s) until a first batch is committed in DB
+wait_rows() {
+    i=0
+    while [ $i -lt 600 ]; do
+        n=$(q "$1" "SELECT n_done FROM runs" 2>/dev/null)
+        [ -n "$n" ] && [ "$n" -gt 0 ] && return 0
+        sleep 0.05
+        i=$((i + 1))
+    done
+    return 1
+}
+# resumed LABEL DB NP [OPTIONS]: --resume completes the run as the reference
+resumed() {
+    label=$1 db=$2 np=$3
+    shift 3
+    $MPIRUN -n "$np" $BIN run "$SPEC" --db "$db" --resume --quiet "$@" >/dev/null 2>"$TMP/err"; rc=$?
+    summary "$db" >"$TMP/got.sum"
+    check "$label: --resume on $np ranks${*:+ $*}: exit 0, exactly one row per scenario, the reference's rows and counts" \
+        sh -c "[ $rc -eq 0 ] && [ \"\$(sed -n 4p '$TMP/got.sum')\" = '$total|$total' ] && cmp -s '$TMP/ref.sum' '$TMP/got.sum'"
+    check "$label: the shards were merged and removed" [ "$(shards_left "$(dirname "$db")")" -eq 0 ]
+}
+
+# 2. SIGKILL to writer 2 (rank 2 of 4, --writers 2) once its shard holds a
+#    commit; the resume merges the shard left and writes new ones
+for again in "4 --writers 2"; do
+    rm -f "$TMP"/kill.db*
+    $MPIRUN -n 4 $BIN run "$SPEC" --db "$TMP/kill.db" --quiet --writers 2 >/dev/null 2>&1 &
+    job=$!
+    if wait_rows "$TMP/kill.db.run1.w1.shard"; then
+        pid=$(rank_pid "$TMP/kill.db" 2)
+        [ -n "$pid" ] && kill -KILL "$pid"
+        wait $job; rc=$?
+        st=$(q "$TMP/kill.db" "SELECT status FROM runs")
+        if [ -z "$pid" ] || [ "$st" = complete ]; then
+            skip "SIGKILL to writer 2 (the sweep finished before the kill)"
+        else
+            check "SIGKILL to writer 2: the job fails ($rc), the database is intact, its shard is left with rows" \
+                sh -c "[ $rc -ne 0 ] && [ \"\$(sqlite3 '$TMP/kill.db' 'PRAGMA integrity_check')\" = ok ] && [ \"\$(sqlite3 '$TMP/kill.db.run1.w1.shard' 'SELECT count(*) > 0 FROM results')\" = 1 ]"
+            set -- $again
+            resumed "SIGKILL to writer 2" "$TMP/kill.db" "$@"
+        fi
+    else
+        kill $job 2>/dev/null; wait $job
+        fail "SIGKILL to writer 2: no batch was committed in its shard within 30 s"
+    fi
+done
+
+# 3. rank 0 killed right after the first of three shard merges committed
+#    (CCSWEEP_TEST_KILL_AFTER_MERGE): one shard merged but not removed, two not merged
+rm -f "$TMP"/merge.db*
+$MPIRUN -n 4 -x CCSWEEP_TEST_KILL_AFTER_MERGE=1 $BIN run "$SPEC" --db "$TMP/merge.db" --quiet --writers 4 >/dev/null 2>&1; rc=$?
+check "SIGKILL while merging: the job fails ($rc), the database is intact and unfinished, the 3 shards are left" \
+    sh -c "[ $rc -ne 0 ] && [ \"\$(sqlite3 '$TMP/merge.db' 'PRAGMA integrity_check')\" = ok ] && [ \"\$(sqlite3 '$TMP/merge.db' 'SELECT status FROM runs')\" = running ] && [ $(shards_left) -eq 3 ]"
+mkdir "$TMP/h"
+cp "$TMP"/merge.db "$TMP"/merge.db.run1.w*.shard "$TMP/h/"
+resumed "SIGKILL while merging" "$TMP/merge.db" 2
+resumed "SIGKILL while merging, resumed by 4 writers" "$TMP/h/merge.db" 4 --writers 4
+
+# 4. shards of another run under the same name (the database was deleted) are not merged
+rm -f "$TMP"/merge.db*
+$MPIRUN -n 4 -x CCSWEEP_TEST_KILL_AFTER_MERGE=1 $BIN run tests/data/sweep_small.yaml --db "$TMP/merge.db" --quiet --writers 4 >/dev/null 2>&1
+rm -f "$TMP/merge.db" "$TMP/merge.db-wal" "$TMP/merge.db-shm"
+$MPIRUN -n 2 $BIN run "$SPEC" --db "$TMP/merge.db" --quiet >/dev/null 2>"$TMP/err"; rc=$?
+summary "$TMP/merge.db" >"$TMP/got.sum"
+check "stale shards of another spec's run 1: removed with a warning, not merged; the rows are the reference's" \
+    sh -c "[ $rc -eq 0 ] && grep -q 'not a shard of run 1 .*another spec; removed' '$TMP/err' && cmp -s '$TMP/ref.sum' '$TMP/got.sum' && [ $(shards_left) -eq 0 ]"
+
+# 5. bad options: exit 1 with a message, nothing written
+bad() { # bad LABEL PATTERN NP OPTIONS...
+    label=$1 pat=$2 np=$3
+    shift 3
+    rm -f "$TMP"/bad.db*
+    $MPIRUN -n "$np" $BIN run $SPEC --db "$TMP/bad.db" --quiet "$@" >/dev/null 2>"$TMP/err"; rc=$?
+    check "$label: exit 1 naming the problem, no database created" \
+        sh -c "[ $rc -eq 1 ] && grep -q -- '$pat' '$TMP/err' && [ ! -e '$TMP/bad.db' ]"
+}
+bad "--writers 0" "--writers: expected a positive number of writers or .node., got .0." 1 --writers 0
+bad "--writers two" "--writers: expected .* got .two." 1 --writers two
+bad "--ranks-per-writer 0" "--ranks-per-writer: expected a positive number of ranks, got .0." 2 --ranks-per-writer 0
+bad "--writers 3 on 2 ranks" "--writers 3: more writers than MPI ranks (2)" 2 --writers 3
+bad "--writers with --ranks-per-writer" "give --writers or --ranks-per-writer, not both" 2 --writers 2 --ranks-per-writer 1
+bad "--shard-dir that is a file" "--shard-dir $SPEC: not a directory" 2 --writers 2 --shard-dir $SPEC
