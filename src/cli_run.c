@@ -85,6 +85,18 @@ typedef struct run_args {
     long per_writer; /* --ranks-per-writer, 0 not given */
 } run_args;
 
+/* An integer option in [1, max]: 0, or 1 with the message on e. */
+static int count_arg(FILE *e, const char *opt, const char *expected, const char *s, long max,
+                     long *out)
+{
+    char *end;
+    *out = strtol(s, &end, 10);
+    if (*s && !*end && *out >= 1 && *out <= max)
+        return 0;
+    fprintf(e, "ccsweep run: %s: expected %s, got '%s'\n", opt, expected, s);
+    return 1;
+}
+
 /* Returns 0, or 1 with the message printed when print is set. */
 static int parse_args(int argc, char **argv, run_args *a, int print)
 {
@@ -134,36 +146,19 @@ static int parse_args(int argc, char **argv, run_args *a, int print)
             a->shard_dir = optarg;
             break;
         case O_WRITERS:
-            a->writers = strtol(optarg, &end, 10);
-            if (!strcmp(optarg, "node")) {
+            if (!strcmp(optarg, "node"))
                 a->writers = -1;
-            } else if (!*optarg || *end || a->writers < 1 || a->writers > 1000000) {
-                fprintf(e,
-                        "ccsweep run: --writers: expected a positive number of writers or "
-                        "'node', got '%s'\n",
-                        optarg);
-                bad = 1;
-            }
+            else
+                bad = count_arg(e, "--writers", "a positive number of writers or 'node'", optarg,
+                                1000000, &a->writers);
             break;
         case O_PER_WRITER:
-            a->per_writer = strtol(optarg, &end, 10);
-            if (!*optarg || *end || a->per_writer < 1 || a->per_writer > 1000000) {
-                fprintf(e,
-                        "ccsweep run: --ranks-per-writer: expected a positive number of ranks, "
-                        "got '%s'\n",
-                        optarg);
-                bad = 1;
-            }
+            bad = count_arg(e, "--ranks-per-writer", "a positive number of ranks", optarg, 1000000,
+                            &a->per_writer);
             break;
         case O_CHUNK:
-            a->chunk = strtol(optarg, &end, 10);
-            if (!*optarg || *end || a->chunk < 1 || a->chunk > 100000000) {
-                fprintf(e,
-                        "ccsweep run: --chunk: expected an integer in [1, 100000000], got "
-                        "'%s'\n",
-                        optarg);
-                bad = 1;
-            }
+            bad = count_arg(e, "--chunk", "an integer in [1, 100000000]", optarg, 100000000,
+                            &a->chunk);
             break;
         case O_PROGRESS:
             a->progress = strtod(optarg, &end);
@@ -315,7 +310,8 @@ static int open_shard(dist_comm *w, dist_comm *grp, const run_args *a, int widx,
                                .shard_started = started};
         if (rc == CCS_OK) {
             store_remove_file(path); /* a stale file of that name: its rows are not ours */
-            *st = store_open(path, a->locking, &rc, err);
+            /* one process writes a shard: no shared memory, fine on network filesystems */
+            *st = store_open(path, STORE_LOCK_EXCLUSIVE, &rc, err);
         }
         if (*st && (rc = store_prepare_run(*st, g, &info, 0, err)) >= 0)
             rc = CCS_OK;
@@ -344,9 +340,13 @@ static int merge_shards(ccs_store *st, const run_args *a, int nw, const ccs_grid
                         ccs_err *err)
 {
     int merged = 0;
+    double t0 = dist_clock();
     int r = store_absorb_shards(st, a->shard_dir, a->db, a->quiet ? NULL : stderr, &merged, err);
     if (r != CCS_OK)
         return r;
+    if (!a->quiet)
+        fprintf(stderr, "ccsweep: merged %d shard%s in %.2f s\n", merged, merged == 1 ? "" : "s",
+                dist_clock() - t0);
     if (merged != nw - 1) {
         ccs_err_set(err, "%s: %d of the %d shards were found to merge; --resume recomputes the rest",
                     a->db, merged, nw - 1);
@@ -536,6 +536,8 @@ int cli_run(int argc, char **argv)
                 st = NULL;
                 dist_abort(w, rc == CCS_EINPUT ? 1 : 2);
             }
+            if (store_seal(st, &err) != CCS_OK)
+                fprintf(stderr, "ccsweep run: writer %d: %s\n", widx + 1, err.msg);
             store_close(st);
             st = NULL;
         }
@@ -545,8 +547,11 @@ int cli_run(int argc, char **argv)
             dist_sum_stats(w, &ds); /* rank 0 failing ends the job below */
         if (rank == 0 && rc == CCS_OK && ds.signal)
             rc = DIST_INTERRUPTED; /* another group was stopped */
-        if (rank == 0 && rc >= 0)
+        if (rank == 0 && rc >= 0) {
+            double t0 = dist_clock();
             rc = merge_shards(st, &a, nw, g, rc, &err);
+            ds.seconds += dist_clock() - t0; /* the sweep's time includes its merge */
+        }
     }
     if (rank != 0) {
         /* the sweep's status is rank 0's (it is the one that stored the rows) */
@@ -581,7 +586,9 @@ int cli_run(int argc, char **argv)
            (long long)fin.filtered, shown);
     struct rusage ru;
     if (!a.quiet && getrusage(RUSAGE_SELF, &ru) == 0)
-        fprintf(stderr, "ccsweep: rank 0 peak RSS %.1f MiB\n", ru.ru_maxrss / 1024.0);
+        fprintf(stderr, "ccsweep: rank 0 peak RSS %.1f MiB\nccsweep: rank 0 CPU %.3f s (user + system)\n",
+                ru.ru_maxrss / 1024.0,
+                ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec));
     if (status == STORE_INTERRUPTED)
         printf("ccsweep run: interrupted by signal %d; committed rows are kept, finish with "
                "'ccsweep run %s --db %s --resume'\n",

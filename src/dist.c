@@ -154,6 +154,11 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+double dist_clock(void)
+{
+    return now_s();
+}
+
 /* ---- work distribution (rank 0) ------------------------------------------------ */
 
 typedef struct sched {
@@ -787,35 +792,21 @@ int dist_partition(const store_range *todo, size_t n, int w, int nw, store_range
     int64_t left = 0;
     for (size_t i = 0; i < n; i++)
         left += todo[i].hi - todo[i].lo;
-    /* about 16 blocks per writer: small enough to balance, large enough
-     * that a block holds several chunks */
-    int64_t b = left / (16 * (int64_t)nw);
-    b = b < 256 ? 256 : b > 65536 ? 65536 : b;
-    size_t cap = 16, k = 0;
-    store_range *v = malloc(cap * sizeof *v);
+    /* the w-th of nw equal shares of what is left, in index order */
+    int64_t from = (int64_t)((double)left * w / nw), to = (int64_t)((double)left * (w + 1) / nw);
+    if (w == nw - 1)
+        to = left;
+    size_t k = 0;
+    store_range *v = malloc(sizeof *v * (n ? n : 1));
     if (!v)
         return CCS_ENOMEM;
-    for (size_t i = 0; i < n; i++) {
-        for (int64_t lo = todo[i].lo; lo < todo[i].hi;) {
-            int64_t blk = lo / b, hi = (blk + 1) * b < todo[i].hi ? (blk + 1) * b : todo[i].hi;
-            if (blk % nw == w) {
-                if (k && v[k - 1].hi == lo) {
-                    v[k - 1].hi = hi;
-                } else {
-                    if (k == cap) {
-                        store_range *nv = realloc(v, 2 * cap * sizeof *nv);
-                        if (!nv) {
-                            free(v);
-                            return CCS_ENOMEM;
-                        }
-                        v = nv;
-                        cap *= 2;
-                    }
-                    v[k].lo = lo;
-                    v[k++].hi = hi;
-                }
-            }
-            lo = hi;
+    int64_t pos = 0; /* scenarios of todo before todo[i] */
+    for (size_t i = 0; i < n; pos += todo[i].hi - todo[i].lo, i++) {
+        int64_t lo = todo[i].lo + (from > pos ? from - pos : 0);
+        int64_t hi = todo[i].lo + (to - pos < todo[i].hi - todo[i].lo ? to - pos : todo[i].hi - todo[i].lo);
+        if (lo < hi) {
+            v[k].lo = lo;
+            v[k++].hi = hi;
         }
     }
     *out = v;

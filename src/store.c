@@ -1849,6 +1849,13 @@ int store_shard_path(char *out, size_t n, const char *dir, const char *db, int64
     return k < 0 || (size_t)k >= n ? -1 : 0;
 }
 
+int store_seal(ccs_store *st, ccs_err *err)
+{
+    if (store_commit(st, err))
+        return CCS_EIO;
+    return exec(st, "PRAGMA journal_mode = DELETE", err);
+}
+
 void store_remove_file(const char *path)
 {
     char side[PATH_MAX + 8];
@@ -1859,36 +1866,99 @@ void store_remove_file(const char *path)
     unlink(side);
 }
 
-/* "INSERT OR IGNORE INTO main.T (c1, ...) SELECT c1, ... FROM shard.T WHERE
- * cond": the columns of the table in this file, by name, so that a column
- * added to the schema is carried without a change here. */
-static int copy_table(ccs_store *st, const char *table, const char *cond, ccs_err *err)
+/* The quoted names of table's columns in schema (main or shard), in order,
+ * comma-separated: a new string, or NULL. */
+static char *table_cols(ccs_store *st, const char *schema, const char *table)
 {
     sqlite3_stmt *s;
+    char *cols = NULL;
     if (sqlite3_prepare_v2(st->db,
                            "SELECT group_concat('\"' || name || '\"', ',') FROM "
-                           "pragma_table_info(?1, 'main')",
+                           "pragma_table_info(?1, ?2)",
                            -1, &s, NULL) != SQLITE_OK)
-        return fail_db(st, err, "reading the columns to merge");
+        return NULL;
     sqlite3_bind_text(s, 1, table, -1, SQLITE_STATIC);
-    const char *cols = sqlite3_step(s) == SQLITE_ROW ? (const char *)sqlite3_column_text(s, 0) : 0;
-    if (!cols) {
-        sqlite3_finalize(s);
-        return fail_db(st, err, "reading the columns to merge");
+    sqlite3_bind_text(s, 2, schema, -1, SQLITE_STATIC);
+    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0)) {
+        const char *v = (const char *)sqlite3_column_text(s, 0);
+        if ((cols = malloc(strlen(v) + 1)))
+            strcpy(cols, v);
     }
-    size_t n = 2 * strlen(cols) + strlen(cond) + 2 * strlen(table) + 96;
-    char *sql = malloc(n);
-    if (!sql) {
-        sqlite3_finalize(s);
-        ccs_err_set(err, "out of memory");
-        return CCS_ENOMEM;
-    }
-    snprintf(sql, n, "INSERT OR IGNORE INTO main.%s (%s) SELECT %s FROM shard.%s WHERE %s", table,
-             cols, cols, table, cond);
     sqlite3_finalize(s);
-    int rc = exec(st, sql, err);
-    free(sql);
+    return cols;
+}
+
+enum { COPY_CONFLICT = 1 };
+
+/* Copy the shard's rows of table into this file. fast: when the shard's
+ * columns are this file's, in the same order, a plain INSERT ... SELECT *,
+ * which SQLite copies record by record without decoding them (its transfer
+ * optimisation); it fails with COPY_CONFLICT (statement undone) when a row is
+ * there already. Otherwise INSERT OR IGNORE by column name, so that whatever
+ * columns the schema has are carried without a change here. */
+static int copy_table(ccs_store *st, const char *table, int fast, ccs_err *err)
+{
+    char *cols = table_cols(st, "main", table), *theirs = table_cols(st, "shard", table);
+    int rc = CCS_OK;
+    if (!cols || !theirs) {
+        rc = fail_db(st, err, "reading the columns to merge");
+    } else {
+        size_t n = 2 * strlen(cols) + 2 * strlen(table) + 96;
+        char *sql = malloc(n);
+        if (!sql) {
+            ccs_err_set(err, "out of memory");
+            rc = CCS_ENOMEM;
+        } else {
+            if (fast && !strcmp(cols, theirs))
+                snprintf(sql, n, "INSERT INTO main.%s SELECT * FROM shard.%s", table, table);
+            else
+                snprintf(sql, n, "INSERT OR IGNORE INTO main.%s (%s) SELECT %s FROM shard.%s",
+                         table, cols, cols, table);
+            if (sqlite3_exec(st->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+                rc = sqlite3_errcode(st->db) == SQLITE_CONSTRAINT && fast
+                         ? COPY_CONFLICT
+                         : fail_db(st, err, "merging a shard");
+            free(sql);
+        }
+    }
+    free(cols);
+    free(theirs);
     return rc;
+}
+
+/* Add what schema holds of the run (the shard's rows) to the run's counts,
+ * or with set make them what this file holds. */
+static int merge_counts(ccs_store *st, const char *schema, int set, ccs_err *err)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT sr & 3, count(*) FROM %s.result_rows WHERE rid >= %lld AND rid < %lld "
+             "GROUP BY 1",
+             schema, (long long)rid_of(st->run_id, 0), (long long)rid_of(st->run_id + 1, 0));
+    sqlite3_stmt *s;
+    int64_t n[3] = {0, 0, 0};
+    if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+        return fail_db(st, err, "counting merged rows");
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        int k = sqlite3_column_int(s, 0);
+        if (k >= 0 && k < 3)
+            n[k] = sqlite3_column_int64(s, 1);
+    }
+    sqlite3_finalize(s);
+    snprintf(sql, sizeof sql, "SELECT coalesce(sum(hi - lo), 0) FROM %s.chunks WHERE run_id = %lld",
+             schema, (long long)st->run_id);
+    int64_t done = query_int(st, sql, 0);
+    const char *base = set ? "0" : "";
+    char now[32];
+    now_iso(now, sizeof now);
+    snprintf(sql, sizeof sql,
+             "UPDATE main.runs SET updated = '%s', n_done = %s%s + %lld, n_rows = %s%s + %lld, "
+             "n_ok = %s%s + %lld, n_invalid = %s%s + %lld, n_oom = %s%s + %lld WHERE run_id = %lld",
+             now, base, set ? "" : "n_done", (long long)done, base, set ? "" : "n_rows",
+             (long long)(n[0] + n[1] + n[2]), base, set ? "" : "n_ok", (long long)n[CCS_ST_OK],
+             base, set ? "" : "n_invalid", (long long)n[CCS_ST_INVALID], base,
+             set ? "" : "n_oom", (long long)n[CCS_ST_OOM], (long long)st->run_id);
+    return exec(st, sql, err);
 }
 
 /* Is the attached shard a part of this run? NULL when it is, else why not. */
@@ -1907,7 +1977,9 @@ static const char *shard_mismatch(ccs_store *st)
                            -1, &s, NULL) != SQLITE_OK)
         return "it cannot be read";
     sqlite3_bind_int64(s, 1, st->run_id);
-    if (sqlite3_step(s) == SQLITE_ROW)
+    if (query_int(st, "SELECT count(*) FROM shard.runs", -1) != 1)
+        why = "it holds no run, or several";
+    else if (sqlite3_step(s) == SQLITE_ROW)
         why = !sqlite3_column_int(s, 0)   ? "its run has another spec"
               : !sqlite3_column_int(s, 1) ? "its run has another start time (an earlier file of "
                                             "the same name)"
@@ -1948,35 +2020,35 @@ int store_merge_shard(ccs_store *st, const char *path, ccs_err *err)
                     st->path, why);
         rc = STORE_STALE_SHARD;
     }
-    char rows[160], run[64], counts[2048];
-    int64_t lo = rid_of(st->run_id, 0), hi = rid_of(st->run_id + 1, 0);
-    snprintf(rows, sizeof rows, "%%s >= %lld AND %%s < %lld", (long long)lo, (long long)hi);
-    snprintf(run, sizeof run, "run_id = %lld", (long long)st->run_id);
-    char rid_cond[192], pid_cond[192];
-    snprintf(rid_cond, sizeof rid_cond, rows, "rid", "rid");
-    snprintf(pid_cond, sizeof pid_cond, rows, "pid", "pid");
-    /* the counts are what the file holds after the merge, as a commit keeps them */
-    snprintf(counts, sizeof counts,
-             "UPDATE main.runs SET updated = strftime('%%Y-%%m-%%dT%%H:%%M:%%SZ', 'now'), "
-             "n_done = (SELECT coalesce(sum(hi - lo), 0) FROM main.chunks WHERE %s), "
-             "n_rows = (SELECT count(*) FROM main.result_rows WHERE %s), "
-             "n_ok = (SELECT count(*) FROM main.result_rows WHERE %s AND sr & 3 = %d), "
-             "n_invalid = (SELECT count(*) FROM main.result_rows WHERE %s AND sr & 3 = %d), "
-             "n_oom = (SELECT count(*) FROM main.result_rows WHERE %s AND sr & 3 = %d) "
-             "WHERE %s",
-             run, rid_cond, rid_cond, CCS_ST_OK, rid_cond, CCS_ST_INVALID, rid_cond, CCS_ST_OOM,
-             run);
+    /* Rows, regions and chunk records are the shard's own (one per index, its
+     * writer had the only copy) unless an earlier merge of this shard
+     * committed but the shard outlived it: then everything is copied again
+     * with OR IGNORE and the counts are recounted. Plans are shared by the
+     * writers: always OR IGNORE. */
+    static const char *const own[] = {"result_rows", "regions", "chunks"};
+    int again = 0;
     if (rc == CCS_OK)
         rc = exec(st, "BEGIN IMMEDIATE", err);
-    if (rc == CCS_OK) {
-        if (copy_table(st, "result_rows", rid_cond, err) ||
-            copy_table(st, "plans", pid_cond, err) || copy_table(st, "regions", run, err) ||
-            copy_table(st, "chunks", run, err) || exec(st, counts, err) ||
-            exec(st, "COMMIT", err)) {
-            exec(st, "ROLLBACK", NULL);
-            rc = CCS_EIO;
-        }
+    if (rc == CCS_OK)
+        rc = exec(st, "SAVEPOINT fast", err);
+    for (int i = 0; rc == CCS_OK && i < 3; i++)
+        rc = copy_table(st, own[i], 1, err);
+    if (rc == COPY_CONFLICT) {
+        again = 1;
+        rc = exec(st, "ROLLBACK TO fast", err);
+        for (int i = 0; rc == CCS_OK && i < 3; i++)
+            rc = copy_table(st, own[i], 0, err);
     }
+    if (rc == CCS_OK)
+        rc = copy_table(st, "plans", 0, err);
+    if (rc == CCS_OK)
+        rc = again ? merge_counts(st, "main", 1, err) : merge_counts(st, "shard", 0, err);
+    if (rc == CCS_OK)
+        rc = exec(st, "RELEASE fast", err);
+    if (rc == CCS_OK)
+        rc = exec(st, "COMMIT", err);
+    if (rc != CCS_OK && rc != STORE_STALE_SHARD && !sqlite3_get_autocommit(st->db))
+        exec(st, "ROLLBACK", NULL);
     exec(st, "DETACH shard", NULL);
     return rc;
 }
@@ -1993,6 +2065,15 @@ static int is_shard_name(const char *name, const char *base, int64_t run_id)
         if (name[i] < '0' || name[i] > '9')
             return 0;
     return 1;
+}
+
+/* Shard paths of one directory, database and run, in writer order: the
+ * names differ only in the writer number, so a shorter one is a smaller one. */
+static int by_writer(const void *a, const void *b)
+{
+    const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+    size_t nx = strlen(x), ny = strlen(y);
+    return nx != ny ? (nx < ny ? -1 : 1) : strcmp(x, y);
 }
 
 /* Test hook: CCSWEEP_TEST_KILL_AFTER_MERGE=N kills this process with SIGKILL
@@ -2049,6 +2130,8 @@ int store_absorb_shards(ccs_store *st, const char *dir, const char *db, FILE *lo
     closedir(dp);
     if (rc == CCS_ENOMEM)
         ccs_err_set(err, "out of memory");
+    else if (k > 1)
+        qsort(names, k, sizeof *names, by_writer); /* each merge appends to the previous */
     for (size_t i = 0; rc == CCS_OK && i < k; i++) {
         if (log)
             fprintf(log, "ccsweep: merging shard %s into %s\n", names[i], st->path);

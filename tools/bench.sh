@@ -6,7 +6,9 @@
 #      projection, no MPI; batches of 10k rows, WAL, synchronous=NORMAL)
 #   3. end-to-end sweep rate with 1 and 2 ranks, and its ratio to (2)
 #   4. the same spec without its where-filter (every scenario stored): 1, 2
-#      and 4 ranks side by side, the speed-up, and whether the rows are equal
+#      and 4 ranks with one writer and 4 ranks with 2 writers (--writers 2)
+#      side by side, the speed-up, rank 0's CPU per stored row, and whether
+#      the rows are equal
 #   5. a keep: rule (best plan per model x hardware x generation x devices):
 #      rank 0's CPU per row received and per kept row, end to end 1 and 2 ranks
 #   6. what these costs project for 1e9 scenarios on 64 nodes x 64 cores
@@ -54,15 +56,22 @@ rows_md5() {
     sqlite3 "$1" "SELECT $cols FROM results ORDER BY idx" | md5sum | cut -c1-12
 }
 
-echo "-- $SPEC without its where-filter (every scenario stored)"
+echo "-- $SPEC without its where-filter (every scenario stored); rank 0's CPU per stored row"
+echo "   (its inserts, its share of the projection, and with 2 writers the merge of the other shard)"
 sed '/^where:/d' $SPEC >"$TMP/unfiltered.yaml"
-for np in 1 2 4; do
-    r=$(e2e "$TMP/unfiltered.yaml" $np)
+for run in "1 1" "2 1" "4 1" "4 2"; do
+    set -- $run
+    np=$1 nw=$2
+    rm -f "$TMP"/e2e.db*
+    mpirun --oversubscribe -n "$np" ./ccsweep run "$TMP/unfiltered.yaml" --db "$TMP/e2e.db" \
+        --progress 100000 --writers "$nw" >"$TMP/out" 2>"$TMP/err"
+    r=$(sed -n 's/.* \([0-9]*\)\/[0-9]* scenarios in \([0-9.]*\) s .*, \([0-9]*\) rows (ok.*/\2 \1 \3/p' "$TMP/out")
+    cpu=$(sed -n 's/^ccsweep: rank 0 CPU \([0-9.]*\) s.*/\1/p' "$TMP/err")
     m=$(rows_md5 "$TMP/e2e.db")
-    eval "t$np=\$(echo \"\$r\" | cut -d' ' -f1)"
-    echo "$r" | awk -v n=$np -v m="$m" '{ printf "end to end, %d rank%s:        %.0f scenarios/s (%d scenarios, %d rows, %.2f s), rows md5 %s\n", n, (n > 1 ? "s" : " "), $2 / $1, $2, $3, $1, m }'
+    eval "t${np}_$nw=\$(echo \"\$r\" | cut -d' ' -f1)"
+    echo "$r" | awk -v n=$np -v w=$nw -v m="$m" -v c="$cpu" '{ printf "end to end, %d rank%s x %d writer%s: %.0f scenarios/s (%d scenarios, %d rows, %.2f s), rank 0 CPU %.2f s = %.2f us per row, rows md5 %s\n", n, (n > 1 ? "s" : ""), w, (w > 1 ? "s" : ""), $2 / $1, $2, $3, $1, c, c * 1e6 / $3, m }'
 done
-awk -v a="$t1" -v b="$t2" -v c="$t4" 'BEGIN { printf "speed-up over 1 rank:        2 ranks %.2fx, 4 ranks (oversubscribed) %.2fx\n", a / b, a / c }'
+awk -v a="$t1_1" -v b="$t2_1" -v c="$t4_1" -v d="$t4_2" 'BEGIN { printf "speed-up over 1 rank:        2 ranks %.2fx, 4 ranks (oversubscribed) %.2fx, 4 ranks x 2 writers %.2fx\n", a / b, a / c, a / d }'
 
 echo "-- keep: {best: 1, by: t_iter, per: [model, hardware, generation, devices]} on $SPEC"
 (cat $SPEC; echo "keep: {best: 1, by: t_iter, per: [model, hardware, generation, devices]}") >"$TMP/keep.yaml"

@@ -37,6 +37,9 @@ void dist_abort(const dist_comm *c, int code)
 #endif
     ;
 
+/* Seconds on a monotonic clock. */
+double dist_clock(void);
+
 /* Catch SIGINT, SIGTERM and SIGUSR1 (mpirun forwards SIGUSR1 to every rank):
  * the handler only records the signal; the sweep loops look at it. */
 void dist_catch_signals(void);
@@ -91,10 +94,11 @@ void dist_bcast_i64(const dist_comm *c, int64_t *v, int n);
 /* Broadcast rank 0's ranges: on other ranks *r becomes a new array the caller
  * frees. Returns CCS_OK, or CCS_ENOMEM on every rank. */
 int dist_bcast_ranges(const dist_comm *c, store_range **r, size_t *n);
-/* Writer w's part of the ranges todo[0..n) among nw writers: the blocks of
- * B consecutive indices (B from the amount of work, the same on every rank)
- * with block number % nw == w, a cyclic split that evens out the cost of the
- * cells. *out is a new array. Returns CCS_OK or CCS_ENOMEM. */
+/* Writer w's part of the ranges todo[0..n) among nw writers: the w-th of nw
+ * equal shares of their scenarios, in index order. Contiguous parts make the
+ * final merge an append (each shard's rows follow the previous part's, and
+ * SQLite copies them without decoding); the ranks of a group balance their
+ * part among themselves. *out is a new array. Returns CCS_OK or CCS_ENOMEM. */
 int dist_partition(const store_range *todo, size_t n, int w, int nw, store_range **out,
                    size_t *nout);
 /* Sum the scenario and row counts of s over c (the seconds and the signal:

@@ -138,6 +138,10 @@ int store_merge_shard(ccs_store *st, const char *path, ccs_err *err);
  * the todo ranges and counts are read again. *n gets how many were merged. */
 int store_absorb_shards(ccs_store *st, const char *dir, const char *db, FILE *log, int *n,
                         ccs_err *err);
+/* A shard's last step: commit, and switch the file from WAL to a rollback
+ * journal, so that it is one self-contained file that rank 0 can attach
+ * without shared memory (network filesystems). */
+int store_seal(ccs_store *st, ccs_err *err);
 /* Remove a database file with its -wal and -shm companions. */
 void store_remove_file(const char *path);
 

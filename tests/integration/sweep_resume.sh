@@ -14,16 +14,6 @@ result_rows "$TMP/ref.db" >"$TMP/ref.rows"
 check "reference run complete ($total scenarios)" \
     [ "$(q "$TMP/ref.db" "SELECT status FROM runs")" = complete -a "$(wc -l <"$TMP/ref.rows")" = "$total" ]
 
-# pid of the rank given as $2 of the job writing database $1
-rank_pid() {
-    for p in $(pgrep -f "ccsweep run $SPEC --db $1"); do
-        if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2"; then
-            echo "$p"
-            return
-        fi
-    done
-}
-
 # after_resume DB LABEL: resume with mpirun -n $3 and compare with the reference
 after_resume() {
     $MPIRUN -n "$3" $BIN run $SPEC --db "$1" --resume --quiet >"$TMP/resume.out" 2>&1; rc=$?

@@ -65,27 +65,20 @@ $MPIRUN -n 2 $BIN run "$TMP/mid.yaml" --db "$TMP/w.db" --writers 2 --progress 10
 check "2 writers: rank 0 reports its share (half) as writer 1 of 2 and merges writer 2's shard" \
     sh -c "grep -q '^ccsweep: writer 1 of 2: 19200/19200' '$TMP/err' && grep -q 'merging shard .*w.db.run1.w1.shard' '$TMP/err'"
 
-# the reference for the kills: the medium run on 1 rank
+# the kills: the medium grid with a third micro-batch size (230400
+# scenarios), long enough that they land mid-run; its reference on 1 rank
+sed -e 's/^name: medium/name: writers/' -e 's/^  mbs: \[1, 2\]/  mbs: [1, 2, 4]/' $SPEC >"$TMP/big.yaml"
+SPEC=$TMP/big.yaml
 rm -f "$TMP"/ref.db*
 $BIN run $SPEC --db "$TMP/ref.db" --quiet >/dev/null 2>&1
 total=$(q "$TMP/ref.db" "SELECT total FROM runs")
 summary "$TMP/ref.db" >"$TMP/ref.sum"
 
-# pid of world rank $2 of the job writing database $1
-rank_pid() {
-    for p in $(pgrep -f "ccsweep run $SPEC --db $1"); do
-        if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2"; then
-            echo "$p"
-            return
-        fi
-    done
-}
-# wait_rows DB: wait (up to 30 s) until a first batch is committed in DB
-wait_rows() {
+# wait_wal SHARD: wait (up to 30 s) until the shard's writer has written to its WAL
+wait_wal() {
     i=0
     while [ $i -lt 600 ]; do
-        n=$(q "$1" "SELECT n_done FROM runs" 2>/dev/null)
-        [ -n "$n" ] && [ "$n" -gt 0 ] && return 0
+        [ -s "$1-wal" ] && return 0
         sleep 0.05
         i=$((i + 1))
     done
@@ -108,7 +101,8 @@ for again in "4 --writers 2"; do
     rm -f "$TMP"/kill.db*
     $MPIRUN -n 4 $BIN run "$SPEC" --db "$TMP/kill.db" --quiet --writers 2 >/dev/null 2>&1 &
     job=$!
-    if wait_rows "$TMP/kill.db.run1.w1.shard"; then
+    # the shard is locked while it is written: watch the database and the shard's WAL
+    if wait_done "$TMP/kill.db" && wait_wal "$TMP/kill.db.run1.w1.shard"; then
         pid=$(rank_pid "$TMP/kill.db" 2)
         [ -n "$pid" ] && kill -KILL "$pid"
         wait $job; rc=$?
@@ -116,16 +110,44 @@ for again in "4 --writers 2"; do
         if [ -z "$pid" ] || [ "$st" = complete ]; then
             skip "SIGKILL to writer 2 (the sweep finished before the kill)"
         else
-            check "SIGKILL to writer 2: the job fails ($rc), the database is intact, its shard is left with rows" \
-                sh -c "[ $rc -ne 0 ] && [ \"\$(sqlite3 '$TMP/kill.db' 'PRAGMA integrity_check')\" = ok ] && [ \"\$(sqlite3 '$TMP/kill.db.run1.w1.shard' 'SELECT count(*) > 0 FROM results')\" = 1 ]"
+            n=$(q "$TMP/kill.db.run1.w1.shard" "SELECT count(*) FROM results")
+            check "SIGKILL to writer 2: the job fails ($rc), the database and writer 2's shard are intact" \
+                sh -c "[ $rc -ne 0 ] && [ \"\$(sqlite3 '$TMP/kill.db' 'PRAGMA integrity_check')\" = ok ] && [ \"\$(sqlite3 '$TMP/kill.db.run1.w1.shard' 'PRAGMA integrity_check')\" = ok ]"
+            if [ "${n:-0}" -gt 0 ]; then
+                pass "SIGKILL to writer 2: its shard holds $n committed rows to merge"
+            else
+                skip "SIGKILL to writer 2: its shard had no commit yet (the resume recomputes its part)"
+            fi
             set -- $again
             resumed "SIGKILL to writer 2" "$TMP/kill.db" "$@"
         fi
     else
         kill $job 2>/dev/null; wait $job
-        fail "SIGKILL to writer 2: no batch was committed in its shard within 30 s"
+        fail "SIGKILL to writer 2: no batch was committed within 30 s"
     fi
 done
+
+# 2b. SIGTERM to mpirun: every group stops, rank 0 merges what the shards
+#     committed and marks the run interrupted with counts of exactly its
+#     completed chunks; --resume with one writer completes it
+rm -f "$TMP"/term.db*
+$MPIRUN -n 4 $BIN run "$SPEC" --db "$TMP/term.db" --quiet --writers 2 >/dev/null 2>&1 &
+job=$!
+if wait_done "$TMP/term.db"; then
+    kill -TERM $job
+    wait $job; rc=$?
+    st=$(q "$TMP/term.db" "SELECT status FROM runs")
+    if [ "$st" = complete ]; then
+        skip "SIGTERM with 2 writers (the sweep finished before the signal)"
+    else
+        check "SIGTERM with 2 writers: exit $rc, run interrupted, shards merged, counts are the completed chunks'" \
+            sh -c "[ $rc -ne 0 ] && [ '$st' = interrupted ] && [ $(shards_left) -eq 0 ] && [ \"\$(sqlite3 '$TMP/term.db' 'SELECT n_done = (SELECT sum(hi - lo) FROM chunks) AND n_rows = (SELECT count(*) FROM results) FROM runs')\" = 1 ]"
+        resumed "SIGTERM with 2 writers" "$TMP/term.db" 2
+    fi
+else
+    kill $job 2>/dev/null; wait $job
+    fail "SIGTERM with 2 writers: no batch was committed within 30 s"
+fi
 
 # 3. rank 0 killed right after the first of three shard merges committed
 #    (CCSWEEP_TEST_KILL_AFTER_MERGE): one shard merged but not removed, two not merged
@@ -148,6 +170,7 @@ check "stale shards of another spec's run 1: removed with a warning, not merged;
     sh -c "[ $rc -eq 0 ] && grep -q 'not a shard of run 1 .*another spec; removed' '$TMP/err' && cmp -s '$TMP/ref.sum' '$TMP/got.sum' && [ $(shards_left) -eq 0 ]"
 
 # 5. bad options: exit 1 with a message, nothing written
+SPEC=tests/data/sweep_medium.yaml
 bad() { # bad LABEL PATTERN NP OPTIONS...
     label=$1 pat=$2 np=$3
     shift 3
