@@ -348,7 +348,8 @@ static int merge_shards(ccs_store *st, const run_args *a, int nw, const ccs_grid
         fprintf(stderr, "ccsweep: merged %d shard%s in %.2f s\n", merged, merged == 1 ? "" : "s",
                 dist_clock() - t0);
     if (merged != nw - 1) {
-        ccs_err_set(err, "%s: %d of the %d shards were found to merge; --resume recomputes the rest",
+        ccs_err_set(err,
+                    "%s: %d of the %d shards were found to merge; --resume recomputes the rest",
                     a->db, merged, nw - 1);
         return CCS_EIO;
     }
@@ -503,13 +504,16 @@ int cli_run(int argc, char **argv)
     if (rank == 0 && !a.quiet) {
         store_counts c;
         store_counts_get(st, &c);
+        char writers[32] = "";
+        if (nw > 1)
+            snprintf(writers, sizeof writers, ", %d writers", nw);
         if (kind == STORE_RESUMED)
             fprintf(stderr, "ccsweep: resuming run %lld: %lld of %lld scenarios already done\n",
                     (long long)store_run_id(st), (long long)c.done, (long long)grid_count(g));
         else
             fprintf(stderr, "ccsweep: run %lld: %lld scenarios on %d rank%s%s -> %s%s\n",
                     (long long)store_run_id(st), (long long)grid_count(g), ranks,
-                    ranks > 1 ? "s" : "", nw > 1 ? ", several writers" : "", shown,
+                    ranks > 1 ? "s" : "", writers, shown,
                     a.resume ? " (nothing to resume: new run)" : "");
     }
 
@@ -586,9 +590,11 @@ int cli_run(int argc, char **argv)
            (long long)fin.filtered, shown);
     struct rusage ru;
     if (!a.quiet && getrusage(RUSAGE_SELF, &ru) == 0)
-        fprintf(stderr, "ccsweep: rank 0 peak RSS %.1f MiB\nccsweep: rank 0 CPU %.3f s (user + system)\n",
+        fprintf(stderr,
+                "ccsweep: rank 0 peak RSS %.1f MiB\nccsweep: rank 0 CPU %.3f s (user + system)\n",
                 ru.ru_maxrss / 1024.0,
-                ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec));
+                ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+                    1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec));
     if (status == STORE_INTERRUPTED)
         printf("ccsweep run: interrupted by signal %d; committed rows are kept, finish with "
                "'ccsweep run %s --db %s --resume'\n",

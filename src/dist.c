@@ -802,8 +802,9 @@ int dist_partition(const store_range *todo, size_t n, int w, int nw, store_range
         return CCS_ENOMEM;
     int64_t pos = 0; /* scenarios of todo before todo[i] */
     for (size_t i = 0; i < n; pos += todo[i].hi - todo[i].lo, i++) {
+        int64_t len = todo[i].hi - todo[i].lo;
         int64_t lo = todo[i].lo + (from > pos ? from - pos : 0);
-        int64_t hi = todo[i].lo + (to - pos < todo[i].hi - todo[i].lo ? to - pos : todo[i].hi - todo[i].lo);
+        int64_t hi = todo[i].lo + (to - pos < len ? to - pos : len);
         if (lo < hi) {
             v[k].lo = lo;
             v[k++].hi = hi;
