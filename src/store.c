@@ -264,6 +264,8 @@ static const char *const view_sql[] = {
  * cursor it opens, the reset) is shared by 16 rows; the statement holds
  * 16 x 40 = 640 parameters, within SQLite's limit of 999 (its oldest default). */
 #define ROWS_PER_INSERT 16
+_Static_assert(ROWS_PER_INSERT * N_RESULT_COLS <= 999,
+               "an INSERT of ROWS_PER_INSERT rows would exceed 999 parameters");
 #define RID_BITS 40 /* rid = run_id << RID_BITS | idx */
 #define RID_MAX_RUN ((INT64_C(1) << (63 - RID_BITS)) - 1)
 
