@@ -99,6 +99,8 @@ int store_disk_full(const ccs_store *st);
 
 /* Add one result row (and its regions when the run has detail and rg is not
  * NULL) to the current transaction, committing every CCS_STORE_BATCH rows.
+ * Rows reach the table 16 per INSERT statement: store_commit and store_drop
+ * insert the ones still pending first, so that reads after them see every row.
  * When a write fails (store_put, store_chunk_done, store_commit) the open
  * transaction is rolled back whole: committed batches stay, and the counts
  * stay equal to the rows in the file. */
