@@ -1851,8 +1851,10 @@ static int write_md(rp *r)
     fprintf(f,
             "## How to read this report\n\n"
             "- *Communication share*: exposed communication (tensor-parallel collectives "
-            "on the critical path, data-parallel gradient reduction not hidden under the "
-            "backward pass, pipeline transfers) divided by the iteration time.\n"
+            "on the critical path, context-parallel K/V transfers not hidden under the "
+            "attention, expert-parallel all-to-alls, data-parallel gradient reduction not "
+            "hidden under the backward pass, pipeline transfers) divided by the iteration "
+            "time.\n"
             "- Every model x hardware generation is shown at two plans, chosen in SQL "
             "(the `plans` CTE of the queries) among the fitting plans with no mitigation "
             "switched on, and compared only at equal model, hardware generation, "

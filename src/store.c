@@ -326,7 +326,7 @@ static const char *const op_sources_sql =
 
 /* The plan axes version 6 added, with the value every version-5 plan had,
  * and the model fields it records. */
-static const char *const plans_v6_sql[] = {
+static const char *const v6_sql[] = {
     "ALTER TABLE plans ADD COLUMN cp INTEGER NOT NULL DEFAULT 1",
     "ALTER TABLE plans ADD COLUMN cp_comm INTEGER NOT NULL DEFAULT 0", /* CCS_CP_RING */
     "ALTER TABLE plans ADD COLUMN ep INTEGER NOT NULL DEFAULT 1",
@@ -344,8 +344,8 @@ static const char *const plans_v6_sql[] = {
  * CCS_OUTPUTS_V5 on, named as in timeline.h). */
 static int v6_columns(ccs_store *st, ccs_err *err)
 {
-    for (size_t i = 0; i < sizeof plans_v6_sql / sizeof plans_v6_sql[0]; i++)
-        if (exec(st, plans_v6_sql[i], err))
+    for (size_t i = 0; i < sizeof v6_sql / sizeof v6_sql[0]; i++)
+        if (exec(st, v6_sql[i], err))
             return CCS_EIO;
     for (int k = CCS_OUTPUTS_V5; k < CCS_N_OUTPUTS; k++) {
         char sql[96];

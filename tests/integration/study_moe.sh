@@ -13,8 +13,8 @@ DB="$TMP/m.db"
 OUT="$TMP/rep"
 STUDY_SPEC=sweeps/moe-longctx.yaml STUDY_DB="$DB" STUDY_OUT="$OUT" sh tools/study.sh 2 \
     >"$TMP/study.out" 2>&1; rc=$?
-check "tools/study.sh with STUDY_SPEC=sweeps/moe-longctx.yaml exits 0 (rc $rc: $(tail -c 300 "$TMP/study.out"))" \
-    [ $rc -eq 0 ]
+check "tools/study.sh with STUDY_SPEC=sweeps/moe-longctx.yaml exits 0 (rc $rc)" [ $rc -eq 0 ]
+[ $rc -eq 0 ] || tail -5 "$TMP/study.out" | sed 's/^/  /'
 check "the run is complete over its 60000 scenarios" \
     [ "$(sqlite3 "$DB" "SELECT status, total, n_done FROM runs")" = "complete|60000|60000" ]
 
