@@ -222,7 +222,7 @@ static void test_measured_memory(void **state)
  * SwiGLU FFN 53248, vocabulary 128256 padded to 129024 for tp 8) on 1024
  * devices, tp 8, pp 8 (stages 15 + 6 x 16 + 15), cp 2, dp 8, vpp 8, seq 8192,
  * mbs 1, gbs 512 (64 micro-batches), sequence parallel, flash attention,
- * ZeRO-1, bf16 (the Megatron-Bridge H100 row in tests/data/nemo_h100_fp8.csv).
+ * ZeRO-1, bf16 (the Megatron-Bridge H100 row in tests/data/nemo_published.csv).
  *   parameters per layer and device: (h (h + 2 * 1024) + h^2 + 3 h 53248 +
  *     2 h) / 8 = 3187703808 / 8 = 398462976
  *   first stage: 15 layers + the embedding shard 129024 * 16384 / 8 =
