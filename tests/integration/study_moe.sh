@@ -1,6 +1,6 @@
 #!/bin/sh
 # study_moe.sh - the study of mixture-of-experts and long-context models
-# (sweeps/moe-longctx.yaml, 60,000 scenarios) as 'make study-moe' runs it
+# (sweeps/moe-longctx.yaml, 126,000 scenarios) as 'make study-moe' runs it
 # (tools/study.sh with STUDY_SPEC), and its report's section on communication
 # by class. Runs from the repository root, as 'make check' does.
 . tests/integration/sweep_common.inc
@@ -15,8 +15,8 @@ STUDY_SPEC=sweeps/moe-longctx.yaml STUDY_DB="$DB" STUDY_OUT="$OUT" sh tools/stud
     >"$TMP/study.out" 2>&1; rc=$?
 check "tools/study.sh with STUDY_SPEC=sweeps/moe-longctx.yaml exits 0 (rc $rc)" [ $rc -eq 0 ]
 [ $rc -eq 0 ] || tail -5 "$TMP/study.out" | sed 's/^/  /'
-check "the run is complete over its 60000 scenarios" \
-    [ "$(sqlite3 "$DB" "SELECT status, total, n_done FROM runs")" = "complete|60000|60000" ]
+check "the run is complete over its 126000 scenarios" \
+    [ "$(sqlite3 "$DB" "SELECT status, total, n_done FROM runs")" = "complete|126000|126000" ]
 
 # Long context needs context parallelism: llama3-405b at 131,072 tokens per
 # sequence holds, per layer, about 34 s b h / t bytes of activations with
@@ -40,10 +40,11 @@ check "comm_class: rows, classes not adding up to comm_pct ($sum)" \
     sh -c "[ '${sum% *}' -gt 0 ] && [ '${sum#* }' = 0 ]"
 groups=$(sqlite3 "$DB" "SELECT count(*) FROM (SELECT DISTINCT m.name, r.seq FROM results r
     JOIN models m ON m.model_id = r.model_id WHERE m.experts > 0 OR r.seq > 8192)")
-check "every model appears: 2 mixtures of experts x 3 sequence lengths, 3 dense x 2 long ones ($groups)" \
-    [ "$groups" = 12 ]
+check "every model appears: 3 mixtures of experts x 3 sequence lengths, 3 dense x 2 long ones ($groups)" \
+    [ "$groups" = 15 ]
 ref=$(awk -F'|' '$1 == "h100-sxm"' "$TMP/cls" | wc -l)
-rows=$(sed -n '/^## Communication by class/,/^## Queries/p' "$OUT/report.md" | grep -c '^| \(mixtral\|llama3\)')
+rows=$(sed -n '/^On h100-sxm, every generation/,/^## /p' "$OUT/report.md" | grep '^| ' |
+    grep -vc '^| model \|^|---')
 check "the report lists every h100-sxm row of comm_class ($rows of $ref)" [ "$rows" -eq "$ref" -a "$ref" -gt 0 ]
 mean=$(sed -n '/^## Communication by class/,/^On /p' "$OUT/report.md" | grep -c '^| \(h100-sxm\|gb200-nvl72\) | [04] |')
 check "and the mean shares per hardware at generations 0 and 4 ($mean rows)" [ "$mean" = 4 ]
