@@ -538,6 +538,46 @@ static void send_kept(const dist_comm *dc, ccs_keep *kp, unsigned char *buf[2], 
 
 #define KEEP_GROUPS 4096 /* groups a worker reduces per chunk before it sends */
 
+/* Chunks come from rank 0 one ahead: the next is asked for as soon as one
+ * arrives, so its answer travels while this chunk computes. */
+static void chunk_ask(const dist_comm *dc, int64_t next[2], MPI_Request *req)
+{
+    send_hdr(dc, UP_WANT, 0, 0);
+    MPI_Irecv(next, 2, MPI_INT64_T, 0, TAG_DOWN, dc->comm, req);
+}
+
+/* The chunk asked for into job, and the next one asked for; 0 when rank 0
+ * has no more work. */
+static int chunk_take(const dist_comm *dc, int64_t next[2], MPI_Request *req, int64_t job[2])
+{
+    wait_quietly(req);
+    if (next[0] < 0)
+        return 0;
+    job[0] = next[0];
+    job[1] = next[1];
+    chunk_ask(dc, next, req);
+    return 1;
+}
+
+/* A worker's end: its sends completed, then its goodbye. When interrupted it
+ * tells rank 0, which stops handing out work; the rows of the unfinished
+ * chunk that were not sent are dropped (resume redoes the chunk). Rank 0
+ * answers every request, so the prefetch completes. Otherwise the goodbye
+ * follows all data: rank 0 may stop listening. */
+static void worker_bye(const dist_comm *dc, MPI_Request sent[2], MPI_Request *next_req, int rc,
+                       dist_stats *stats)
+{
+    wait_quietly(&sent[0]);
+    wait_quietly(&sent[1]);
+    if (rc == DIST_INTERRUPTED) {
+        stats->signal = dist_signal();
+        send_hdr(dc, UP_INTR | UP_BYE, dist_signal(), 0);
+        wait_quietly(next_req);
+    } else {
+        send_hdr(dc, UP_BYE, 0, 0);
+    }
+}
+
 /* Under keep: each chunk reduced to its best rows per group, then sent. */
 static int work_kept(const dist_comm *dc, const ccs_grid *g, dist_stats *stats)
 {
@@ -549,16 +589,8 @@ static int work_kept(const dist_comm *dc, const ccs_grid *g, dist_stats *stats)
     int cur = 0, rc = CCS_OK;
     if (!buf[0] || !buf[1] || !kp)
         dist_abort(dc, 2);
-    send_hdr(dc, UP_WANT, 0, 0);
-    MPI_Irecv(next, 2, MPI_INT64_T, 0, TAG_DOWN, dc->comm, &next_req);
-    for (;;) {
-        wait_quietly(&next_req);
-        if (next[0] < 0)
-            break;
-        job[0] = next[0];
-        job[1] = next[1];
-        send_hdr(dc, UP_WANT, 0, 0);
-        MPI_Irecv(next, 2, MPI_INT64_T, 0, TAG_DOWN, dc->comm, &next_req);
+    chunk_ask(dc, next, &next_req);
+    while (chunk_take(dc, next, &next_req, job)) {
         for (int64_t i = job[0]; i < job[1] && rc == CCS_OK; i++) {
             ccs_record rec;
             int disp, kept = grid_eval(g, i, &rec, NULL);
@@ -579,15 +611,7 @@ static int work_kept(const dist_comm *dc, const ccs_grid *g, dist_stats *stats)
             break;
         send_kept(dc, kp, buf, sent, &cur, UP_DATA | UP_DONE, job[0], job[1]);
     }
-    wait_quietly(&sent[0]);
-    wait_quietly(&sent[1]);
-    if (rc == DIST_INTERRUPTED) {
-        stats->signal = dist_signal();
-        send_hdr(dc, UP_INTR | UP_BYE, dist_signal(), 0);
-        wait_quietly(&next_req);
-    } else {
-        send_hdr(dc, UP_BYE, 0, 0);
-    }
+    worker_bye(dc, sent, &next_req, rc, stats);
     keep_free(kp);
     free(buf[0]);
     free(buf[1]);
@@ -606,16 +630,8 @@ static int work(const dist_comm *dc, const ccs_grid *g, const dist_opts *o, size
     int cur = 0, n = 0, rc = CCS_OK;
     if (!buf[0] || !buf[1])
         dist_abort(dc, 2);
-    send_hdr(dc, UP_WANT, 0, 0);
-    MPI_Irecv(next, 2, MPI_INT64_T, 0, TAG_DOWN, dc->comm, &next_req);
-    for (;;) {
-        wait_quietly(&next_req);
-        if (next[0] < 0)
-            break;
-        job[0] = next[0];
-        job[1] = next[1];
-        send_hdr(dc, UP_WANT, 0, 0); /* prefetch the next chunk */
-        MPI_Irecv(next, 2, MPI_INT64_T, 0, TAG_DOWN, dc->comm, &next_req);
+    chunk_ask(dc, next, &next_req);
+    while (chunk_take(dc, next, &next_req, job)) {
         for (int64_t i = job[0]; i < job[1] && rc == CCS_OK; i++) {
             unsigned char *p = buf[cur] + sizeof(up_hdr) + (size_t)n * rec_size;
             ccs_region_time *rg =
@@ -644,18 +660,7 @@ static int work(const dist_comm *dc, const ccs_grid *g, const dist_opts *o, size
         if (rc != CCS_OK)
             break;
     }
-    wait_quietly(&sent[0]);
-    wait_quietly(&sent[1]);
-    if (rc == DIST_INTERRUPTED) {
-        /* tell rank 0, which stops handing out work; the rows of the
-         * unfinished chunk that were not sent are dropped (resume redoes the
-         * chunk). Rank 0 answers every request, so the prefetch completes. */
-        stats->signal = dist_signal();
-        send_hdr(dc, UP_INTR | UP_BYE, dist_signal(), 0);
-        wait_quietly(&next_req);
-    } else {
-        send_hdr(dc, UP_BYE, 0, 0); /* after all data: rank 0 may stop listening */
-    }
+    worker_bye(dc, sent, &next_req, rc, stats);
     free(buf[0]);
     free(buf[1]);
     return rc;
