@@ -280,6 +280,31 @@ static int fail_db(ccs_store *st, ccs_err *err, const char *what)
     return CCS_EIO;
 }
 
+/* BEGIN IMMEDIATE in short waits (100 ms, up to 100 of them) instead of one
+ * long one; between two waits between(st, err) may end the wait: its non-zero
+ * result is returned (positive: the transaction is no longer wanted, none is
+ * open; negative: an error it has set). CCS_OK once the transaction is open;
+ * the busy timeout is back at 10 s on every return. */
+static int begin_polling(ccs_store *st, const char *what, int (*between)(ccs_store *, ccs_err *),
+                         ccs_err *err)
+{
+    int rc = CCS_OK;
+    sqlite3_busy_timeout(st->db, 100);
+    for (int tries = 0;; tries++) {
+        int r = sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+        if (r == SQLITE_OK)
+            break;
+        if (r != SQLITE_BUSY || tries >= 100) {
+            rc = fail_db(st, err, what);
+            break;
+        }
+        if ((rc = between(st, err)))
+            break;
+    }
+    sqlite3_busy_timeout(st->db, 10000);
+    return rc;
+}
+
 static int exec(ccs_store *st, const char *sql, ccs_err *err)
 {
     char *msg = NULL;
@@ -464,6 +489,13 @@ static int make_parent(const char *path)
     return mkdir(dir, 0777) == 0 || errno == EEXIST ? 0 : -1;
 }
 
+/* 1 when the file has tables already (a between() test of begin_polling). */
+static int schema_exists(ccs_store *st, ccs_err *err)
+{
+    (void)err;
+    return query_int(st, "SELECT count(*) FROM sqlite_schema", -1) > 0;
+}
+
 ccs_store *store_open(const char *path, int locking, int *rc, ccs_err *err)
 {
     ccs_store *st = calloc(1, sizeof *st);
@@ -513,26 +545,14 @@ ccs_store *store_open(const char *path, int locking, int *rc, ccs_err *err)
      * the same new file, the second sees the first one's schema. A file that
      * already has tables is only read here: a write transaction would wait
      * behind a running sweep, which commits back to back. */
-    int write_tx = query_int(st, "SELECT count(*) FROM sqlite_schema", -1) <= 0;
+    int write_tx = !schema_exists(st, err);
     if (write_tx) {
         /* short waits: when another process created the schema meanwhile,
          * only read, as above (it may be sweeping already) */
-        sqlite3_busy_timeout(st->db, 100);
-        for (int tries = 0;; tries++) {
-            int r = sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-            if (r == SQLITE_OK)
-                break;
-            if (r != SQLITE_BUSY || tries >= 100) {
-                sqlite3_busy_timeout(st->db, 10000);
-                fail_db(st, err, "creating the schema");
-                goto fail;
-            }
-            if (query_int(st, "SELECT count(*) FROM sqlite_schema", -1) > 0) {
-                write_tx = 0;
-                break;
-            }
-        }
-        sqlite3_busy_timeout(st->db, 10000);
+        int r = begin_polling(st, "creating the schema", schema_exists, err);
+        if (r < 0)
+            goto fail;
+        write_tx = r == CCS_OK;
     }
     int64_t ver = query_int(st, "PRAGMA user_version", -1);
     int64_t app = query_int(st, "PRAGMA application_id", -1);
@@ -1188,21 +1208,7 @@ static int check_writer(ccs_store *st, ccs_err *err)
  * waited for (its batches would keep the write lock busy until it ends). */
 static int begin_claim(ccs_store *st, ccs_err *err)
 {
-    int rc = CCS_OK;
-    sqlite3_busy_timeout(st->db, 100);
-    for (int tries = 0;; tries++) {
-        int r = sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-        if (r == SQLITE_OK)
-            break;
-        if (r != SQLITE_BUSY || tries >= 100) {
-            rc = fail_db(st, err, "starting the run");
-            break;
-        }
-        if ((rc = check_writer(st, err)))
-            break;
-    }
-    sqlite3_busy_timeout(st->db, 10000);
-    return rc;
+    return begin_polling(st, "starting the run", check_writer, err);
 }
 
 /* Claim the writer row inside the open write transaction (see check_writer). */
