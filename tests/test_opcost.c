@@ -91,11 +91,8 @@ static void test_gemm_shapes_h100(void **state)
     ccs_hw boost = *h100;
     boost.clock_ratio = 1.0;
     const ccs_hw *h = &boost;
-    ccs_plan p;
-    plan_defaults(&p);
-    p.devices = 1;
     ccs_cost c;
-    cost_init(&c, h, NULL, NULL, 0, &p);
+    cost_init(&c, h, NULL, NULL, 0, NULL); /* one device */
     static const double rows[][5] = {
         {4, 2048, 2048, 2048, 725.7}, {2, 4096, 1024, 4096, 750.6},
         {2, 2048, 4096, 1024, 678.7}, {4, 4096, 1024, 1024, 673.8},
@@ -136,11 +133,8 @@ static void test_fp8(void **state)
 {
     (void)state;
     const ccs_hw *h = catalog_hw(test_cat(), "h100-sxm");
-    ccs_plan p;
-    plan_defaults(&p);
-    p.devices = 1;
     ccs_cost c;
-    cost_init(&c, h, NULL, NULL, 0, &p);
+    cost_init(&c, h, NULL, NULL, 0, NULL); /* one device */
     assert_int_equal(h->gemm_fp8_ref_k, 14336);
     ccs_op o = gemm(8192, 8192, 14336);
     o.dtype = CCS_FP8;
@@ -152,6 +146,7 @@ static void test_fp8(void **state)
     assert_rel(eff, cost_wave_efficiency(h, 8192, 8192, 1), 1e-12);
 
     const ccs_model *m = catalog_model(test_cat(), "gpt3-175b");
+    ccs_plan p;
     plan_defaults(&p);
     p.tp = 8;
     p.devices = 8;
@@ -212,11 +207,8 @@ static void test_attention_efficiency(void **state)
 {
     (void)state;
     const ccs_hw *a = catalog_hw(test_cat(), "a100-80g");
-    ccs_plan p;
-    plan_defaults(&p);
-    p.devices = 1;
     ccs_cost c;
-    cost_init(&c, a, NULL, NULL, 0, &p);
+    cost_init(&c, a, NULL, NULL, 0, NULL); /* one device */
     ccs_op o;
     memset(&o, 0, sizeof o);
     o.kind = CCS_OP_ATTENTION;
