@@ -35,15 +35,18 @@ awk -v b="$begin" -v e="$end" -v f="$TMP/fig" '
 cp "$TMP/README.md" README.md
 echo "readme-study: README.md figures rewritten ($(wc -l <"$TMP/fig") lines); review with git diff README.md"
 
-# The quick-start example of 'project': the command's first lines as printed now.
+# The quick-start example of 'project': the first lines of what the README's
+# first 'project' command (its arguments read from the README) prints now.
 ebegin='<!-- example: project output (tools/readme-study.sh) -->'
 eend='<!-- end of example -->'
 grep -qxF "$ebegin" README.md && grep -qxF "$eend" README.md ||
     { echo "readme-study: README.md lacks the example markers" >&2; exit 1; }
+args=$(awk '/^\.\/ccsweep project /{ c = $0; while (c ~ /\\$/ && (getline l) > 0) { sub(/\\$/, "", c); c = c l }
+    sub(/^\.\/ccsweep project /, "", c); print c; exit }' README.md)
+[ -n "$args" ] || { echo "readme-study: README.md has no ./ccsweep project command" >&2; exit 1; }
 {
     echo '```'
-    ./ccsweep project --model gpt3-175b --hw h100-sxm --devices 1024 --tp 8 --pp 8 \
-        --gbs 1536 --mbs 1 --recompute selective --sp | head -22
+    ./ccsweep project $args | head -22
     echo '  ...'
     echo '```'
 } >"$TMP/example"

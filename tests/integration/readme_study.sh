@@ -44,13 +44,16 @@ figs=$(sed -e 's/`[^`]*`//g' -e 's/arXiv [0-9.]*//g' -e 's/\b\(19\|20\)[0-9][0-9
     -e 's/[A-Za-z][A-Za-z0-9._-]*//g' "$TMP/prose" | grep -n '[0-9]' || true)
 check "no number in the section outside the report's figures${figs:+ (found: $figs)}" [ -z "$figs" ]
 
-# The quick-start example of 'project' prints what the command prints now.
+# The quick-start example of 'project' prints what the README's first
+# 'project' command (its arguments read from the README) prints now.
 ebegin='<!-- example: project output (tools/readme-study.sh) -->'
 eend='<!-- end of example -->'
 awk -v b="$ebegin" -v e="$eend" '$0 == b { s = 1; next } $0 == e { s = 0 } s' README.md |
     grep -v '^```' | grep -vxF '  ...' >"$TMP/example"
-$BIN project --model gpt3-175b --hw h100-sxm --devices 1024 --tp 8 --pp 8 \
-    --gbs 1536 --mbs 1 --recompute selective --sp >"$TMP/project.out" 2>&1
+args=$(awk '/^\.\/ccsweep project /{ c = $0; while (c ~ /\\$/ && (getline l) > 0) { sub(/\\$/, "", c); c = c l }
+    sub(/^\.\/ccsweep project /, "", c); print c; exit }' README.md)
+check "README.md shows a ./ccsweep project command" [ -n "$args" ]
+$BIN project $args >"$TMP/project.out" 2>&1
 ne=$(wc -l <"$TMP/example")
 stale=$(grep -cvxF -f "$TMP/project.out" "$TMP/example" || true)
 check "README's project example ($ne lines) is what the command prints (${stale} stale; run 'sh tools/readme-study.sh')" \
