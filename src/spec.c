@@ -502,9 +502,43 @@ static void inner_error(const ydoc *d, const ynode *n, int col_in_text, ccs_err 
     ccs_err_set(err, "%s:%d:%d: field '%s': %s", ydoc_name(d), ynode_line(n), col, field, msg);
 }
 
+/* keep.aggregate: a field or a list of distinct fields (expr.h). */
+static int read_keep_aggregate(spec_keep *k, const ydoc *d, const ynode *a, ccs_err *err)
+{
+    if (!a)
+        return CCS_OK;
+    size_t na = ynode_kind(a) == YN_SEQ ? ynode_len(a) : 1;
+    if (na < 1 || na > SPEC_KEEP_AGG_MAX || ynode_kind(a) == YN_MAP) {
+        ydoc_error(d, a, err,
+                   "field 'keep.aggregate': expected a list of 1 to %d fields, e.g. [t_iter, "
+                   "comm_fraction, mfu]",
+                   SPEC_KEEP_AGG_MAX);
+        return CCS_EINPUT;
+    }
+    for (size_t i = 0; i < na; i++) {
+        const ynode *f = ynode_kind(a) == YN_SEQ ? ynode_item(d, a, i) : a;
+        const char *name = f ? ynode_scalar(f) : NULL;
+        int id = name ? expr_field_lookup(name) : -1;
+        if (id < 0) {
+            ydoc_error(d, f ? f : a, err,
+                       "field 'keep.aggregate': expected a field such as t_iter, "
+                       "comm_fraction or mfu, got '%s'",
+                       name ? name : "?");
+            return CCS_EINPUT;
+        }
+        for (int j = 0; j < k->n_agg; j++)
+            if (k->agg[j] == id) {
+                ydoc_error(d, f, err, "field 'keep.aggregate': '%s' is listed twice", name);
+                return CCS_EINPUT;
+            }
+        k->agg[k->n_agg++] = id;
+    }
+    return CCS_OK;
+}
+
 static int read_keep(ccs_spec *s, const ydoc *d, const ynode *n, ccs_err *err)
 {
-    static const char *const keys[] = {"best", "by", "per", NULL};
+    static const char *const keys[] = {"best", "by", "per", "aggregate", NULL};
     if (ynode_kind(n) != YN_MAP) {
         ydoc_error(d, n, err,
                    "field 'keep': expected a map such as {best: 1, by: t_iter, per: [model, "
@@ -514,12 +548,18 @@ static int read_keep(ccs_spec *s, const ydoc *d, const ynode *n, ccs_err *err)
     if (ydoc_check_keys(d, n, "keep", keys, err))
         return CCS_EINPUT;
     spec_keep *k = &s->keep;
+    if (read_keep_aggregate(k, d, ynode_get(d, n, "aggregate"), err))
+        return CCS_EINPUT;
     int64_t best = 1;
     const ynode *b = ynode_get(d, n, "best");
     if (b && ynode_int(d, b, "keep.best", &best, err))
         return CCS_EINPUT;
-    if (best < 1 || best > SPEC_KEEP_BEST_MAX) {
-        ydoc_error(d, b ? b : n, err, "field 'keep.best': expected 1 to %d plans per group",
+    if (best < (k->n_agg ? 0 : 1) || best > SPEC_KEEP_BEST_MAX) {
+        ydoc_error(d, b ? b : n, err,
+                   k->n_agg ? "field 'keep.best': expected 0 (the aggregates only) to %d plans "
+                              "per group"
+                            : "field 'keep.best': expected 1 to %d plans per group (0 only with "
+                              "keep.aggregate)",
                    SPEC_KEEP_BEST_MAX);
         return CCS_EINPUT;
     }

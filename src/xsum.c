@@ -160,27 +160,28 @@ size_t xsum_encode(const ccs_xsum *x, unsigned char *buf)
     return ENC_HEAD + 8 * (size_t)n;
 }
 
-int xsum_decode(ccs_xsum *x, const unsigned char *buf, size_t n)
+size_t xsum_decode(ccs_xsum *x, const unsigned char *buf, size_t n)
 {
     xsum_zero(x);
     if (n < ENC_HEAD || buf[0] != 1 || buf[3] != 0)
-        return -1;
+        return 0;
     int lo = buf[1], k = buf[2];
-    if (lo + k > XSUM_LIMBS || n != ENC_HEAD + 8 * (size_t)k)
-        return -1;
+    size_t len = ENC_HEAD + 8 * (size_t)k;
+    if (lo + k > XSUM_LIMBS || n < len)
+        return 0;
     int64_t pinf = (int64_t)get64(buf + 4), ninf = (int64_t)get64(buf + 12);
     if (pinf < 0 || ninf < 0)
-        return -1;
+        return 0;
     for (int i = 0; i < k; i++) {
         int64_t v = (int64_t)get64(buf + ENC_HEAD + 8 * i);
         /* carried limbs are in [0, 2^32), the top one within a sum of 2^63 doubles */
         if (lo + i < XSUM_LIMBS - 1 ? v < 0 || v >= LIMB_BASE : v <= -LIMB_BASE || v >= LIMB_BASE) {
             xsum_zero(x);
-            return -1;
+            return 0;
         }
         x->limb[lo + i] = v;
     }
     x->pinf = pinf;
     x->ninf = ninf;
-    return 0;
+    return len;
 }

@@ -145,24 +145,24 @@ static void test_xsum_encoding(void **state)
         xsum_add(&x, vals[i]);
     unsigned char buf[XSUM_ENCODED_MAX], again[XSUM_ENCODED_MAX];
     size_t n = xsum_encode(&x, buf);
-    assert_int_equal(xsum_decode(&y, buf, n), 0);
+    assert_int_equal(xsum_decode(&y, buf, n), n);
     assert_int_equal(xsum_encode(&y, again), n);
     assert_memory_equal(buf, again, n);
     assert_true(xsum_value(&y) == INFINITY);
     /* the empty sum: the header only */
     xsum_zero(&x);
     assert_int_equal(xsum_encode(&x, buf), 20);
-    assert_int_equal(xsum_decode(&y, buf, 20), 0);
+    assert_int_equal(xsum_decode(&y, buf, 20), 20);
     assert_true(xsum_value(&y) == 0);
     /* truncated, unknown format, a limb out of range */
     xsum_add(&x, 1.5);
     n = xsum_encode(&x, buf);
-    assert_int_equal(xsum_decode(&y, buf, n - 1), -1);
+    assert_int_equal(xsum_decode(&y, buf, n - 1), 0);
     buf[0] = 2;
-    assert_int_equal(xsum_decode(&y, buf, n), -1);
+    assert_int_equal(xsum_decode(&y, buf, n), 0);
     buf[0] = 1;
     buf[20 + 4] = 1; /* the first limb becomes >= 2^32 */
-    assert_int_equal(xsum_decode(&y, buf, n), -1);
+    assert_int_equal(xsum_decode(&y, buf, n), 0);
     assert_true(xsum_value(&y) == 0);
 }
 

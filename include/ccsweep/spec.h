@@ -108,6 +108,7 @@ const char *spec_where_text(const ccs_spec *s);
  * the lower grid index. Invalid plans (no timings) are never kept. */
 #define SPEC_KEEP_PER_MAX 8
 #define SPEC_KEEP_BEST_MAX 1000
+#define SPEC_KEEP_AGG_MAX 8
 enum { SPEC_PER_MODEL = -2, SPEC_PER_HW = -3 }; /* group by entry, besides expr fields */
 /* keep.by "best" (the default): best.h's order, which ranks only plans that fit
  * without what-ifs; its default group is best.h's (model, hardware,
@@ -119,6 +120,11 @@ typedef struct spec_keep {
     int desc;                   /* 1: highest first */
     int n_per;                  /* group fields, 0 .. SPEC_KEEP_PER_MAX */
     int per[SPEC_KEEP_PER_MAX]; /* expr field ids, or SPEC_PER_MODEL / SPEC_PER_HW */
+    /* keep.aggregate: per group, the count of the scenarios the rule ranks
+     * and the count, min, max and sum of these fields (expr field ids) over
+     * them; best may then be 0 (the aggregates only). */
+    int n_agg;
+    int agg[SPEC_KEEP_AGG_MAX];
 } spec_keep;
 /* The keep rule, or NULL when every row that passes where is stored. */
 const spec_keep *spec_keep_rule(const ccs_spec *s);

@@ -35,8 +35,8 @@ double xsum_value(const ccs_xsum *x);
 /* Write x in a canonical form (equal sums, equal bytes) to buf, which holds
  * XSUM_ENCODED_MAX bytes; returns the bytes written. */
 size_t xsum_encode(const ccs_xsum *x, unsigned char *buf);
-/* Read what xsum_encode wrote into x: 0, or -1 when buf[0..n) is not such
- * an encoding (x is then zero). */
-int xsum_decode(ccs_xsum *x, const unsigned char *buf, size_t n);
+/* Read an encoding xsum_encode wrote at the start of buf[0..n) into x:
+ * returns the bytes it takes, or 0 when there is none (x is then zero). */
+size_t xsum_decode(ccs_xsum *x, const unsigned char *buf, size_t n);
 
 #endif
