@@ -8,7 +8,9 @@
  *                          worker's last data after it was told to stop (or
  *                          after UP_INTR, in the same header), UP_EFILTER
  *                          reports that the where-filter is undefined
- *                          (division by zero) for scenario lo.
+ *                          (division by zero) for scenario lo. UP_AGG: n
+ *                          packed keep.aggregate groups (keep.h) of chunk
+ *                          [lo, hi) instead of records.
  *   0 -> worker, TAG_DOWN: {lo, hi}, the next chunk, or lo < 0: stop.
  * A signal anywhere makes rank 0 answer every request with stop and wait for
  * each worker's goodbye: the job ends with MPI_Finalize on every rank, no abort.
@@ -33,7 +35,15 @@ struct dist_comm {
 static dist_comm world_ = {0}, self_ = {0};
 
 enum { TAG_UP = 7301, TAG_DOWN = 7302 };
-enum { UP_DATA = 1, UP_DONE = 2, UP_WANT = 4, UP_INTR = 8, UP_BYE = 16, UP_EFILTER = 32 };
+enum {
+    UP_DATA = 1,
+    UP_DONE = 2,
+    UP_WANT = 4,
+    UP_INTR = 8,
+    UP_BYE = 16,
+    UP_EFILTER = 32,
+    UP_AGG = 64
+};
 #define RECS_PER_MSG 512
 #define SELF_SLICE 128  /* scenarios rank 0 computes between polls */
 #define SELF_CHUNK 2048 /* largest chunk rank 0 takes for itself */
@@ -208,6 +218,14 @@ typedef struct coord {
     int *dead_st;      /* their status */
     size_t n_dead, cap_dead;
     ccs_region_time *rg; /* CCS_RG_N: regions of a kept row (--detail) */
+    /* keep.aggregate: ag counts the completed chunks (what the file holds),
+     * pend[r] the chunk rank r is computing, merged into ag when it is done:
+     * chunks that never finish are never counted. The sums are exact
+     * (xsum.h), so ag does not depend on the order the chunks end in, their
+     * size, the rank count or the sessions: integer addition commutes. */
+    ccs_agg *ag;
+    ccs_agg **pend;
+    int n_pend;
 } coord;
 
 static void progress(coord *c, int final)
@@ -286,6 +304,12 @@ static int put_kept(coord *c, const ccs_record *r, ccs_err *err)
     return store_put(c->st, r, c->o->detail ? c->rg : NULL, err);
 }
 
+/* A resumed run under keep.aggregate: the committed aggregates, again. */
+static int load_group(const double *key, int64_t scenarios, const keep_stat *stats, void *ctx)
+{
+    return agg_add_group(ctx, key, scenarios, stats);
+}
+
 /* A resumed run under keep: the rows in the file, offered again. */
 static int rebuild_one(int64_t idx, void *ctx)
 {
@@ -304,9 +328,30 @@ static int rebuild_one(int64_t idx, void *ctx)
     return k == KEEP_KEPT ? CCS_OK : push_dead(c, idx, rec.r.status, &err);
 }
 
-static int put(coord *c, const unsigned char *rec, ccs_err *err)
+/* The pending aggregates of rank src's chunk. */
+static ccs_agg *pending(coord *c, int src)
+{
+    if (!c->pend[src])
+        c->pend[src] = agg_new(c->g, 0);
+    return c->pend[src];
+}
+
+static int no_memory(ccs_err *err)
+{
+    ccs_err_set(err, "out of memory for the keep: groups");
+    return CCS_ENOMEM;
+}
+
+/* A record from rank src; rank 0's own are counted in its aggregates here,
+ * the workers' arrive counted (UP_AGG). */
+static int put(coord *c, const unsigned char *rec, int src, ccs_err *err)
 {
     const ccs_record *r = (const ccs_record *)(const void *)rec;
+    if (c->ag && src == 0) {
+        ccs_agg *a = pending(c, 0);
+        if (!a || agg_offer(a, r) < 0)
+            return no_memory(err);
+    }
     if (c->kp)
         return put_kept(c, r, err);
     const ccs_region_time *rg =
@@ -319,9 +364,48 @@ static int put(coord *c, const unsigned char *rec, ccs_err *err)
     return store_put(c->st, r, rg, err);
 }
 
-static int chunk_done(coord *c, int64_t lo, int64_t hi, ccs_err *err)
+/* Rank src's packed aggregates, n of them in buf[0..len). */
+static int put_aggs(coord *c, const unsigned char *buf, size_t len, int n, int src, ccs_err *err)
+{
+    ccs_agg *a = pending(c, src);
+    if (!a)
+        return no_memory(err);
+    for (int i = 0; i < n; i++) {
+        size_t used = 0;
+        int rc = agg_unpack_add(a, buf, len, &used);
+        if (rc == CCS_EINPUT) {
+            ccs_err_set(err, "rank %d sent a damaged keep aggregate", src);
+            return CCS_ERUNTIME;
+        }
+        if (rc)
+            return no_memory(err);
+        buf += used;
+        len -= used;
+    }
+    return CCS_OK;
+}
+
+/* [lo, hi), rank src's chunk, is complete: its aggregates join the
+ * committed ones, and the groups they changed are written in the
+ * transaction that records the chunk. */
+static int chunk_done(coord *c, int64_t lo, int64_t hi, int src, ccs_err *err)
 {
     c->stats->done += hi - lo;
+    if (c->ag && c->pend[src]) {
+        if (agg_merge(c->ag, c->pend[src]))
+            return no_memory(err);
+        agg_clear(c->pend[src]);
+        const size_t *dirty;
+        size_t nd = agg_dirty(c->ag, &dirty);
+        for (size_t i = 0; i < nd; i++) {
+            int64_t scen;
+            const keep_stat *kst;
+            const double *key = agg_group_at(c->ag, dirty[i], &scen, &kst);
+            if (store_keep_group(c->st, key, scen, kst, err))
+                return CCS_EIO;
+        }
+        agg_clean(c->ag);
+    }
     if (store_chunk_done(c->st, lo, hi, err))
         return CCS_EIO;
     double t = now_s();
@@ -421,10 +505,13 @@ static int coordinate(const dist_comm *dc, coord *c, ccs_err *err)
                 rc = filter_undefined(c->g, h.lo, err);
                 break;
             }
-            for (int i = 0; i < h.n && rc == CCS_OK; i++)
-                rc = put(c, msg + sizeof h + (size_t)i * c->rec_size, err);
+            if (h.flags & UP_AGG)
+                rc = put_aggs(c, msg + sizeof h, (size_t)bytes - sizeof h, h.n, stt.MPI_SOURCE,
+                              err);
+            for (int i = 0; !(h.flags & UP_AGG) && i < h.n && rc == CCS_OK; i++)
+                rc = put(c, msg + sizeof h + (size_t)i * c->rec_size, stt.MPI_SOURCE, err);
             if (rc == CCS_OK && (h.flags & UP_DONE))
-                rc = chunk_done(c, h.lo, h.hi, err);
+                rc = chunk_done(c, h.lo, h.hi, stt.MPI_SOURCE, err);
             if (rc == CCS_OK && (h.flags & UP_WANT)) {
                 int64_t job[2] = {-1, -1};
                 if (!stopping)
@@ -455,11 +542,11 @@ static int coordinate(const dist_comm *dc, coord *c, ccs_err *err)
             if (n < 0)
                 rc = filter_undefined(c->g, bad, err);
             for (int i = 0; i < n && rc == CCS_OK; i++)
-                rc = put(c, own + (size_t)i * c->rec_size, err);
+                rc = put(c, own + (size_t)i * c->rec_size, 0, err);
             own_next = end;
             if (rc == CCS_OK && own_next >= own_hi) {
                 have_own = 0;
-                rc = chunk_done(c, own_lo, own_hi, err);
+                rc = chunk_done(c, own_lo, own_hi, 0, err);
             }
             progress(c, 0);
             continue;
@@ -505,12 +592,11 @@ static void send_hdr(const dist_comm *dc, int flags, int64_t lo, int64_t hi)
 /* Send n records at buf[*cur] (header first) and switch buffers: the one
  * sent two messages ago must have gone. */
 static void send_recs(const dist_comm *dc, unsigned char *buf[2], MPI_Request sent[2], int *cur,
-                      int n, int flags, int64_t lo, int64_t hi, size_t rec_size)
+                      int n, int flags, int64_t lo, int64_t hi, size_t bytes)
 {
     up_hdr h = {flags, n, lo, hi};
     memcpy(buf[*cur], &h, sizeof h);
-    MPI_Isend(buf[*cur], (int)(sizeof h + (size_t)n * rec_size), MPI_BYTE, 0, TAG_UP, dc->comm,
-              &sent[*cur]);
+    MPI_Isend(buf[*cur], (int)(sizeof h + bytes), MPI_BYTE, 0, TAG_UP, dc->comm, &sent[*cur]);
     *cur ^= 1;
     wait_quietly(&sent[*cur]);
 }
@@ -526,14 +612,35 @@ static void send_kept(const dist_comm *dc, ccs_keep *kp, unsigned char *buf[2], 
         if (!r)
             continue;
         if (n == RECS_PER_MSG) {
-            send_recs(dc, buf, sent, cur, n, UP_DATA, lo, hi, sizeof *r);
+            send_recs(dc, buf, sent, cur, n, UP_DATA, lo, hi, (size_t)n * sizeof *r);
             n = 0;
         }
         memcpy(buf[*cur] + sizeof(up_hdr) + (size_t)n * sizeof *r, r, sizeof *r);
         n++;
     }
-    send_recs(dc, buf, sent, cur, n, flags, lo, hi, sizeof(ccs_record));
+    send_recs(dc, buf, sent, cur, n, flags, lo, hi, (size_t)n * sizeof(ccs_record));
     keep_clear(kp);
+}
+
+/* Send the chunk's aggregates, packed in messages of at most cap bytes
+ * after the header. */
+static void send_aggs(const dist_comm *dc, ccs_agg *ag, unsigned char *buf[2], MPI_Request sent[2],
+                      int *cur, size_t cap, int64_t lo, int64_t hi)
+{
+    int n = 0;
+    size_t at = 0, groups = agg_groups(ag), most = agg_pack_max(ag);
+    for (size_t gi = 0; gi < groups; gi++) {
+        if (at + most > cap) {
+            send_recs(dc, buf, sent, cur, n, UP_AGG, lo, hi, at);
+            n = 0;
+            at = 0;
+        }
+        at += agg_pack(ag, gi, buf[*cur] + sizeof(up_hdr) + at);
+        n++;
+    }
+    if (n)
+        send_recs(dc, buf, sent, cur, n, UP_AGG, lo, hi, at);
+    agg_clear(ag);
 }
 
 #define KEEP_GROUPS 4096 /* groups a worker reduces per chunk before it sends */
@@ -578,16 +685,20 @@ static void worker_bye(const dist_comm *dc, MPI_Request sent[2], MPI_Request *ne
     }
 }
 
-/* Under keep: each chunk reduced to its best rows per group, then sent. */
+/* Under keep: each chunk reduced to its best rows per group (and counted
+ * in its aggregates), then sent: aggregates first, the records with UP_DONE
+ * last. A table that fills is sent early, within the chunk. */
 static int work_kept(const dist_comm *dc, const ccs_grid *g, dist_stats *stats)
 {
-    size_t maxmsg = sizeof(up_hdr) + RECS_PER_MSG * sizeof(ccs_record);
+    size_t cap = RECS_PER_MSG * sizeof(ccs_record), maxmsg = sizeof(up_hdr) + cap;
     unsigned char *buf[2] = {malloc(maxmsg), malloc(maxmsg)};
     MPI_Request sent[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL}, next_req;
     ccs_keep *kp = keep_new(g, KEEP_GROUPS);
+    ccs_agg *ag = agg_new(g, KEEP_GROUPS);
     int64_t job[2], next[2];
     int cur = 0, rc = CCS_OK;
-    if (!buf[0] || !buf[1] || !kp)
+    if (!buf[0] || !buf[1] || !kp || (spec_keep_rule(grid_spec(g))->n_agg && !ag) ||
+        (ag && agg_pack_max(ag) > cap))
         dist_abort(dc, 2);
     chunk_ask(dc, next, &next_req);
     while (chunk_take(dc, next, &next_req, job)) {
@@ -603,16 +714,23 @@ static int work_kept(const dist_comm *dc, const ccs_grid *g, dist_stats *stats)
                 send_kept(dc, kp, buf, sent, &cur, UP_DATA, job[0], job[1]);
                 keep_offer(kp, &rec, &disp, NULL, NULL);
             }
+            if (kept && ag && agg_offer(ag, &rec) == KEEP_FULL) {
+                send_aggs(dc, ag, buf, sent, &cur, cap, job[0], job[1]);
+                agg_offer(ag, &rec);
+            }
             stats->done++;
             if ((i & 1023) == 0 && dist_signal())
                 rc = DIST_INTERRUPTED;
         }
         if (rc != CCS_OK)
             break;
+        if (ag)
+            send_aggs(dc, ag, buf, sent, &cur, cap, job[0], job[1]);
         send_kept(dc, kp, buf, sent, &cur, UP_DATA | UP_DONE, job[0], job[1]);
     }
     worker_bye(dc, sent, &next_req, rc, stats);
     keep_free(kp);
+    agg_free(ag);
     free(buf[0]);
     free(buf[1]);
     return rc;
@@ -695,12 +813,25 @@ int dist_sweep(dist_comm *c, const ccs_grid *g, ccs_store *st, const dist_opts *
             co.kp = keep_new(g, 0);
             co.rg = calloc(CCS_RG_N, sizeof *co.rg);
             rc = co.kp && co.rg ? store_each_row(st, rebuild_one, &co, err) : CCS_ENOMEM;
+            if (rc == CCS_OK && spec_keep_rule(grid_spec(g))->n_agg) {
+                co.ag = agg_new(g, 0);
+                co.n_pend = dist_size(c);
+                co.pend = calloc((size_t)co.n_pend, sizeof *co.pend);
+                rc = co.ag && co.pend ? store_each_keep_group(st, load_group, co.ag, err)
+                                      : CCS_ENOMEM;
+                if (rc == CCS_OK)
+                    agg_clean(co.ag); /* the file holds them */
+            }
             if (rc == CCS_ENOMEM)
                 ccs_err_set(err, "out of memory for the keep: groups");
         }
         if (rc == CCS_OK)
             rc = coordinate(c, &co, err);
         keep_free(co.kp);
+        agg_free(co.ag);
+        for (int i = 0; co.pend && i < co.n_pend; i++)
+            agg_free(co.pend[i]);
+        free(co.pend);
         free(co.rg);
         free(co.dead_idx);
         free(co.dead_st);

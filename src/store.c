@@ -4,12 +4,14 @@
  * sqlite3_errmsg. */
 #include "ccsweep/store.h"
 #include "ccsweep/best.h"
+#include "ccsweep/keep.h"
 #include "ccsweep/opmodel.h"
 #include "ccsweep/sha256.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -45,6 +47,7 @@ struct ccs_store {
     store_counts committed; /* committed by this session */
     sqlite3_stmt *ins, *ins_rg, *ins_chunk, *upd_run, *ins_plan, *del_row, *del_rg;
     sqlite3_stmt *ins_many;  /* ROWS_PER_INSERT rows in one statement */
+    sqlite3_stmt *put_group; /* keep.aggregate: one field of a group */
     ccs_record *pend;        /* ROWS_PER_INSERT rows put but not yet inserted */
     int n_pend;
     int64_t plan_n;      /* idx = cell * plan_n + plan_i */
@@ -382,6 +385,41 @@ static int v6_columns(ccs_store *st, ccs_err *err)
     return CCS_OK;
 }
 
+/* What version 7 added: the aggregates of keep.aggregate, one row per group
+ * and field. gkey is the group's key (its keep.per values as little-endian
+ * doubles, model and hardware as their index in the spec); g0 .. g7 the same
+ * values readable (model and hardware by name), NULL past the last axis,
+ * which keep_axes names. sum is the exact sum sum_exact (xsum.h) rounded to
+ * a double; sum_exact lets a resumed run or a shard's merge add to it
+ * exactly. */
+static const char *const v7_sql[] = {
+    "CREATE TABLE keep_groups (  -- keep.aggregate: per group and field\n"
+    "  run_id INTEGER NOT NULL, gkey BLOB NOT NULL, field TEXT NOT NULL,\n"
+    "  g0, g1, g2, g3, g4, g5, g6, g7,  -- the keep.per values (keep_axes names them)\n"
+    "  scenarios INTEGER NOT NULL,      -- of the group that keep ranks\n"
+    "  n INTEGER NOT NULL,              -- of them with a value of field (not NULL)\n"
+    "  min REAL, max REAL, sum REAL,    -- over those n; NULL when n is 0\n"
+    "  sum_exact BLOB NOT NULL,         -- the exact sum, of which sum is the nearest double\n"
+    "  PRIMARY KEY (run_id, gkey, field)\n"
+    ") WITHOUT ROWID;\n",
+    "CREATE TABLE keep_axes (  -- keep.per of a run with keep.aggregate: g<pos> is axis\n"
+    "  run_id INTEGER NOT NULL, pos INTEGER NOT NULL, axis TEXT NOT NULL,\n"
+    "  PRIMARY KEY (run_id, pos)\n"
+    ") WITHOUT ROWID;\n",
+    "CREATE VIEW keep_stats AS\n"
+    "SELECT run_id, field, g0, g1, g2, g3, g4, g5, g6, g7, scenarios, n, min, max, sum,\n"
+    "  sum / n AS mean\n"
+    "FROM keep_groups;\n",
+};
+
+static int v7_tables(ccs_store *st, ccs_err *err)
+{
+    for (size_t i = 0; i < sizeof v7_sql / sizeof v7_sql[0]; i++)
+        if (exec(st, v7_sql[i], err))
+            return CCS_EIO;
+    return CCS_OK;
+}
+
 static int create_views(ccs_store *st, ccs_err *err)
 {
     for (size_t i = 0; i < sizeof view_sql / sizeof view_sql[0]; i++)
@@ -395,20 +433,22 @@ static int create_schema(ccs_store *st, ccs_err *err)
     for (size_t i = 0; i < sizeof schema_sql / sizeof schema_sql[0]; i++)
         if (exec(st, schema_sql[i], err))
             return CCS_EIO;
-    if (v6_columns(st, err) || create_views(st, err))
+    if (v6_columns(st, err) || create_views(st, err) || v7_tables(st, err))
         return CCS_EIO;
     return exec(st, op_sources_sql, err);
 }
 
 static int check_writer(ccs_store *st, ccs_err *err);
 
-/* Version 5 to 6 in place, in one transaction (all of it or nothing): the
- * new columns with the values version 5 computed without storing them (cp
- * and ep 1, so no context- or expert-parallel traffic; hfu from the stored
- * mfu, hw_flops and model_flops, as the version-5 view derived it), the
- * views recreated over them. No row is removed or changed otherwise. A
- * process writing the file (an older ccsweep) is waited for, not raced. */
-static int migrate_v5(ccs_store *st, ccs_err *err)
+/* Version 5 or 6 to 7 in place, in one transaction (all of it or nothing).
+ * From 5, first to 6: the new columns with the values version 5 computed
+ * without storing them (cp and ep 1, so no context- or expert-parallel
+ * traffic; hfu from the stored mfu, hw_flops and model_flops, as the
+ * version-5 view derived it), the views recreated over them. Then to 7: the
+ * keep.aggregate tables and view, empty (older versions had no aggregates).
+ * No row is removed or changed otherwise. A process writing the file (an
+ * older ccsweep) is waited for, not raced. */
+static int migrate(ccs_store *st, int64_t from, ccs_err *err)
 {
     static const char *const drop_views =
         "DROP VIEW best_plan; DROP VIEW comm_share; DROP VIEW plan_rank; "
@@ -428,9 +468,11 @@ static int migrate_v5(ccs_store *st, ccs_err *err)
     int rc = check_writer(st, err);
     st->migrating = 0;
     /* another process may have migrated it while this one waited */
-    if (rc == CCS_OK && query_int(st, "PRAGMA user_version", -1) == 5) {
-        if (exec(st, drop_views, err) || v6_columns(st, err) || exec(st, fill, err) ||
-            create_views(st, err) || exec(st, pragma, err))
+    if (rc == CCS_OK && query_int(st, "PRAGMA user_version", -1) == from) {
+        if (from == 5 && (exec(st, drop_views, err) || v6_columns(st, err) ||
+                          exec(st, fill, err) || create_views(st, err)))
+            rc = CCS_EIO;
+        if (rc == CCS_OK && (v7_tables(st, err) || exec(st, pragma, err)))
             rc = CCS_EIO;
     }
     if (rc == CCS_OK && exec(st, "COMMIT", err))
@@ -569,23 +611,24 @@ ccs_store *store_open(const char *path, int locking, int *rc, ccs_err *err)
                     path);
         *rc = CCS_EINPUT;
         goto fail;
-    } else if (ver == 5 && !write_tx) {
-        int mrc = migrate_v5(st, err);
+    } else if (ver >= CCS_STORE_MIGRATE_FROM && ver < CCS_STORE_SCHEMA && !write_tx) {
+        int mrc = migrate(st, ver, err);
         if (mrc != CCS_OK) {
             char why[sizeof err->msg];
             ccs_strlcpy(why, err->msg, sizeof why);
             ccs_err_set(err,
-                        "%s: cannot migrate the database from schema version 5 to %d (nothing "
-                        "was changed): %s",
-                        path, CCS_STORE_SCHEMA, why);
+                        "%s: cannot migrate the database from schema version %lld to %d "
+                        "(nothing was changed): %s",
+                        path, (long long)ver, CCS_STORE_SCHEMA, why);
             *rc = mrc == CCS_EINPUT ? CCS_EINPUT : CCS_EIO;
             goto fail;
         }
     } else if (ver != CCS_STORE_SCHEMA) {
         ccs_err_set(err,
                     "%s: database schema version %lld, but this ccsweep %s reads version "
-                    "%d (and migrates version 5); use a new --db file",
-                    path, (long long)ver, CCS_VERSION, CCS_STORE_SCHEMA);
+                    "%d (and migrates versions %d to %d); use a new --db file",
+                    path, (long long)ver, CCS_VERSION, CCS_STORE_SCHEMA, CCS_STORE_MIGRATE_FROM,
+                    CCS_STORE_SCHEMA - 1);
         *rc = CCS_EINPUT;
         goto fail;
     }
@@ -619,6 +662,7 @@ void store_close(ccs_store *st)
     release_writer(st);
     sqlite3_finalize(st->ins);
     sqlite3_finalize(st->ins_many);
+    sqlite3_finalize(st->put_group);
     free(st->pend);
     sqlite3_finalize(st->ins_rg);
     sqlite3_finalize(st->ins_chunk);
@@ -1369,6 +1413,36 @@ static int check_inputs(ccs_store *st, const input_hash *v, size_t n, ccs_err *e
     return CCS_EINPUT;
 }
 
+/* The name of keep.per axis i. */
+static const char *axis_name(int id)
+{
+    return id == SPEC_PER_MODEL ? "model"
+           : id == SPEC_PER_HW  ? "hardware"
+           : id == EXPR_F_GEN   ? "generation"
+                                : expr_field_name(id);
+}
+
+/* keep_axes of a new run with keep.aggregate. */
+static int record_keep_axes(ccs_store *st, ccs_err *err)
+{
+    const spec_keep *rule = spec_keep_rule(grid_spec(st->g));
+    if (!rule || !rule->n_agg)
+        return CCS_OK;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, "INSERT INTO keep_axes VALUES (?, ?, ?)", -1, &s, NULL) !=
+        SQLITE_OK)
+        return fail_db(st, err, "recording the keep axes");
+    int rc = CCS_OK;
+    for (int i = 0; rc == CCS_OK && i < rule->n_per; i++) {
+        sqlite3_bind_int64(s, 1, st->run_id);
+        sqlite3_bind_int(s, 2, i);
+        sqlite3_bind_text(s, 3, axis_name(rule->per[i]), -1, SQLITE_STATIC);
+        rc = step_done(st, s, err, "recording the keep axes");
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
 static int read_started(ccs_store *st, ccs_err *err)
 {
     sqlite3_stmt *s;
@@ -1427,6 +1501,8 @@ int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *in
         rc = insert_run(st, info, err);
         if (rc == CCS_OK)
             rc = record_inputs(st, in, n_in, err);
+        if (rc == CCS_OK)
+            rc = record_keep_axes(st, err);
     }
     if (rc == CCS_OK && st->run_id > RID_MAX_RUN) {
         ccs_err_set(err, "%s: more than %lld runs; use a new --db", st->path,
@@ -1765,6 +1841,174 @@ int store_chunk_done(ccs_store *st, int64_t lo, int64_t hi, ccs_err *err)
     return CCS_OK;
 }
 
+/* ---- keep.aggregate ------------------------------------------------------------ */
+
+static void put_le64(unsigned char *p, uint64_t v)
+{
+    for (int k = 0; k < 8; k++)
+        p[k] = (unsigned char)(v >> (8 * k));
+}
+
+static uint64_t get_le64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int k = 0; k < 8; k++)
+        v |= (uint64_t)p[k] << (8 * k);
+    return v;
+}
+
+/* A readable group value: model and hardware by name, whole numbers as
+ * integers (as the results columns hold them), others as reals. */
+static void bind_axis(ccs_store *st, sqlite3_stmt *q, int i, int id, double v)
+{
+    const ccs_spec *sp = grid_spec(st->g);
+    if (id == SPEC_PER_MODEL)
+        sqlite3_bind_text(q, i, spec_model(sp, (size_t)v)->name, -1, SQLITE_STATIC);
+    else if (id == SPEC_PER_HW)
+        sqlite3_bind_text(q, i, spec_hw(sp, (size_t)v)->name, -1, SQLITE_STATIC);
+    else if (v == floor(v) && fabs(v) < 0x1p53)
+        sqlite3_bind_int64(q, i, (int64_t)v);
+    else
+        sqlite3_bind_double(q, i, v);
+}
+
+/* Bind a field's aggregates from i on: n, min, max, sum, sum_exact. */
+static void bind_stat(sqlite3_stmt *q, int i, const keep_stat *f)
+{
+    unsigned char enc[XSUM_ENCODED_MAX];
+    size_t len = xsum_encode(&f->sum, enc);
+    sqlite3_bind_int64(q, i, f->n);
+    if (f->n) {
+        sqlite3_bind_double(q, i + 1, f->min);
+        sqlite3_bind_double(q, i + 2, f->max);
+        sqlite3_bind_double(q, i + 3, xsum_value(&f->sum));
+    } else {
+        for (int k = 1; k <= 3; k++)
+            sqlite3_bind_null(q, i + k);
+    }
+    sqlite3_bind_blob(q, i + 4, enc, (int)len, SQLITE_TRANSIENT);
+}
+
+int store_keep_group(ccs_store *st, const double *key, int64_t scenarios, const keep_stat *stats,
+                     ccs_err *err)
+{
+    const spec_keep *rule = spec_keep_rule(grid_spec(st->g));
+    if (begin(st, err))
+        return CCS_EIO;
+    if (!st->put_group &&
+        sqlite3_prepare_v2(st->db,
+                           "INSERT OR REPLACE INTO keep_groups (run_id, gkey, field, g0, g1, g2, "
+                           "g3, g4, g5, g6, g7, scenarios, n, min, max, sum, sum_exact) VALUES "
+                           "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           -1, &st->put_group, NULL) != SQLITE_OK)
+        return fail_db(st, err, "preparing to store the keep aggregates");
+    unsigned char gkey[8 * SPEC_KEEP_PER_MAX];
+    for (int i = 0; i < rule->n_per; i++) {
+        uint64_t w;
+        memcpy(&w, &key[i], sizeof w);
+        put_le64(gkey + 8 * i, w);
+    }
+    sqlite3_stmt *q = st->put_group;
+    for (int f = 0; f < rule->n_agg; f++) {
+        sqlite3_bind_int64(q, 1, st->run_id);
+        sqlite3_bind_blob(q, 2, gkey, 8 * rule->n_per, SQLITE_STATIC);
+        sqlite3_bind_text(q, 3, expr_field_name(rule->agg[f]), -1, SQLITE_STATIC);
+        for (int i = 0; i < SPEC_KEEP_PER_MAX; i++) {
+            if (i < rule->n_per)
+                bind_axis(st, q, 4 + i, rule->per[i], key[i]);
+            else
+                sqlite3_bind_null(q, 4 + i);
+        }
+        sqlite3_bind_int64(q, 12, scenarios);
+        bind_stat(q, 13, &stats[f]);
+        if (write_step(st, q, err, "storing the keep aggregates"))
+            return CCS_EIO;
+    }
+    return CCS_OK;
+}
+
+/* A stored field's aggregates from column i on (n, min, max, sum_exact);
+ * -1 when sum_exact is not an exact sum. */
+static int read_stat(sqlite3_stmt *s, int i, keep_stat *f)
+{
+    keep_stat_zero(f);
+    f->n = sqlite3_column_int64(s, i);
+    if (f->n) {
+        f->min = sqlite3_column_double(s, i + 1);
+        f->max = sqlite3_column_double(s, i + 2);
+    }
+    const unsigned char *b = sqlite3_column_blob(s, i + 3);
+    size_t n = (size_t)sqlite3_column_bytes(s, i + 3);
+    return b && xsum_decode(&f->sum, b, n) == n ? 0 : -1;
+}
+
+int store_each_keep_group(ccs_store *st,
+                          int (*cb)(const double *key, int64_t scenarios, const keep_stat *stats,
+                                    void *ctx),
+                          void *ctx, ccs_err *err)
+{
+    const spec_keep *rule = spec_keep_rule(grid_spec(st->g));
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db,
+                           "SELECT gkey, field, scenarios, n, min, max, sum_exact FROM "
+                           "keep_groups WHERE run_id = ? ORDER BY gkey",
+                           -1, &s, NULL) != SQLITE_OK)
+        return fail_db(st, err, "reading the keep aggregates");
+    sqlite3_bind_int64(s, 1, st->run_id);
+    keep_stat stats[SPEC_KEEP_AGG_MAX];
+    double key[SPEC_KEEP_PER_MAX] = {0};
+    int64_t scenarios = 0;
+    int have = 0, rc = CCS_OK; /* fields read of the group in key */
+    size_t klen = 8 * (size_t)rule->n_per;
+    for (int r = sqlite3_step(s); rc == CCS_OK; r = sqlite3_step(s)) {
+        const unsigned char *gk = r == SQLITE_ROW ? sqlite3_column_blob(s, 0) : NULL;
+        int next = r != SQLITE_ROW || (size_t)sqlite3_column_bytes(s, 0) != klen;
+        for (int i = 0; !next && i < rule->n_per; i++) {
+            uint64_t w = get_le64(gk + 8 * i);
+            double v;
+            memcpy(&v, &w, sizeof v);
+            next = memcmp(&v, &key[i], sizeof v) != 0;
+        }
+        if (next && have) { /* the previous group is complete */
+            if (have != (1 << rule->n_agg) - 1) {
+                ccs_err_set(err, "%s: run %lld: keep_groups lacks fields of a group", st->path,
+                            (long long)st->run_id);
+                rc = CCS_EIO;
+            } else {
+                rc = cb(key, scenarios, stats, ctx);
+            }
+            have = 0;
+        }
+        if (r != SQLITE_ROW || rc != CCS_OK)
+            break;
+        if ((size_t)sqlite3_column_bytes(s, 0) != klen) {
+            ccs_err_set(err, "%s: run %lld: a keep_groups key of %d bytes, expected %zu",
+                        st->path, (long long)st->run_id, sqlite3_column_bytes(s, 0), klen);
+            rc = CCS_EIO;
+            break;
+        }
+        for (int i = 0; i < rule->n_per; i++) {
+            uint64_t w = get_le64(gk + 8 * i);
+            memcpy(&key[i], &w, sizeof w);
+        }
+        const char *field = (const char *)sqlite3_column_text(s, 1);
+        int f = 0;
+        while (f < rule->n_agg && (!field || strcmp(field, expr_field_name(rule->agg[f]))))
+            f++;
+        if (f == rule->n_agg || read_stat(s, 3, &stats[f])) {
+            ccs_err_set(err, "%s: run %lld: keep_groups holds a field '%s' or an exact sum "
+                             "that keep.aggregate of the spec does not give",
+                        st->path, (long long)st->run_id, field ? field : "?");
+            rc = CCS_EIO;
+            break;
+        }
+        scenarios = sqlite3_column_int64(s, 2);
+        have |= 1 << f;
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
 int store_commit(ccs_store *st, ccs_err *err)
 {
     if (!st->in_tx)
@@ -2008,6 +2252,52 @@ static const char *shard_mismatch(ccs_store *st)
     return query_int(st, sql, -1) != 0 ? "its run read other catalog entries or profiles" : NULL;
 }
 
+/* Add the shard's keep aggregates to this file's, group and field by field
+ * (exact sums: the result does not depend on the order of the shards). */
+static int merge_keep_groups(ccs_store *st, ccs_err *err)
+{
+    static const char *const sel =
+        "SELECT s.gkey, s.field, s.g0, s.g1, s.g2, s.g3, s.g4, s.g5, s.g6, s.g7, "
+        "s.scenarios + coalesce(m.scenarios, 0), s.n, s.min, s.max, s.sum_exact, m.n, m.min, "
+        "m.max, m.sum_exact FROM shard.keep_groups s LEFT JOIN main.keep_groups m ON m.run_id = "
+        "s.run_id AND m.gkey = s.gkey AND m.field = s.field WHERE s.run_id = ?";
+    static const char *const put =
+        "INSERT OR REPLACE INTO main.keep_groups (run_id, gkey, field, g0, g1, g2, g3, g4, g5, "
+        "g6, g7, scenarios, n, min, max, sum, sum_exact) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+        "?,?)";
+    sqlite3_stmt *s = NULL, *q = NULL;
+    if (sqlite3_prepare_v2(st->db, sel, -1, &s, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(st->db, put, -1, &q, NULL) != SQLITE_OK) {
+        sqlite3_finalize(s);
+        return fail_db(st, err, "merging the keep aggregates");
+    }
+    sqlite3_bind_int64(s, 1, st->run_id);
+    int rc = CCS_OK, r;
+    while (rc == CCS_OK && (r = sqlite3_step(s)) == SQLITE_ROW) {
+        keep_stat a, b;
+        if (read_stat(s, 11, &a) || (sqlite3_column_type(s, 18) != SQLITE_NULL &&
+                                     read_stat(s, 15, &b))) {
+            ccs_err_set(err, "%s: a keep_groups row of the shard has a damaged exact sum",
+                        st->path);
+            rc = CCS_EIO;
+            break;
+        }
+        if (sqlite3_column_type(s, 18) != SQLITE_NULL)
+            keep_stat_merge(&a, &b);
+        sqlite3_bind_int64(q, 1, st->run_id);
+        for (int i = 0; i < 10; i++)
+            sqlite3_bind_value(q, 2 + i, sqlite3_column_value(s, i));
+        sqlite3_bind_int64(q, 12, sqlite3_column_int64(s, 10));
+        bind_stat(q, 13, &a);
+        rc = step_done(st, q, err, "merging the keep aggregates");
+    }
+    if (rc == CCS_OK && r != SQLITE_DONE)
+        rc = fail_db(st, err, "merging the keep aggregates");
+    sqlite3_finalize(s);
+    sqlite3_finalize(q);
+    return rc;
+}
+
 int store_merge_shard(ccs_store *st, const char *path, ccs_err *err)
 {
     sqlite3_stmt *s;
@@ -2049,6 +2339,11 @@ int store_merge_shard(ccs_store *st, const char *path, ccs_err *err)
     }
     if (rc == CCS_OK)
         rc = copy_table(st, "plans", 0, err);
+    if (rc == CCS_OK)
+        rc = copy_table(st, "keep_axes", 0, err);
+    /* aggregates add up: merged again, they would count twice */
+    if (rc == CCS_OK && !again)
+        rc = merge_keep_groups(st, err);
     if (rc == CCS_OK)
         rc = again ? merge_counts(st, "main", 1, err) : merge_counts(st, "shard", 0, err);
     if (rc == CCS_OK)

@@ -95,7 +95,7 @@ storeq_db *storeq_open(const char *path, int *rc, ccs_err *err)
         storeq_close(q);
         return NULL;
     }
-    if (ver == 5) {
+    if (ver >= CCS_STORE_MIGRATE_FROM && ver < CCS_STORE_SCHEMA) {
         /* an older schema store_open migrates: once, in place, then read as
          * this version (the migration only adds columns and views) */
         sqlite3_close(q->db);
@@ -112,8 +112,9 @@ storeq_db *storeq_open(const char *path, int *rc, ccs_err *err)
     if (ver != CCS_STORE_SCHEMA) {
         ccs_err_set(err,
                     "%s: database schema version %lld, but this ccsweep %s reads version "
-                    "%d (and migrates version 5)",
-                    path, (long long)ver, CCS_VERSION, CCS_STORE_SCHEMA);
+                    "%d (and migrates versions %d to %d)",
+                    path, (long long)ver, CCS_VERSION, CCS_STORE_SCHEMA, CCS_STORE_MIGRATE_FROM,
+                    CCS_STORE_SCHEMA - 1);
         storeq_close(q);
         return NULL;
     }

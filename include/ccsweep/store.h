@@ -7,12 +7,15 @@
 #define CCSWEEP_STORE_H
 
 #include "ccsweep/grid.h"
+#include "ccsweep/keep.h"
 
 #include <stdio.h>
 
 /* Schema version kept in PRAGMA user_version. store_open migrates a file of
- * version 5 in place (in one transaction); other versions are refused. */
-#define CCS_STORE_SCHEMA 6
+ * version 5 or 6 in place (in one transaction); other versions are refused. */
+#define CCS_STORE_SCHEMA 7
+/* The oldest version store_open migrates (every one from it up). */
+#define CCS_STORE_MIGRATE_FROM 5
 /* Rows per transaction at most (the sweep also commits at least once a
  * second); about 10k rows per transaction is near SQLite's best insert rate
  * on the machines measured (make bench). */
@@ -111,6 +114,21 @@ int store_drop(ccs_store *st, int64_t idx, int status, ccs_err *err);
 /* Call cb(idx, ctx) for every row of the run committed so far, in index
  * order; stops at the first non-zero return of cb and returns it. */
 int store_each_row(ccs_store *st, int (*cb)(int64_t idx, void *ctx), void *ctx, ccs_err *err);
+/* keep.aggregate: store the aggregates of the group of key (spec_keep.n_per
+ * values, as keep.h gives them) in the current transaction, replacing what
+ * the file held for it: scenarios, and stats[0 .. n_agg-1] of the rule's
+ * fields. Written before the store_chunk_done of the chunks they count,
+ * they are committed with them: the file's aggregates count exactly its
+ * completed chunks. */
+int store_keep_group(ccs_store *st, const double *key, int64_t scenarios, const keep_stat *stats,
+                     ccs_err *err);
+/* Call cb for every group of the run's committed aggregates (a resumed
+ * run's); stops at the first non-zero return of cb and returns it. CCS_EIO
+ * when the rows do not match the spec's keep.aggregate. */
+int store_each_keep_group(ccs_store *st,
+                          int (*cb)(const double *key, int64_t scenarios, const keep_stat *stats,
+                                    void *ctx),
+                          void *ctx, ccs_err *err);
 /* Mark [lo, hi) complete: recorded in the transaction that holds its last rows. */
 int store_chunk_done(ccs_store *st, int64_t lo, int64_t hi, ccs_err *err);
 /* Commit the current transaction, if any. */

@@ -1,9 +1,11 @@
 #!/bin/sh
 # migrate.sh - a database of schema version 5 (tests/data/schema5.sql, made by
-# the last build that wrote version 5) is migrated in place to version 6, by a
+# the last build that wrote version 5) is migrated in place to version 7, by a
 # reader (report) and by run, in one transaction: every row stays as it was,
 # the new columns hold what version 5 computed without storing it, and the
-# tables end as a new file's. A migration that cannot finish changes nothing.
+# tables end as a new file's. So is one of version 6 (tests/data/schema6.sql,
+# made by the last build that wrote version 6), which gains the empty
+# keep.aggregate tables. A migration that cannot finish changes nothing.
 cd "$(dirname "$0")/../.." || exit 1
 B=./ccsweep
 T=$(mktemp -d)
@@ -48,7 +50,7 @@ check "the fixture is a version-5 database with its 24 rows" \
 # a reader migrates it once, then reads it
 $B report --db "$T/a.db" --out "$T/rep" >"$T/out" 2>"$T/err"; rc=$?
 check "report on a version-5 database exits 0 (rc $rc: $(head -c 300 "$T/err"))" "[ $rc -eq 0 ]"
-check "and leaves it at version 6" "[ \"\$(q '$T/a.db' 'PRAGMA user_version')\" = 6 ]"
+check "and leaves it at version 7" "[ \"\$(q '$T/a.db' 'PRAGMA user_version')\" = 7 ]"
 snap "$T/a.db" >"$T/after"
 check "every version-5 value is unchanged ($(wc -l <"$T/before") lines compared)" \
     "cmp -s '$T/before' '$T/after'"
@@ -110,7 +112,7 @@ q "$T/c.db" "ALTER TABLE plans ADD COLUMN ep INTEGER"
 snap "$T/c.db" >"$T/before.c"
 $B run tests/data/schema5.yaml --db "$T/c.db" --quiet >/dev/null 2>"$T/err"; rc=$?
 check "a failing migration is an error naming it (rc $rc: $(head -c 300 "$T/err"))" \
-    "[ $rc -ne 0 ] && grep -q 'cannot migrate the database from schema version 5 to 6 (nothing was changed)' '$T/err' && grep -q 'duplicate column name: ep' '$T/err'"
+    "[ $rc -ne 0 ] && grep -q 'cannot migrate the database from schema version 5 to 7 (nothing was changed)' '$T/err' && grep -q 'duplicate column name: ep' '$T/err'"
 snap "$T/c.db" >"$T/after.c"
 check "and changes nothing: version 5, no cp column, the same rows, the views" \
     "[ \"\$(q '$T/c.db' \"PRAGMA user_version; SELECT count(*) FROM pragma_table_info('plans') WHERE name = 'cp'; SELECT count(*) FROM results_view\")\" = '5
@@ -130,10 +132,50 @@ kill "$SLEEPER" 2>/dev/null
 wait "$SLEEPER" 2>/dev/null
 SLEEPER=""
 
+# version 6: every row stays, the keep.aggregate tables are added, empty
+load6() { rm -f "$1" "$1-wal" "$1-shm"; q "$1" <tests/data/schema6.sql; }
+load6 "$T/f.db"
+snap "$T/f.db" >"$T/before.f"
+q "$T/f.db" "SELECT * FROM result_rows ORDER BY rid; SELECT * FROM plans ORDER BY pid;
+    SELECT * FROM models" >"$T/before6.f"
+check "the fixture is a version-6 database with its 24 rows" \
+    "[ \"\$(q '$T/f.db' 'PRAGMA user_version; SELECT count(*) FROM result_rows')\" = '6
+24' ]"
+$B report --db "$T/f.db" --out "$T/rep.f" >/dev/null 2>"$T/err"; rc=$?
+check "report on a version-6 database exits 0 (rc $rc: $(head -c 300 "$T/err"))" "[ $rc -eq 0 ]"
+check "and leaves it at version 7, with empty keep_groups and keep_axes" \
+    "[ \"\$(q '$T/f.db' 'PRAGMA user_version; SELECT count(*) FROM keep_groups; SELECT count(*) FROM keep_axes; SELECT count(*) FROM keep_stats')\" = '7
+0
+0
+0' ]"
+snap "$T/f.db" >"$T/after.f"
+q "$T/f.db" "SELECT * FROM result_rows ORDER BY rid; SELECT * FROM plans ORDER BY pid;
+    SELECT * FROM models" >"$T/after6.f"
+check "every version-6 value is unchanged ($(wc -l <"$T/before.f") + $(wc -l <"$T/before6.f") lines compared)" \
+    "cmp -s '$T/before.f' '$T/after.f' && cmp -s '$T/before6.f' '$T/after6.f'"
+shape "$T/f.db" >"$T/shape.f"
+check "a migrated version-6 file has the tables and views of a new one" \
+    "cmp -s '$T/shape.new' '$T/shape.f'"
+# run migrates too; a failing migration (the table exists already) changes nothing
+load6 "$T/g.db"
+q "$T/g.db" "CREATE TABLE keep_axes (x)"
+snap "$T/g.db" >"$T/before.g"
+$B run tests/data/schema5.yaml --db "$T/g.db" --quiet >/dev/null 2>"$T/err"; rc=$?
+check "a failing migration from version 6 is an error naming it (rc $rc: $(head -c 300 "$T/err"))" \
+    "[ $rc -ne 0 ] && grep -q 'cannot migrate the database from schema version 6 to 7 (nothing was changed)' '$T/err' && grep -q 'table keep_axes already exists' '$T/err'"
+check "and changes nothing: version 6, no keep_groups, the same rows" \
+    "[ \"\$(q '$T/g.db' \"PRAGMA user_version; SELECT count(*) FROM sqlite_schema WHERE name = 'keep_groups'\")\" = '6
+0' ] && snap '$T/g.db' >'$T/after.g' && cmp -s '$T/before.g' '$T/after.g'"
+load6 "$T/h.db"
+$B run tests/data/schema5.yaml --db "$T/h.db" --quiet >/dev/null 2>"$T/err"; rc=$?
+check "run on a version-6 database exits 0 and appends run 2 (rc $rc)" \
+    "[ $rc -eq 0 ] && [ \"\$(q '$T/h.db' 'PRAGMA user_version; SELECT count(*) FROM runs')\" = '7
+2' ]"
+
 # older versions keep their error
 load "$T/e.db"
 q "$T/e.db" "PRAGMA user_version = 4"
 $B report --db "$T/e.db" --out "$T/rep.e" >/dev/null 2>"$T/err"; rc=$?
 check "version 4 is refused, not migrated (rc $rc)" \
-    "[ $rc -eq 1 ] && grep -q 'schema version 4, but this ccsweep .* reads version 6' '$T/err' && [ \"\$(q '$T/e.db' 'PRAGMA user_version')\" = 4 ]"
+    "[ $rc -eq 1 ] && grep -q 'schema version 4, but this ccsweep .* reads version 7' '$T/err' && [ \"\$(q '$T/e.db' 'PRAGMA user_version')\" = 4 ]"
 exit 0
