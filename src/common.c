@@ -37,6 +37,20 @@ void ccs_err_set(ccs_err *err, const char *fmt, ...)
     va_end(ap);
 }
 
+void ccs_put_le64(unsigned char *p, uint64_t v)
+{
+    for (int k = 0; k < 8; k++)
+        p[k] = (unsigned char)(v >> (8 * k));
+}
+
+uint64_t ccs_get_le64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int k = 0; k < 8; k++)
+        v |= (uint64_t)p[k] << (8 * k);
+    return v;
+}
+
 int ccs_strlcpy(char *dst, const char *src, size_t n)
 {
     size_t len = strlen(src);

@@ -1843,19 +1843,10 @@ int store_chunk_done(ccs_store *st, int64_t lo, int64_t hi, ccs_err *err)
 
 /* ---- keep.aggregate ------------------------------------------------------------ */
 
-static void put_le64(unsigned char *p, uint64_t v)
-{
-    for (int k = 0; k < 8; k++)
-        p[k] = (unsigned char)(v >> (8 * k));
-}
-
-static uint64_t get_le64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int k = 0; k < 8; k++)
-        v |= (uint64_t)p[k] << (8 * k);
-    return v;
-}
+/* One field of a group's aggregates, replacing what the file held. */
+static const char *const keep_put_sql =
+    "INSERT OR REPLACE INTO main.keep_groups (run_id, gkey, field, g0, g1, g2, g3, g4, g5, g6, "
+    "g7, scenarios, n, min, max, sum, sum_exact) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 /* A readable group value: model and hardware by name, whole numbers as
  * integers (as the results columns hold them), others as reals. */
@@ -1896,17 +1887,13 @@ int store_keep_group(ccs_store *st, const double *key, int64_t scenarios, const 
     if (begin(st, err))
         return CCS_EIO;
     if (!st->put_group &&
-        sqlite3_prepare_v2(st->db,
-                           "INSERT OR REPLACE INTO keep_groups (run_id, gkey, field, g0, g1, g2, "
-                           "g3, g4, g5, g6, g7, scenarios, n, min, max, sum, sum_exact) VALUES "
-                           "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                           -1, &st->put_group, NULL) != SQLITE_OK)
+        sqlite3_prepare_v2(st->db, keep_put_sql, -1, &st->put_group, NULL) != SQLITE_OK)
         return fail_db(st, err, "preparing to store the keep aggregates");
     unsigned char gkey[8 * SPEC_KEEP_PER_MAX];
     for (int i = 0; i < rule->n_per; i++) {
         uint64_t w;
         memcpy(&w, &key[i], sizeof w);
-        put_le64(gkey + 8 * i, w);
+        ccs_put_le64(gkey + 8 * i, w);
     }
     sqlite3_stmt *q = st->put_group;
     for (int f = 0; f < rule->n_agg; f++) {
@@ -1958,39 +1945,40 @@ int store_each_keep_group(ccs_store *st,
     keep_stat stats[SPEC_KEEP_AGG_MAX];
     double key[SPEC_KEEP_PER_MAX] = {0};
     int64_t scenarios = 0;
-    int have = 0, rc = CCS_OK; /* fields read of the group in key */
+    int have = 0, rc = CCS_OK; /* bit f: field f of the group in key was read */
     size_t klen = 8 * (size_t)rule->n_per;
-    for (int r = sqlite3_step(s); rc == CCS_OK; r = sqlite3_step(s)) {
-        const unsigned char *gk = r == SQLITE_ROW ? sqlite3_column_blob(s, 0) : NULL;
-        int next = r != SQLITE_ROW || (size_t)sqlite3_column_bytes(s, 0) != klen;
-        for (int i = 0; !next && i < rule->n_per; i++) {
-            uint64_t w = get_le64(gk + 8 * i);
-            double v;
-            memcpy(&v, &w, sizeof v);
-            next = memcmp(&v, &key[i], sizeof v) != 0;
-        }
-        if (next && have) { /* the previous group is complete */
-            if (have != (1 << rule->n_agg) - 1) {
-                ccs_err_set(err, "%s: run %lld: keep_groups lacks fields of a group", st->path,
-                            (long long)st->run_id);
-                rc = CCS_EIO;
-            } else {
-                rc = cb(key, scenarios, stats, ctx);
-            }
-            have = 0;
-        }
-        if (r != SQLITE_ROW || rc != CCS_OK)
+    while (rc == CCS_OK) {
+        int r = sqlite3_step(s), row = r == SQLITE_ROW;
+        if (!row && r != SQLITE_DONE) {
+            rc = fail_db(st, err, "reading the keep aggregates");
             break;
-        if ((size_t)sqlite3_column_bytes(s, 0) != klen) {
+        }
+        double k[SPEC_KEEP_PER_MAX] = {0};
+        if (row && (size_t)sqlite3_column_bytes(s, 0) != klen) {
             ccs_err_set(err, "%s: run %lld: a keep_groups key of %d bytes, expected %zu",
                         st->path, (long long)st->run_id, sqlite3_column_bytes(s, 0), klen);
             rc = CCS_EIO;
             break;
         }
-        for (int i = 0; i < rule->n_per; i++) {
-            uint64_t w = get_le64(gk + 8 * i);
-            memcpy(&key[i], &w, sizeof w);
+        const unsigned char *gk = row ? sqlite3_column_blob(s, 0) : NULL;
+        for (int i = 0; gk && i < rule->n_per; i++) {
+            uint64_t w = ccs_get_le64(gk + 8 * i);
+            memcpy(&k[i], &w, sizeof w);
         }
+        if (have && (!row || memcmp(k, key, klen))) { /* the group in key is complete */
+            if (have != (1 << rule->n_agg) - 1) {
+                ccs_err_set(err, "%s: run %lld: keep_groups lacks fields of a group", st->path,
+                            (long long)st->run_id);
+                rc = CCS_EIO;
+                break;
+            }
+            if ((rc = cb(key, scenarios, stats, ctx)))
+                break;
+            have = 0;
+        }
+        if (!row)
+            break;
+        memcpy(key, k, sizeof key);
         const char *field = (const char *)sqlite3_column_text(s, 1);
         int f = 0;
         while (f < rule->n_agg && (!field || strcmp(field, expr_field_name(rule->agg[f]))))
@@ -2261,13 +2249,9 @@ static int merge_keep_groups(ccs_store *st, ccs_err *err)
         "s.scenarios + coalesce(m.scenarios, 0), s.n, s.min, s.max, s.sum_exact, m.n, m.min, "
         "m.max, m.sum_exact FROM shard.keep_groups s LEFT JOIN main.keep_groups m ON m.run_id = "
         "s.run_id AND m.gkey = s.gkey AND m.field = s.field WHERE s.run_id = ?";
-    static const char *const put =
-        "INSERT OR REPLACE INTO main.keep_groups (run_id, gkey, field, g0, g1, g2, g3, g4, g5, "
-        "g6, g7, scenarios, n, min, max, sum, sum_exact) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-        "?,?)";
     sqlite3_stmt *s = NULL, *q = NULL;
     if (sqlite3_prepare_v2(st->db, sel, -1, &s, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(st->db, put, -1, &q, NULL) != SQLITE_OK) {
+        sqlite3_prepare_v2(st->db, keep_put_sql, -1, &q, NULL) != SQLITE_OK) {
         sqlite3_finalize(s);
         return fail_db(st, err, "merging the keep aggregates");
     }

@@ -2,6 +2,7 @@
  * int64 so that additions need no carry until 2^28 of them have piled up);
  * rounded to a double only when read. */
 #include "ccsweep/xsum.h"
+#include "ccsweep/common.h"
 
 #include <math.h>
 #include <string.h>
@@ -120,20 +121,6 @@ double xsum_value(const ccs_xsum *x)
     return neg ? -v : v;
 }
 
-static void put64(unsigned char *p, uint64_t v)
-{
-    for (int k = 0; k < 8; k++)
-        p[k] = (unsigned char)(v >> (8 * k));
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int k = 0; k < 8; k++)
-        v |= (uint64_t)p[k] << (8 * k);
-    return v;
-}
-
 /* Layout: format 1, first limb, limb count, 0; +inf and -inf counts; the
  * limbs from the first to the last non-zero one after carrying (which makes
  * the limbs of a value unique), 8 bytes each, little-endian. */
@@ -153,10 +140,10 @@ size_t xsum_encode(const ccs_xsum *x, unsigned char *buf)
     buf[1] = (unsigned char)lo;
     buf[2] = (unsigned char)n;
     buf[3] = 0;
-    put64(buf + 4, (uint64_t)t.pinf);
-    put64(buf + 12, (uint64_t)t.ninf);
+    ccs_put_le64(buf + 4, (uint64_t)t.pinf);
+    ccs_put_le64(buf + 12, (uint64_t)t.ninf);
     for (int i = 0; i < n; i++)
-        put64(buf + ENC_HEAD + 8 * i, (uint64_t)t.limb[lo + i]);
+        ccs_put_le64(buf + ENC_HEAD + 8 * i, (uint64_t)t.limb[lo + i]);
     return ENC_HEAD + 8 * (size_t)n;
 }
 
@@ -169,11 +156,11 @@ size_t xsum_decode(ccs_xsum *x, const unsigned char *buf, size_t n)
     size_t len = ENC_HEAD + 8 * (size_t)k;
     if (lo + k > XSUM_LIMBS || n < len)
         return 0;
-    int64_t pinf = (int64_t)get64(buf + 4), ninf = (int64_t)get64(buf + 12);
+    int64_t pinf = (int64_t)ccs_get_le64(buf + 4), ninf = (int64_t)ccs_get_le64(buf + 12);
     if (pinf < 0 || ninf < 0)
         return 0;
     for (int i = 0; i < k; i++) {
-        int64_t v = (int64_t)get64(buf + ENC_HEAD + 8 * i);
+        int64_t v = (int64_t)ccs_get_le64(buf + ENC_HEAD + 8 * i);
         /* carried limbs are in [0, 2^32), the top one within a sum of 2^63 doubles */
         if (lo + i < XSUM_LIMBS - 1 ? v < 0 || v >= LIMB_BASE : v <= -LIMB_BASE || v >= LIMB_BASE) {
             xsum_zero(x);

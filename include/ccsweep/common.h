@@ -71,6 +71,10 @@ void ccs_err_set(ccs_err *err, const char *fmt, ...)
  * Returns 0, or -1 when src was truncated. */
 int ccs_strlcpy(char *dst, const char *src, size_t n);
 
+/* v as 8 little-endian bytes at p, and back: byte layouts stored in files. */
+void ccs_put_le64(unsigned char *p, uint64_t v);
+uint64_t ccs_get_le64(const unsigned char *p);
+
 /* 1 when s is a valid catalog entry name: 1 to CCS_NAME_MAX-1 characters,
  * each a letter, a digit, '-', '_' or '.'. Names read back from a database
  * are checked again with it before they reach a plot script. */
