@@ -14,6 +14,7 @@
 #include <math.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,8 +64,9 @@ struct ccs_store {
 static const char *const status_names[] = {"running", "complete", "interrupted", "failed"};
 
 /* One statement per string (C11 guarantees string literals of 4095 bytes).
- * These are the tables of schema version 5; v6_columns adds the columns of
- * version 6, to a new file as to a migrated one, so both have the same tables. */
+ * These are the tables of schema version 5; v6_columns, v7_tables and
+ * v8_regions make them those of the later versions, in a new file as in a
+ * migrated one, so both have the same tables. */
 static const char *const schema_sql[] = {
     "CREATE TABLE runs (\n"
     "  run_id INTEGER PRIMARY KEY,\n"
@@ -420,6 +422,105 @@ static int v7_tables(ccs_store *st, ccs_err *err)
     return CCS_OK;
 }
 
+/* --detail rows, version 8: one region_rows row per scenario (rowid rid, as
+ * result_rows) with four columns per region, NULL when the region is empty,
+ * and present, bit k set when region k is stored, instead of one regions row
+ * per region: 19 b-tree entries and their keys per scenario become one. The
+ * view regions gives the rows of the old table, the same columns in the same
+ * order; present lets it skip empty regions without reading their columns. */
+#define REGION_FIELDS 4 /* time, count, flops, bytes */
+_Static_assert(CCS_RG_N <= 62, "region_rows.present holds a bit per region in an int64");
+static const char *const region_fields[REGION_FIELDS] = {"time", "count", "flops", "bytes"};
+
+/* The region_rows column of field f of region k: its name with '_' for
+ * '.', then the field (fwd_attn_tp_time). */
+static void region_col(char *out, size_t n, int k, int f)
+{
+    snprintf(out, n, "%s_%s", region_name(k), region_fields[f]);
+    for (char *c = out; *c; c++)
+        if (*c == '.')
+            *c = '_';
+}
+
+/* Append printf output to the growing SQL text buf (cap bytes at *cap). */
+static int sql_add(char **buf, size_t *cap, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static int sql_add(char **buf, size_t *cap, const char *fmt, ...)
+{
+    size_t len = *buf ? strlen(*buf) : 0;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(*buf ? *buf + len : NULL, *buf ? *cap - len : 0, fmt, ap);
+        va_end(ap);
+        if (k < 0)
+            return CCS_ENOMEM;
+        if (*buf && len + (size_t)k < *cap)
+            return CCS_OK;
+        size_t nc = 2 * (*cap + (size_t)k + 256);
+        char *nb = realloc(*buf, nc);
+        if (!nb)
+            return CCS_ENOMEM;
+        if (!*buf)
+            nb[0] = 0;
+        *buf = nb;
+        *cap = nc;
+    }
+}
+
+/* Version 7 to 8: region_rows made from regions, regions dropped and made a
+ * view over region_rows; every value carried as it was. */
+static int v8_regions(ccs_store *st, ccs_err *err)
+{
+    char *sql = NULL, col[64];
+    size_t cap = 0;
+    int rc = sql_add(&sql, &cap, "CREATE TABLE region_rows (  -- --detail: one row per scenario\n"
+                                 "  rid INTEGER PRIMARY KEY, /* run_id << 40 | idx */\n"
+                                 "  present INTEGER NOT NULL /* bit k: region k is stored */");
+    for (int k = 0; rc == CCS_OK && k < CCS_RG_N; k++)
+        for (int f = 0; rc == CCS_OK && f < REGION_FIELDS; f++) {
+            region_col(col, sizeof col, k, f);
+            rc = sql_add(&sql, &cap, ",\n  %s REAL", col);
+        }
+    if (rc == CCS_OK)
+        rc = sql_add(&sql, &cap, "\n);\nINSERT INTO region_rows SELECT run_id << 40 | idx, "
+                                 "sum(1 << region)");
+    for (int k = 0; rc == CCS_OK && k < CCS_RG_N; k++)
+        for (int f = 0; rc == CCS_OK && f < REGION_FIELDS; f++)
+            rc = sql_add(&sql, &cap, ", max(CASE region WHEN %d THEN %s END)", k,
+                         region_fields[f]);
+    if (rc == CCS_OK)
+        rc = sql_add(&sql, &cap,
+                     " FROM regions GROUP BY run_id, idx;\nDROP TABLE regions;\n"
+                     "CREATE VIEW regions AS  -- one row per non-empty region\n"
+                     "SELECT r.rid >> 40 AS run_id, r.rid & 1099511627775 AS idx, "
+                     "n.region AS region");
+    for (int f = 0; rc == CCS_OK && f < REGION_FIELDS; f++) {
+        rc = sql_add(&sql, &cap, ",\n  CASE n.region");
+        for (int k = 0; rc == CCS_OK && k < CCS_RG_N; k++) {
+            region_col(col, sizeof col, k, f);
+            rc = sql_add(&sql, &cap, " WHEN %d THEN r.%s", k, col);
+        }
+        if (rc == CCS_OK)
+            rc = sql_add(&sql, &cap, " END AS %s", region_fields[f]);
+    }
+    /* CROSS JOIN keeps region_rows the outer loop: rows come in (rid, region) order */
+    if (rc == CCS_OK)
+        rc = sql_add(&sql, &cap, "\nFROM region_rows r CROSS JOIN region_names n\n"
+                                 "WHERE (r.present >> n.region) & 1;\n");
+    if (rc != CCS_OK) {
+        free(sql);
+        ccs_err_set(err, "out of memory");
+        return CCS_ENOMEM;
+    }
+    rc = exec(st, sql, err);
+    free(sql);
+    return rc;
+}
+
 static int create_views(ccs_store *st, ccs_err *err)
 {
     for (size_t i = 0; i < sizeof view_sql / sizeof view_sql[0]; i++)
@@ -433,21 +534,23 @@ static int create_schema(ccs_store *st, ccs_err *err)
     for (size_t i = 0; i < sizeof schema_sql / sizeof schema_sql[0]; i++)
         if (exec(st, schema_sql[i], err))
             return CCS_EIO;
-    if (v6_columns(st, err) || create_views(st, err) || v7_tables(st, err))
+    if (v6_columns(st, err) || create_views(st, err) || v7_tables(st, err) ||
+        v8_regions(st, err))
         return CCS_EIO;
     return exec(st, op_sources_sql, err);
 }
 
 static int check_writer(ccs_store *st, ccs_err *err);
 
-/* Version 5 or 6 to 7 in place, in one transaction (all of it or nothing).
- * From 5, first to 6: the new columns with the values version 5 computed
- * without storing them (cp and ep 1, so no context- or expert-parallel
- * traffic; hfu from the stored mfu, hw_flops and model_flops, as the
- * version-5 view derived it), the views recreated over them. Then to 7: the
- * keep.aggregate tables and view, empty (older versions had no aggregates).
- * No row is removed or changed otherwise. A process writing the file (an
- * older ccsweep) is waited for, not raced. */
+/* Version 5, 6 or 7 to 8 in place, in one transaction (all of it or
+ * nothing). From 5, first to 6: the new columns with the values version 5
+ * computed without storing them (cp and ep 1, so no context- or
+ * expert-parallel traffic; hfu from the stored mfu, hw_flops and
+ * model_flops, as the version-5 view derived it), the views recreated over
+ * them. Then to 7: the keep.aggregate tables and view, empty (older versions
+ * had no aggregates). Then to 8: the regions rows moved to region_rows
+ * (v8_regions). No value is removed or changed otherwise. A process writing
+ * the file (an older ccsweep) is waited for, not raced. */
 static int migrate(ccs_store *st, int64_t from, ccs_err *err)
 {
     static const char *const drop_views =
@@ -472,7 +575,9 @@ static int migrate(ccs_store *st, int64_t from, ccs_err *err)
         if (from == 5 && (exec(st, drop_views, err) || v6_columns(st, err) ||
                           exec(st, fill, err) || create_views(st, err)))
             rc = CCS_EIO;
-        if (rc == CCS_OK && (v7_tables(st, err) || exec(st, pragma, err)))
+        if (rc == CCS_OK && from <= 6 && v7_tables(st, err))
+            rc = CCS_EIO;
+        if (rc == CCS_OK && (v8_regions(st, err) || exec(st, pragma, err)))
             rc = CCS_EIO;
     }
     if (rc == CCS_OK && exec(st, "COMMIT", err))
@@ -1021,8 +1126,8 @@ static int compute_todo(ccs_store *st, ccs_err *err)
         return fail_db(st, err, "clearing partial chunks");
     if (sqlite3_prepare_v2(st->db, "DELETE FROM result_rows WHERE rid >= ? AND rid < ?", -1, &del,
                            NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(st->db, "DELETE FROM regions WHERE run_id = ? AND idx >= ? AND idx < ?",
-                           -1, &delrg, NULL) != SQLITE_OK) {
+        sqlite3_prepare_v2(st->db, "DELETE FROM region_rows WHERE rid >= ? AND rid < ?", -1,
+                           &delrg, NULL) != SQLITE_OK) {
         sqlite3_finalize(cnt);
         sqlite3_finalize(del);
         return fail_db(st, err, "clearing partial chunks");
@@ -1041,9 +1146,8 @@ static int compute_todo(ccs_store *st, ccs_err *err)
         sqlite3_bind_int64(del, 2, hi);
         rc = step_done(st, del, err, "clearing partial chunks");
         if (rc == CCS_OK) {
-            sqlite3_bind_int64(delrg, 1, st->run_id);
-            sqlite3_bind_int64(delrg, 2, st->todo[i].lo);
-            sqlite3_bind_int64(delrg, 3, st->todo[i].hi);
+            sqlite3_bind_int64(delrg, 1, lo);
+            sqlite3_bind_int64(delrg, 2, hi);
             rc = step_done(st, delrg, err, "clearing partial chunks");
         }
     }
@@ -1555,6 +1659,11 @@ int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *in
      * VALUES (?,...,?)", then ",(?,...,?)" up to ROWS_PER_INSERT rows; the
      * first row's length prepares the one-row form. The output columns are
      * named as the outputs (timeline.h). */
+    /* one region_rows row: rid, present and the region columns, in table order */
+    char ins_rg_sql[64 + 2 * REGION_FIELDS * CCS_RG_N] = "INSERT INTO region_rows VALUES (?,?";
+    for (int k = 0; k < REGION_FIELDS * CCS_RG_N; k++)
+        strcat(ins_rg_sql, ",?");
+    strcat(ins_rg_sql, ")");
     char insert_sql[128 + 24 * CCS_N_OUTPUTS + (3 + 2 * N_RESULT_COLS) * ROWS_PER_INSERT] =
         "INSERT INTO result_rows (rid, key, sr, name, micro_batches";
     for (int k = 0; k < CCS_N_OUTPUTS; k++)
@@ -1579,8 +1688,7 @@ int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *in
     }
     if (sqlite3_prepare_v2(st->db, insert_sql, (int)one_row, &st->ins, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(st->db, insert_sql, -1, &st->ins_many, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(st->db, "INSERT INTO regions VALUES (?,?,?,?,?,?,?)", -1, &st->ins_rg,
-                           NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(st->db, ins_rg_sql, -1, &st->ins_rg, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(st->db, "INSERT INTO chunks VALUES (?,?,?)", -1, &st->ins_chunk, NULL) !=
             SQLITE_OK ||
         sqlite3_prepare_v2(st->db,
@@ -1770,19 +1878,24 @@ int store_put(ccs_store *st, const ccs_record *rec, const ccs_region_time *rg, c
     st->tx.invalid += r->status == CCS_ST_INVALID;
     st->tx.oom += r->status != CCS_ST_OK && r->status != CCS_ST_INVALID;
     if (st->detail && rg && r->status != CCS_ST_INVALID) {
+        sqlite3_stmt *q = st->ins_rg;
+        int64_t present = 0;
+        sqlite3_bind_int64(q, 1, rid_of(st->run_id, s->idx));
         for (int k = 0; k < CCS_RG_N; k++) {
-            if (rg[k].time <= 0)
-                continue;
-            sqlite3_bind_int64(st->ins_rg, 1, st->run_id);
-            sqlite3_bind_int64(st->ins_rg, 2, s->idx);
-            sqlite3_bind_int(st->ins_rg, 3, k);
-            sqlite3_bind_double(st->ins_rg, 4, rg[k].time);
-            sqlite3_bind_double(st->ins_rg, 5, rg[k].count);
-            sqlite3_bind_double(st->ins_rg, 6, rg[k].flops);
-            sqlite3_bind_double(st->ins_rg, 7, rg[k].bytes);
-            if (write_step(st, st->ins_rg, err, "inserting regions"))
-                return CCS_EIO;
+            const double v[REGION_FIELDS] = {rg[k].time, rg[k].count, rg[k].flops, rg[k].bytes};
+            int stored = rg[k].time > 0; /* an empty region has no row in the view */
+            present |= (int64_t)stored << k;
+            for (int f = 0; f < REGION_FIELDS; f++) {
+                int i = 3 + REGION_FIELDS * k + f;
+                if (stored)
+                    sqlite3_bind_double(q, i, v[f]);
+                else
+                    sqlite3_bind_null(q, i);
+            }
         }
+        sqlite3_bind_int64(q, 2, present);
+        if (write_step(st, q, err, "inserting regions"))
+            return CCS_EIO;
     }
     if (++st->tx_rows >= CCS_STORE_BATCH)
         return store_commit(st, err);
@@ -1796,14 +1909,13 @@ int store_drop(ccs_store *st, int64_t idx, int status, ccs_err *err)
     if (!st->del_row &&
         (sqlite3_prepare_v2(st->db, "DELETE FROM result_rows WHERE rid = ?", -1, &st->del_row,
                             NULL) != SQLITE_OK ||
-         sqlite3_prepare_v2(st->db, "DELETE FROM regions WHERE run_id = ? AND idx = ?", -1,
-                            &st->del_rg, NULL) != SQLITE_OK))
+         sqlite3_prepare_v2(st->db, "DELETE FROM region_rows WHERE rid = ?", -1, &st->del_rg,
+                            NULL) != SQLITE_OK))
         return fail_db(st, err, "preparing to drop rows");
     sqlite3_bind_int64(st->del_row, 1, rid_of(st->run_id, idx));
     if (write_step(st, st->del_row, err, "dropping a row"))
         return CCS_EIO;
-    sqlite3_bind_int64(st->del_rg, 1, st->run_id);
-    sqlite3_bind_int64(st->del_rg, 2, idx);
+    sqlite3_bind_int64(st->del_rg, 1, rid_of(st->run_id, idx));
     if (write_step(st, st->del_rg, err, "dropping a row"))
         return CCS_EIO;
     st->tx.rows--;
@@ -2307,7 +2419,7 @@ int store_merge_shard(ccs_store *st, const char *path, ccs_err *err)
      * committed but the shard outlived it: then everything is copied again
      * with OR IGNORE and the counts are recounted. Plans are shared by the
      * writers: always OR IGNORE. */
-    static const char *const own[] = {"result_rows", "regions", "chunks"};
+    static const char *const own[] = {"result_rows", "region_rows", "chunks"};
     int again = 0;
     if (rc == CCS_OK)
         rc = exec(st, "BEGIN IMMEDIATE", err);

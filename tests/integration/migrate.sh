@@ -1,11 +1,14 @@
 #!/bin/sh
 # migrate.sh - a database of schema version 5 (tests/data/schema5.sql, made by
-# the last build that wrote version 5) is migrated in place to version 7, by a
+# the last build that wrote version 5) is migrated in place to version 8, by a
 # reader (report) and by run, in one transaction: every row stays as it was,
 # the new columns hold what version 5 computed without storing it, and the
-# tables end as a new file's. So is one of version 6 (tests/data/schema6.sql,
-# made by the last build that wrote version 6), which gains the empty
-# keep.aggregate tables. A migration that cannot finish changes nothing.
+# tables end as a new file's. So are ones of version 6 and 7
+# (tests/data/schema6.sql, schema7.sql, made by the last builds that wrote
+# them): version 7 added the empty keep.aggregate tables, version 8 the
+# --detail rows as one region_rows row per scenario, read through the view
+# regions as the table of that name was. A migration that cannot finish
+# changes nothing.
 cd "$(dirname "$0")/../.." || exit 1
 B=./ccsweep
 T=$(mktemp -d)
@@ -50,7 +53,7 @@ check "the fixture is a version-5 database with its 24 rows" \
 # a reader migrates it once, then reads it
 $B report --db "$T/a.db" --out "$T/rep" >"$T/out" 2>"$T/err"; rc=$?
 check "report on a version-5 database exits 0 (rc $rc: $(head -c 300 "$T/err"))" "[ $rc -eq 0 ]"
-check "and leaves it at version 7" "[ \"\$(q '$T/a.db' 'PRAGMA user_version')\" = 7 ]"
+check "and leaves it at version 8" "[ \"\$(q '$T/a.db' 'PRAGMA user_version')\" = 8 ]"
 snap "$T/a.db" >"$T/after"
 check "every version-5 value is unchanged ($(wc -l <"$T/before") lines compared)" \
     "cmp -s '$T/before' '$T/after'"
@@ -112,7 +115,7 @@ q "$T/c.db" "ALTER TABLE plans ADD COLUMN ep INTEGER"
 snap "$T/c.db" >"$T/before.c"
 $B run tests/data/schema5.yaml --db "$T/c.db" --quiet >/dev/null 2>"$T/err"; rc=$?
 check "a failing migration is an error naming it (rc $rc: $(head -c 300 "$T/err"))" \
-    "[ $rc -ne 0 ] && grep -q 'cannot migrate the database from schema version 5 to 7 (nothing was changed)' '$T/err' && grep -q 'duplicate column name: ep' '$T/err'"
+    "[ $rc -ne 0 ] && grep -q 'cannot migrate the database from schema version 5 to 8 (nothing was changed)' '$T/err' && grep -q 'duplicate column name: ep' '$T/err'"
 snap "$T/c.db" >"$T/after.c"
 check "and changes nothing: version 5, no cp column, the same rows, the views" \
     "[ \"\$(q '$T/c.db' \"PRAGMA user_version; SELECT count(*) FROM pragma_table_info('plans') WHERE name = 'cp'; SELECT count(*) FROM results_view\")\" = '5
@@ -143,8 +146,8 @@ check "the fixture is a version-6 database with its 24 rows" \
 24' ]"
 $B report --db "$T/f.db" --out "$T/rep.f" >/dev/null 2>"$T/err"; rc=$?
 check "report on a version-6 database exits 0 (rc $rc: $(head -c 300 "$T/err"))" "[ $rc -eq 0 ]"
-check "and leaves it at version 7, with empty keep_groups and keep_axes" \
-    "[ \"\$(q '$T/f.db' 'PRAGMA user_version; SELECT count(*) FROM keep_groups; SELECT count(*) FROM keep_axes; SELECT count(*) FROM keep_stats')\" = '7
+check "and leaves it at version 8, with empty keep_groups and keep_axes" \
+    "[ \"\$(q '$T/f.db' 'PRAGMA user_version; SELECT count(*) FROM keep_groups; SELECT count(*) FROM keep_axes; SELECT count(*) FROM keep_stats')\" = '8
 0
 0
 0' ]"
@@ -162,20 +165,54 @@ q "$T/g.db" "CREATE TABLE keep_axes (x)"
 snap "$T/g.db" >"$T/before.g"
 $B run tests/data/schema5.yaml --db "$T/g.db" --quiet >/dev/null 2>"$T/err"; rc=$?
 check "a failing migration from version 6 is an error naming it (rc $rc: $(head -c 300 "$T/err"))" \
-    "[ $rc -ne 0 ] && grep -q 'cannot migrate the database from schema version 6 to 7 (nothing was changed)' '$T/err' && grep -q 'table keep_axes already exists' '$T/err'"
+    "[ $rc -ne 0 ] && grep -q 'cannot migrate the database from schema version 6 to 8 (nothing was changed)' '$T/err' && grep -q 'table keep_axes already exists' '$T/err'"
 check "and changes nothing: version 6, no keep_groups, the same rows" \
     "[ \"\$(q '$T/g.db' \"PRAGMA user_version; SELECT count(*) FROM sqlite_schema WHERE name = 'keep_groups'\")\" = '6
 0' ] && snap '$T/g.db' >'$T/after.g' && cmp -s '$T/before.g' '$T/after.g'"
 load6 "$T/h.db"
 $B run tests/data/schema5.yaml --db "$T/h.db" --quiet >/dev/null 2>"$T/err"; rc=$?
 check "run on a version-6 database exits 0 and appends run 2 (rc $rc)" \
-    "[ $rc -eq 0 ] && [ \"\$(q '$T/h.db' 'PRAGMA user_version; SELECT count(*) FROM runs')\" = '7
+    "[ $rc -eq 0 ] && [ \"\$(q '$T/h.db' 'PRAGMA user_version; SELECT count(*) FROM runs')\" = '8
 2' ]"
+
+# version 7: the regions rows become one region_rows row per scenario, the
+# view regions gives them back row for row, in the table's order
+load7() { rm -f "$1" "$1-wal" "$1-shm"; q "$1" <tests/data/schema7.sql; }
+load7 "$T/i.db"
+snap "$T/i.db" >"$T/before.i"
+q "$T/i.db" "SELECT * FROM result_rows ORDER BY rid; SELECT * FROM keep_groups;
+    SELECT * FROM regions" >"$T/before7.i"
+scen=$(q "$T/i.db" "SELECT count(*) || '|' || count(DISTINCT idx) FROM regions")
+check "the fixture is a version-7 database with regions rows ($scen: rows|scenarios)" \
+    "[ \"\$(q '$T/i.db' 'PRAGMA user_version')\" = 7 ] && [ '${scen%%|*}' -gt '${scen##*|}' ] && [ '${scen##*|}' -gt 0 ]"
+$B report --db "$T/i.db" --out "$T/rep.i" >/dev/null 2>"$T/err"; rc=$?
+check "report on a version-7 database exits 0 (rc $rc: $(head -c 300 "$T/err"))" "[ $rc -eq 0 ]"
+check "and leaves it at version 8, regions a view over one region_rows row per scenario" \
+    "[ \"\$(q '$T/i.db' \"PRAGMA user_version; SELECT type FROM sqlite_schema WHERE name = 'regions'; SELECT count(*) FROM region_rows\")\" = '8
+view
+${scen##*|}' ]"
+snap "$T/i.db" >"$T/after.i"
+q "$T/i.db" "SELECT * FROM result_rows ORDER BY rid; SELECT * FROM keep_groups;
+    SELECT * FROM regions" >"$T/after7.i"
+check "every version-7 value is unchanged, regions row for row ($(wc -l <"$T/before.i") + $(wc -l <"$T/before7.i") lines compared)" \
+    "cmp -s '$T/before.i' '$T/after.i' && cmp -s '$T/before7.i' '$T/after7.i'"
+shape "$T/i.db" >"$T/shape.i"
+check "a migrated version-7 file has the tables and views of a new one" \
+    "cmp -s '$T/shape.new' '$T/shape.i'"
+load7 "$T/j.db"
+q "$T/j.db" "CREATE TABLE region_rows (x)"
+snap "$T/j.db" >"$T/before.j"
+$B run tests/data/schema5.yaml --db "$T/j.db" --quiet >/dev/null 2>"$T/err"; rc=$?
+check "a failing migration from version 7 is an error naming it (rc $rc: $(head -c 300 "$T/err"))" \
+    "[ $rc -ne 0 ] && grep -q 'cannot migrate the database from schema version 7 to 8 (nothing was changed)' '$T/err' && grep -q 'table region_rows already exists' '$T/err'"
+check "and changes nothing: version 7, regions still a table, the same rows" \
+    "[ \"\$(q '$T/j.db' \"PRAGMA user_version; SELECT type FROM sqlite_schema WHERE name = 'regions'\")\" = '7
+table' ] && snap '$T/j.db' >'$T/after.j' && cmp -s '$T/before.j' '$T/after.j'"
 
 # older versions keep their error
 load "$T/e.db"
 q "$T/e.db" "PRAGMA user_version = 4"
 $B report --db "$T/e.db" --out "$T/rep.e" >/dev/null 2>"$T/err"; rc=$?
 check "version 4 is refused, not migrated (rc $rc)" \
-    "[ $rc -eq 1 ] && grep -q 'schema version 4, but this ccsweep .* reads version 7' '$T/err' && [ \"\$(q '$T/e.db' 'PRAGMA user_version')\" = 4 ]"
+    "[ $rc -eq 1 ] && grep -q 'schema version 4, but this ccsweep .* reads version 8' '$T/err' && [ \"\$(q '$T/e.db' 'PRAGMA user_version')\" = 4 ]"
 exit 0
