@@ -18,7 +18,9 @@ ok() { echo "PASS: $1"; }
 bad() { echo "FAIL: $1"; }
 check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
 q() { sqlite3 "$@"; }
-load() { rm -f "$1" "$1-wal" "$1-shm"; q "$1" <tests/data/schema5.sql; }
+# loadv VER DB: DB made afresh from the fixture of schema version VER
+loadv() { rm -f "$2" "$2-wal" "$2-shm"; q "$2" <"tests/data/schema$1.sql"; }
+load() { loadv 5 "$1"; }
 V5COLS="rid, key, sr, micro_batches, t_iter, t_iter_lo, t_iter_hi, extrap, t_compute, t_comm,
   t_comm_exposed, t_tp_comm, t_tp_comm_exposed, t_dp_comm, t_dp_comm_exposed, t_pp_comm, t_bubble,
   t_optimizer, comm_fraction, hidden_fraction, mem_weights, mem_grads, mem_optimizer,
@@ -135,12 +137,39 @@ kill "$SLEEPER" 2>/dev/null
 wait "$SLEEPER" 2>/dev/null
 SLEEPER=""
 
+# refused VER TABLE: a version-VER file that already has a table TABLE its
+# migration creates: run fails naming it, and the file keeps its version,
+# tables and rows
+refused() {
+    loadv "$1" "$T/bad$1.db"
+    q "$T/bad$1.db" "CREATE TABLE $2 (x)"
+    snap "$T/bad$1.db" >"$T/before.bad"
+    shape "$T/bad$1.db" >"$T/shape.bad"
+    $B run tests/data/schema5.yaml --db "$T/bad$1.db" --quiet >/dev/null 2>"$T/err"; rc=$?
+    check "a failing migration from version $1 is an error naming it (rc $rc: $(head -c 300 "$T/err"))" \
+        "[ $rc -ne 0 ] && grep -q 'cannot migrate the database from schema version $1 to 8 (nothing was changed)' '$T/err' && grep -q 'table $2 already exists' '$T/err'"
+    snap "$T/bad$1.db" >"$T/after.bad"
+    shape "$T/bad$1.db" >"$T/shape.bad2"
+    check "and changes nothing: version $1, the same tables and rows" \
+        "[ \"\$(q '$T/bad$1.db' 'PRAGMA user_version')\" = $1 ] && cmp -s '$T/before.bad' '$T/after.bad' && cmp -s '$T/shape.bad' '$T/shape.bad2'"
+}
+
+# values DB SQL: every value snap compares, and SQL's rows
+values() { snap "$1"; q "$1" "$2"; }
+# migrated VER DB SQL BEFORE: DB's values are those in the file BEFORE, and
+# its tables and views a new file's
+migrated() {
+    values "$2" "$3" >"$T/after.v"
+    check "every version-$1 value is unchanged ($(wc -l <"$4") lines compared)" "cmp -s '$4' '$T/after.v'"
+    shape "$2" >"$T/shape.v"
+    check "a migrated version-$1 file has the tables and views of a new one" \
+        "cmp -s '$T/shape.new' '$T/shape.v'"
+}
+
 # version 6: every row stays, the keep.aggregate tables are added, empty
-load6() { rm -f "$1" "$1-wal" "$1-shm"; q "$1" <tests/data/schema6.sql; }
-load6 "$T/f.db"
-snap "$T/f.db" >"$T/before.f"
-q "$T/f.db" "SELECT * FROM result_rows ORDER BY rid; SELECT * FROM plans ORDER BY pid;
-    SELECT * FROM models" >"$T/before6.f"
+V6="SELECT * FROM result_rows ORDER BY rid; SELECT * FROM plans ORDER BY pid; SELECT * FROM models"
+loadv 6 "$T/f.db"
+values "$T/f.db" "$V6" >"$T/before.f"
 check "the fixture is a version-6 database with its 24 rows" \
     "[ \"\$(q '$T/f.db' 'PRAGMA user_version; SELECT count(*) FROM result_rows')\" = '6
 24' ]"
@@ -151,25 +180,10 @@ check "and leaves it at version 8, with empty keep_groups and keep_axes" \
 0
 0
 0' ]"
-snap "$T/f.db" >"$T/after.f"
-q "$T/f.db" "SELECT * FROM result_rows ORDER BY rid; SELECT * FROM plans ORDER BY pid;
-    SELECT * FROM models" >"$T/after6.f"
-check "every version-6 value is unchanged ($(wc -l <"$T/before.f") + $(wc -l <"$T/before6.f") lines compared)" \
-    "cmp -s '$T/before.f' '$T/after.f' && cmp -s '$T/before6.f' '$T/after6.f'"
-shape "$T/f.db" >"$T/shape.f"
-check "a migrated version-6 file has the tables and views of a new one" \
-    "cmp -s '$T/shape.new' '$T/shape.f'"
+migrated 6 "$T/f.db" "$V6" "$T/before.f"
 # run migrates too; a failing migration (the table exists already) changes nothing
-load6 "$T/g.db"
-q "$T/g.db" "CREATE TABLE keep_axes (x)"
-snap "$T/g.db" >"$T/before.g"
-$B run tests/data/schema5.yaml --db "$T/g.db" --quiet >/dev/null 2>"$T/err"; rc=$?
-check "a failing migration from version 6 is an error naming it (rc $rc: $(head -c 300 "$T/err"))" \
-    "[ $rc -ne 0 ] && grep -q 'cannot migrate the database from schema version 6 to 8 (nothing was changed)' '$T/err' && grep -q 'table keep_axes already exists' '$T/err'"
-check "and changes nothing: version 6, no keep_groups, the same rows" \
-    "[ \"\$(q '$T/g.db' \"PRAGMA user_version; SELECT count(*) FROM sqlite_schema WHERE name = 'keep_groups'\")\" = '6
-0' ] && snap '$T/g.db' >'$T/after.g' && cmp -s '$T/before.g' '$T/after.g'"
-load6 "$T/h.db"
+refused 6 keep_axes
+loadv 6 "$T/h.db"
 $B run tests/data/schema5.yaml --db "$T/h.db" --quiet >/dev/null 2>"$T/err"; rc=$?
 check "run on a version-6 database exits 0 and appends run 2 (rc $rc)" \
     "[ $rc -eq 0 ] && [ \"\$(q '$T/h.db' 'PRAGMA user_version; SELECT count(*) FROM runs')\" = '8
@@ -177,11 +191,9 @@ check "run on a version-6 database exits 0 and appends run 2 (rc $rc)" \
 
 # version 7: the regions rows become one region_rows row per scenario, the
 # view regions gives them back row for row, in the table's order
-load7() { rm -f "$1" "$1-wal" "$1-shm"; q "$1" <tests/data/schema7.sql; }
-load7 "$T/i.db"
-snap "$T/i.db" >"$T/before.i"
-q "$T/i.db" "SELECT * FROM result_rows ORDER BY rid; SELECT * FROM keep_groups;
-    SELECT * FROM regions" >"$T/before7.i"
+V7="SELECT * FROM result_rows ORDER BY rid; SELECT * FROM keep_groups; SELECT * FROM regions"
+loadv 7 "$T/i.db"
+values "$T/i.db" "$V7" >"$T/before.i"
 scen=$(q "$T/i.db" "SELECT count(*) || '|' || count(DISTINCT idx) FROM regions")
 check "the fixture is a version-7 database with regions rows ($scen: rows|scenarios)" \
     "[ \"\$(q '$T/i.db' 'PRAGMA user_version')\" = 7 ] && [ '${scen%%|*}' -gt '${scen##*|}' ] && [ '${scen##*|}' -gt 0 ]"
@@ -191,23 +203,8 @@ check "and leaves it at version 8, regions a view over one region_rows row per s
     "[ \"\$(q '$T/i.db' \"PRAGMA user_version; SELECT type FROM sqlite_schema WHERE name = 'regions'; SELECT count(*) FROM region_rows\")\" = '8
 view
 ${scen##*|}' ]"
-snap "$T/i.db" >"$T/after.i"
-q "$T/i.db" "SELECT * FROM result_rows ORDER BY rid; SELECT * FROM keep_groups;
-    SELECT * FROM regions" >"$T/after7.i"
-check "every version-7 value is unchanged, regions row for row ($(wc -l <"$T/before.i") + $(wc -l <"$T/before7.i") lines compared)" \
-    "cmp -s '$T/before.i' '$T/after.i' && cmp -s '$T/before7.i' '$T/after7.i'"
-shape "$T/i.db" >"$T/shape.i"
-check "a migrated version-7 file has the tables and views of a new one" \
-    "cmp -s '$T/shape.new' '$T/shape.i'"
-load7 "$T/j.db"
-q "$T/j.db" "CREATE TABLE region_rows (x)"
-snap "$T/j.db" >"$T/before.j"
-$B run tests/data/schema5.yaml --db "$T/j.db" --quiet >/dev/null 2>"$T/err"; rc=$?
-check "a failing migration from version 7 is an error naming it (rc $rc: $(head -c 300 "$T/err"))" \
-    "[ $rc -ne 0 ] && grep -q 'cannot migrate the database from schema version 7 to 8 (nothing was changed)' '$T/err' && grep -q 'table region_rows already exists' '$T/err'"
-check "and changes nothing: version 7, regions still a table, the same rows" \
-    "[ \"\$(q '$T/j.db' \"PRAGMA user_version; SELECT type FROM sqlite_schema WHERE name = 'regions'\")\" = '7
-table' ] && snap '$T/j.db' >'$T/after.j' && cmp -s '$T/before.j' '$T/after.j'"
+migrated 7 "$T/i.db" "$V7" "$T/before.i" # the regions rows, in order, among them
+refused 7 region_rows
 
 # older versions keep their error
 load "$T/e.db"

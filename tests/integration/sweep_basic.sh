@@ -85,6 +85,26 @@ check "--detail stores per-region times for every kept row" \
 check "filtered rows equal the unfiltered run's rows" [ "$(q "$TMP/n1.db" "SELECT count(*) FROM results a JOIN results b
     ON a.idx = b.idx AND a.key = b.key AND a.t_iter = b.t_iter WHERE a.run_id = 2 AND b.run_id = 1")" = "$want" ]
 
+# --detail: a scenario's rows in the regions view are the regions 'ccsweep
+# project --json' computes for the same plan (an independent path: no store)
+$BIN run tests/data/schema5.yaml --db "$TMP/rg.db" --detail --quiet >/dev/null 2>&1
+$BIN project --model llama3-8b --hw h100-sxm --gen 0 --evolution memory-wall --devices 16 --tp 2 \
+    --pp 1 --gbs 32 --seq 4096 --recompute selective --json >"$TMP/rg.json" 2>/dev/null
+same=$(q "$TMP/rg.db" "WITH p AS (SELECT json_extract(value, '\$.name') AS name,
+      json_extract(value, '\$.time') AS time, json_extract(value, '\$.count') AS count,
+      json_extract(value, '\$.flops') AS flops, json_extract(value, '\$.bytes') AS bytes
+    FROM json_each(readfile('$TMP/rg.json'), '\$.regions') WHERE json_extract(value, '\$.time') > 0),
+  d AS (SELECT n.name, g.time, g.count, g.flops, g.bytes FROM regions g
+    JOIN region_names n USING (region) JOIN results_view v ON v.run_id = g.run_id AND v.idx = g.idx
+    WHERE v.model = 'llama3-8b' AND v.hardware = 'h100-sxm' AND v.generation = 0 AND v.tp = 2
+      AND v.pp = 1)
+  SELECT (SELECT count(*) FROM p) || '|' || (SELECT count(*) FROM d) || '|' || (SELECT count(*)
+    FROM p JOIN d USING (name) WHERE p.count = d.count AND abs(p.time - d.time) <= 1e-13 * d.time
+      AND abs(p.flops - d.flops) <= 1e-13 * abs(d.flops)
+      AND abs(p.bytes - d.bytes) <= 1e-13 * abs(d.bytes))")
+check "--detail: a scenario's stored regions are those 'project --json' gives (projected|stored|equal: $same)" \
+    sh -c "[ '${same%%|*}' -gt 0 ] && [ '$same' = '${same%%|*}|${same%%|*}|${same%%|*}' ]"
+
 # --resume of a complete run does nothing
 out=$($BIN run $SPEC --db "$TMP/n2.db" --resume 2>&1); rc=$?
 check "--resume of a complete run exits 0 and adds nothing" \
