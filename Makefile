@@ -31,7 +31,7 @@ CPPFLAGS += -Iinclude -I$(BUILD) -D_POSIX_C_SOURCE=200809L -DCCS_DATADIR='"$(DAT
             $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -Wall -Wextra -Wpedantic -MMD -MP
-LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lgsl -lgslcblas -lyaml -lsqlite3 -ljansson) -lm
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lgsl -lgslcblas -lyaml -lsqlite3 -ljansson) -lm -pthread
 ifeq ($(WERROR),1)
 CFLAGS  += -Werror
 endif
@@ -145,7 +145,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 30
 FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -fno-sanitize-recover=undefined
-FUZZ_LIBSRC  := $(filter-out src/dist.c src/store.c src/store_query.c src/report.c \
+FUZZ_LIBSRC  := $(filter-out src/dist.c src/store.c src/store_query.c src/writeq.c src/report.c \
                   src/report_sql.c $(wildcard src/cli*.c),$(LIB_SRC))
 FUZZ_OBJ     := $(FUZZ_LIBSRC:src/%.c=$(BUILD)/fuzz/%.o)
 FUZZ_BIN     := $(FUZZERS:%=$(BUILD)/fuzz/fuzz_%)

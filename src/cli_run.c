@@ -595,6 +595,8 @@ int cli_run(int argc, char **argv)
                 ru.ru_maxrss / 1024.0,
                 ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
                     1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec));
+    if (!a.quiet && ds.writer_cpu > 0)
+        fprintf(stderr, "ccsweep: rank 0 writer thread CPU %.3f s (of the above)\n", ds.writer_cpu);
     if (status == STORE_INTERRUPTED)
         printf("ccsweep run: interrupted by signal %d; committed rows are kept, finish with "
                "'ccsweep run %s --db %s --resume'\n",

@@ -20,6 +20,7 @@
  * Memory on rank 0 is one receive buffer and the todo list, whatever the grid. */
 #include "ccsweep/dist.h"
 #include "ccsweep/keep.h"
+#include "ccsweep/writeq.h"
 
 #include <mpi.h>
 #include <signal.h>
@@ -33,6 +34,7 @@ struct dist_comm {
 };
 
 static dist_comm world_ = {0}, self_ = {0};
+static int funneled_; /* MPI allows threads that do not call it */
 
 enum { TAG_UP = 7301, TAG_DOWN = 7302 };
 enum {
@@ -83,8 +85,13 @@ int dist_init(int *argc, char ***argv)
 {
     int init = 0;
     MPI_Initialized(&init);
-    if (!init && MPI_Init(argc, argv) != MPI_SUCCESS)
+    /* funneled: rank 0's writer thread (writeq.h) never calls MPI */
+    int provided = MPI_THREAD_SINGLE;
+    if (!init && MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
         return CCS_ERUNTIME;
+    if (init)
+        MPI_Query_thread(&provided);
+    funneled_ = provided >= MPI_THREAD_FUNNELED;
     world_.comm = MPI_COMM_WORLD;
     self_.comm = MPI_COMM_SELF;
     return CCS_OK;
@@ -206,6 +213,7 @@ static int take(sched *s, int64_t cap, int64_t *lo, int64_t *hi)
 
 typedef struct coord {
     ccs_store *st;
+    ccs_writeq *wq; /* rank 0's writes on their own thread, or NULL: st directly */
     const ccs_grid *g;
     const dist_opts *o;
     dist_stats *stats;
@@ -361,7 +369,12 @@ static int put(coord *c, const unsigned char *rec, int src, ccs_err *err)
     s->ok += r->r.status == CCS_ST_OK;
     s->invalid += r->r.status == CCS_ST_INVALID;
     s->oom += r->r.status == CCS_ST_OOM;
-    return store_put(c->st, r, rg, err);
+    return c->wq ? writeq_put(c->wq, r, rg, err) : store_put(c->st, r, rg, err);
+}
+
+static int commit(coord *c, ccs_err *err)
+{
+    return c->wq ? writeq_commit(c->wq, err) : store_commit(c->st, err);
 }
 
 /* Rank src's packed aggregates, n of them in buf[0..len). */
@@ -406,12 +419,13 @@ static int chunk_done(coord *c, int64_t lo, int64_t hi, int src, ccs_err *err)
         }
         agg_clean(c->ag);
     }
-    if (store_chunk_done(c->st, lo, hi, err))
+    /* (keep: runs, the only ones with aggregates, have no writer thread) */
+    if (c->wq ? writeq_chunk_done(c->wq, lo, hi, err) : store_chunk_done(c->st, lo, hi, err))
         return CCS_EIO;
     double t = now_s();
     if (t - c->last_commit >= COMMIT_SECS) {
         c->last_commit = t;
-        return store_commit(c->st, err);
+        return commit(c, err);
     }
     return CCS_OK;
 }
@@ -563,7 +577,7 @@ static int coordinate(const dist_comm *dc, coord *c, ccs_err *err)
         for (size_t i = 0; rc == CCS_OK && i < c->n_dead; i++)
             rc = store_drop(c->st, c->dead_idx[i], c->dead_st[i], err);
     if (rc == CCS_OK)
-        rc = store_commit(c->st, err);
+        rc = commit(c, err);
     return rc;
 }
 
@@ -825,8 +839,19 @@ int dist_sweep(dist_comm *c, const ccs_grid *g, ccs_store *st, const dist_opts *
             if (rc == CCS_ENOMEM)
                 ccs_err_set(err, "out of memory for the keep: groups");
         }
+        /* without keep (whose drops and reads need the store itself), the
+         * writes run on a thread of their own where MPI allows it; if the
+         * thread cannot start, rank 0 writes them itself */
+        if (rc == CCS_OK && !kept && funneled_)
+            co.wq = writeq_open(st, o->detail, NULL);
         if (rc == CCS_OK)
             rc = coordinate(c, &co, err);
+        ccs_err qerr;
+        int qrc = writeq_close(co.wq, &out->writer_cpu, &qerr);
+        if (rc == CCS_OK && qrc != CCS_OK) {
+            rc = qrc;
+            *err = qerr;
+        }
         keep_free(co.kp);
         agg_free(co.ag);
         for (int i = 0; co.pend && i < co.n_pend; i++)

@@ -62,8 +62,9 @@ typedef struct dist_stats {
     int64_t done; /* scenarios completed in this session */
     int64_t rows; /* rows written in this session */
     int64_t ok, invalid, oom;
-    double seconds; /* wall time of the sweep loop */
-    int signal;     /* signal that interrupted the sweep, or 0 */
+    double seconds;    /* wall time of the sweep loop */
+    double writer_cpu; /* rank 0: CPU time of its writer thread (writeq.h), s */
+    int signal;        /* signal that interrupted the sweep, or 0 */
 } dist_stats;
 
 enum { DIST_INTERRUPTED = 1 };
