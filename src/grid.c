@@ -24,7 +24,8 @@ struct ccs_grid {
     uint64_t *model_hash;
     double *model_params;
     const ccs_expr *where;
-    int where_post; /* the filter needs projection outputs */
+    int where_post;      /* the filter needs projection outputs */
+    ccs_costmemo *memo; /* grid_eval's cost cache (its contents change, not its results) */
 };
 
 static uint64_t mix64(uint64_t z)
@@ -215,7 +216,8 @@ ccs_grid *grid_new(const ccs_spec *spec, ccs_err *err)
     g->hw_hash = calloc(nhw * g->n_gen, sizeof *g->hw_hash);
     g->model_hash = calloc(nm, sizeof *g->model_hash);
     g->model_params = calloc(nm, sizeof *g->model_params);
-    if (!g->hwgen || !g->hw_hash || !g->model_hash || !g->model_params) {
+    g->memo = cost_memo_new();
+    if (!g->hwgen || !g->hw_hash || !g->model_hash || !g->model_params || !g->memo) {
         ccs_err_set(err, "out of memory");
         grid_free(g);
         return NULL;
@@ -245,6 +247,7 @@ void grid_free(ccs_grid *g)
     free(g->hw_hash);
     free(g->model_hash);
     free(g->model_params);
+    cost_memo_free(g->memo);
     free(g);
 }
 
@@ -469,8 +472,9 @@ int grid_eval(const ccs_grid *g, int64_t idx, ccs_record *out, ccs_region_time *
             memset(regions, 0, sizeof(*regions) * CCS_RG_N);
     } else {
         ccs_cost c;
-        cost_init(&c, grid_hw(g, s->hw, s->gen_i), spec_opmodel(g->spec, (size_t)s->hw),
-                  spec_evolution(g->spec), s->gen, &s->plan);
+        cost_init_memo(&c, g->memo, grid_hw(g, s->hw, s->gen_i),
+                       spec_opmodel(g->spec, (size_t)s->hw), spec_evolution(g->spec), s->gen,
+                       &s->plan);
         timeline_project(m, &s->plan, &c, &out->r, regions);
     }
     if (g->where_post) {

@@ -10,6 +10,9 @@
 
 #include <gsl/gsl_cdf.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* FlashAttention-2 (Dao 2023, arXiv 2307.08691, section 4) reaches up to 73%
  * of A100 peak in the forward pass and 63% in the backward pass, against
@@ -117,6 +120,82 @@ double cost_gemm_shape_efficiency(const ccs_hw *hw, int dtype, double m, double 
     return w * cost_gemm_k_efficiency(hw, dtype, k);
 }
 
+/* ---- the cost memo: direct-mapped tables, a miss overwrites its slot ---- */
+
+#define MEMO_GEMM 2048 /* a grid's distinct GEMM shapes per hardware number in the hundreds */
+#define MEMO_GEN 64
+#define MEMO_DERATE 256
+
+typedef struct memo_gemm {
+    const ccs_hw *hw; /* NULL: empty */
+    int dtype;
+    double m, n, k, batch;
+    double eff, shape; /* hw_gemm_eff and cost_gemm_shape_efficiency */
+} memo_gemm;
+
+typedef struct memo_gen {
+    const ccs_evolution *ev;
+    int gen, used;
+    double f[5]; /* f_flops, f_mem, f_intra, f_inter, f_lat */
+} memo_gen;
+
+typedef struct memo_derate {
+    double sigma, derate;
+    int32_t n, used;
+} memo_derate;
+
+struct ccs_costmemo {
+    memo_gemm gemm[MEMO_GEMM];
+    memo_gen gen[MEMO_GEN];
+    memo_derate derate[MEMO_DERATE];
+};
+
+ccs_costmemo *cost_memo_new(void)
+{
+    return calloc(1, sizeof(ccs_costmemo));
+}
+
+void cost_memo_free(ccs_costmemo *m)
+{
+    free(m);
+}
+
+static uint64_t memo_mix(uint64_t h, uint64_t w)
+{
+    h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+    return h ^ (h >> 29);
+}
+
+static uint64_t memo_bits(double x)
+{
+    uint64_t w;
+    memcpy(&w, &x, sizeof w);
+    return w;
+}
+
+static const memo_gemm *memo_gemm_get(ccs_costmemo *mm, const ccs_hw *hw, int dtype, double m,
+                                      double n, double k, double batch)
+{
+    uint64_t h = memo_mix((uint64_t)(uintptr_t)hw, (uint64_t)dtype);
+    h = memo_mix(h, memo_bits(m));
+    h = memo_mix(h, memo_bits(n));
+    h = memo_mix(h, memo_bits(k));
+    h = memo_mix(h, memo_bits(batch));
+    memo_gemm *e = &mm->gemm[h % MEMO_GEMM];
+    if (e->hw != hw || e->dtype != dtype || e->m != m || e->n != n || e->k != k ||
+        e->batch != batch) {
+        e->hw = hw;
+        e->dtype = dtype;
+        e->m = m;
+        e->n = n;
+        e->k = k;
+        e->batch = batch;
+        e->eff = hw_gemm_eff(hw, dtype, NULL);
+        e->shape = cost_gemm_shape_efficiency(hw, dtype, m, n, k, batch);
+    }
+    return e;
+}
+
 double cost_coll_volume(int kind, double bytes, int group, int innet, double *steps)
 {
     double n = group < 2 ? 2 : group;
@@ -215,7 +294,8 @@ static double coll_time(const ccs_cost *c, const ccs_op *op)
     return t;
 }
 
-double cost_synthetic(const ccs_cost *c, const ccs_op *op)
+/* cost_synthetic, inlined into cost_op */
+static inline double synthetic(const ccs_cost *c, const ccs_op *op)
 {
     const ccs_hw *hw = c->hw;
     if (opkind_is_collective(op->kind))
@@ -229,9 +309,16 @@ double cost_synthetic(const ccs_cost *c, const ccs_op *op)
     switch (op->kind) {
     case CCS_OP_GEMM:
     case CCS_OP_BMM:
-        t_flops = op->flops /
-                  (peak * hw_gemm_eff(hw, op->dtype, NULL) * hw->clock_ratio * c->sync_derate *
-                   cost_gemm_shape_efficiency(hw, op->dtype, op->m, op->n, op->k, op->batch));
+        if (c->memo) {
+            const memo_gemm *e =
+                memo_gemm_get(c->memo, hw, op->dtype, op->m, op->n, op->k, op->batch);
+            t_flops = op->flops / (peak * e->eff * hw->clock_ratio * c->sync_derate * e->shape);
+        } else {
+            t_flops =
+                op->flops /
+                (peak * hw_gemm_eff(hw, op->dtype, NULL) * hw->clock_ratio * c->sync_derate *
+                 cost_gemm_shape_efficiency(hw, op->dtype, op->m, op->n, op->k, op->batch));
+        }
         break;
     case CCS_OP_ATTENTION:
         t_flops = op->flops / (peak * hw_gemm_eff(hw, op->dtype, NULL) * hw->clock_ratio *
@@ -246,30 +333,76 @@ double cost_synthetic(const ccs_cost *c, const ccs_op *op)
     return (t_flops > t_mem ? t_flops : t_mem) + hw->kernel_lat;
 }
 
-void cost_init(ccs_cost *c, const ccs_hw *hw, const struct ccs_opmodel *om,
-               const ccs_evolution *ev, int gen, const ccs_plan *p)
+static void gen_factors(const ccs_evolution *ev, int gen, double f[5])
+{
+    f[0] = f[1] = f[2] = f[3] = f[4] = 1.0;
+    if (ev && gen > 0) {
+        f[0] = pow(ev->flops, gen);
+        f[1] = pow(ev->mem_bw, gen);
+        f[2] = pow(ev->intra_bw, gen);
+        f[3] = pow(ev->inter_bw, gen);
+        f[4] = pow(ev->latency, gen);
+    }
+}
+
+static void init_with(ccs_cost *c, const ccs_hw *hw, const struct ccs_opmodel *om, int gen,
+                      const ccs_plan *p, const double f[5], double derate)
 {
     c->hw = hw;
     c->om = om;
     c->generation = gen;
-    c->f_flops = c->f_mem = c->f_intra = c->f_inter = c->f_lat = 1.0;
-    if (ev && gen > 0) {
-        c->f_flops = pow(ev->flops, gen);
-        c->f_mem = pow(ev->mem_bw, gen);
-        c->f_intra = pow(ev->intra_bw, gen);
-        c->f_inter = pow(ev->inter_bw, gen);
-        c->f_lat = pow(ev->latency, gen);
-    }
+    c->f_flops = f[0];
+    c->f_mem = f[1];
+    c->f_intra = f[2];
+    c->f_inter = f[3];
+    c->f_lat = f[4];
     c->net_bw_factor = p ? p->net_bw_factor : 1.0;
     c->innet_reduce = p ? p->innet_reduce : 0;
-    c->sync_derate = cost_straggler_derate(hw->variability, p ? p->devices : 1);
+    c->sync_derate = derate;
+    c->memo = NULL;
+}
+
+double cost_synthetic(const ccs_cost *c, const ccs_op *op)
+{
+    return synthetic(c, op);
+}
+
+void cost_init(ccs_cost *c, const ccs_hw *hw, const struct ccs_opmodel *om,
+               const ccs_evolution *ev, int gen, const ccs_plan *p)
+{
+    double f[5];
+    gen_factors(ev, gen, f);
+    init_with(c, hw, om, gen, p, f, cost_straggler_derate(hw->variability, p ? p->devices : 1));
+}
+
+void cost_init_memo(ccs_cost *c, ccs_costmemo *m, const ccs_hw *hw, const struct ccs_opmodel *om,
+                    const ccs_evolution *ev, int gen, const ccs_plan *p)
+{
+    memo_gen *g = &m->gen[memo_mix((uint64_t)(uintptr_t)ev, (uint64_t)gen) % MEMO_GEN];
+    if (!g->used || g->ev != ev || g->gen != gen) {
+        gen_factors(ev, gen, g->f);
+        g->ev = ev;
+        g->gen = gen;
+        g->used = 1;
+    }
+    int32_t n = p ? p->devices : 1;
+    double sigma = hw->variability;
+    memo_derate *d = &m->derate[memo_mix(memo_bits(sigma), (uint64_t)(uint32_t)n) % MEMO_DERATE];
+    if (!d->used || d->sigma != sigma || d->n != n) {
+        d->derate = cost_straggler_derate(sigma, n);
+        d->sigma = sigma;
+        d->n = n;
+        d->used = 1;
+    }
+    init_with(c, hw, om, gen, p, g->f, d->derate);
+    c->memo = m;
 }
 
 void cost_op(const ccs_cost *c, const ccs_op *op, ccs_optime *out)
 {
     if (c->om && opmodel_eval(c->om, c, op, out) == 0)
         return;
-    out->t = cost_synthetic(c, op);
+    out->t = synthetic(c, op);
     out->lo = out->hi = out->t;
     out->extrap = 0;
 }

@@ -256,6 +256,26 @@ const ccs_output ccs_outputs[CCS_N_OUTPUTS] = {
  * same additions and stay bit-equal: only S[0] is summed, and copied to the
  * others when the first band appears. Returns 1 once S[1] and S[2] are
  * filled, 0 when they equal S[0] (and are left unset). */
+/* One op's time t (one occurrence) into the sums s. */
+static inline void add_op(sums *s, const ccs_op *op, double t1, int is_gemm, int is_core,
+                          size_t busy_off, double per_iter)
+{
+    double t = t1 * op->count;
+    s->rt[op->region] += t;
+    if (is_gemm)
+        s->gemm[op->region] += t;
+    if (is_core)
+        s->core[op->region] += t;
+    if (busy_off)
+        *(double *)(void *)((char *)s + busy_off) += t * per_iter;
+}
+
+#define KIND_BIT(k) (1u << (k))
+static const unsigned gemm_kinds = KIND_BIT(CCS_OP_GEMM) | KIND_BIT(CCS_OP_BMM) |
+                                   KIND_BIT(CCS_OP_ATTENTION);
+static const unsigned core_kinds = KIND_BIT(CCS_OP_ATTENTION) | KIND_BIT(CCS_OP_BMM) |
+                                   KIND_BIT(CCS_OP_SOFTMAX);
+
 static int sum_ops(const ccs_cost *c, const ccs_plan *p, const ccs_oplist *ops, sums S[3],
                    double *extrap, ccs_region_time *rg)
 {
@@ -270,11 +290,8 @@ static int sum_ops(const ccs_cost *c, const ccs_plan *p, const ccs_oplist *ops, 
             S[1] = S[2] = S[0];
             banded = 1;
         }
-        double t3[3] = {ot.t, ot.lo, ot.hi};
-        int is_gemm =
-            op->kind == CCS_OP_GEMM || op->kind == CCS_OP_BMM || op->kind == CCS_OP_ATTENTION;
-        int is_core =
-            op->kind == CCS_OP_ATTENTION || op->kind == CCS_OP_BMM || op->kind == CCS_OP_SOFTMAX;
+        unsigned kb = KIND_BIT(op->kind);
+        int is_gemm = (kb & gemm_kinds) != 0, is_core = (kb & core_kinds) != 0;
         /* a collective's link time: the busy sum of its scope and link class
          * (busy_off into sums), times its occurrences per iteration for the
          * iteration-scoped ops (layer, first- and last-stage ops are scaled
@@ -300,16 +317,10 @@ static int sum_ops(const ccs_cost *c, const ccs_plan *p, const ccs_oplist *ops, 
                     per_iter = m_b;
             }
         }
-        for (int k = 0; k < (banded ? 3 : 1); k++) {
-            sums *s = &S[k];
-            double t = t3[k] * op->count;
-            s->rt[op->region] += t;
-            if (is_gemm)
-                s->gemm[op->region] += t;
-            if (is_core)
-                s->core[op->region] += t;
-            if (busy_off)
-                *(double *)(void *)((char *)s + busy_off) += t * per_iter;
+        add_op(&S[0], op, ot.t, is_gemm, is_core, busy_off, per_iter);
+        if (banded) {
+            add_op(&S[1], op, ot.lo, is_gemm, is_core, busy_off, per_iter);
+            add_op(&S[2], op, ot.hi, is_gemm, is_core, busy_off, per_iter);
         }
         if (ot.extrap > *extrap)
             *extrap = ot.extrap;

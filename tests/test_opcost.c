@@ -313,6 +313,45 @@ static void test_evolve(void **state)
     assert_rel(g.mem_bw, a->mem_bw, 0);
 }
 
+/* The cost memo returns what the direct computation does, bit for bit: over
+ * more GEMM shapes than it has slots (so entries are evicted and refilled),
+ * two devices whose shapes share slots, several device counts (straggler
+ * derate) and generations (evolution factors). */
+static void test_memo_identical(void **state)
+{
+    (void)state;
+    const ccs_hw *hw[2] = {catalog_hw(test_cat(), "a100-80g"), catalog_hw(test_cat(), "h100-sxm")};
+    ccs_evolution ev = {.flops = 3, .mem_bw = 1.6, .mem_cap = 2, .intra_bw = 1.4,
+                        .inter_bw = 1.4, .latency = 1};
+    ccs_costmemo *mm = cost_memo_new();
+    assert_non_null(mm);
+    int checked = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int h = 0; h < 2; h++)
+            for (int m = 64; m <= 8192; m += 32)
+                for (int k = 64; k <= 16384; k *= 4)
+                    for (int d = 1; d <= 1024; d *= 32) {
+                        ccs_plan p;
+                        plan_defaults(&p);
+                        p.devices = d;
+                        int gen = (m / 32) % 3;
+                        ccs_cost a, b;
+                        cost_init(&a, hw[h], NULL, &ev, gen, &p);
+                        cost_init_memo(&b, mm, hw[h], NULL, &ev, gen, &p);
+                        assert_memory_equal(&a.f_flops, &b.f_flops, 5 * sizeof(double));
+                        assert_memory_equal(&a.sync_derate, &b.sync_derate, sizeof(double));
+                        ccs_op o = gemm(m, 3 * m / 2 + 8, k);
+                        ccs_optime ta, tb;
+                        cost_op(&a, &o, &ta);
+                        cost_op(&b, &o, &tb);
+                        assert_memory_equal(&ta, &tb, sizeof ta);
+                        checked++;
+                    }
+    /* 255 x 5 shapes on each of two devices: more than the memo's 2048 GEMM slots */
+    assert_int_equal(checked, 2 * 2 * 255 * 5 * 3);
+    cost_memo_free(mm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -324,6 +363,7 @@ int main(void)
         cmocka_unit_test(test_collective),
         cmocka_unit_test(test_nvls),
         cmocka_unit_test(test_evolve),
+        cmocka_unit_test(test_memo_identical),
     };
     return cmocka_run_group_tests_name("opcost", tests, test_catalog_setup, test_catalog_teardown);
 }

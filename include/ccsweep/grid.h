@@ -80,6 +80,7 @@ void grid_decode(const ccs_grid *g, int64_t idx, ccs_scenario *out);
  * when the filter drops it (then *out is only partly filled), EXPR_UNDEFINED
  * (negative) when the filter divides by zero for it. No allocation. */
 int grid_eval(const ccs_grid *g, int64_t idx, ccs_record *out, ccs_region_time *regions);
+/* (grid_eval fills a cost cache of g: one thread at a time per grid.) */
 
 /* Hardware i at generation index gen_i, as evolved for the sweep. */
 const ccs_hw *grid_hw(const ccs_grid *g, int hw, int gen_i);

@@ -1,7 +1,8 @@
 /* opcost.h - the time of one operator on one hardware generation: from a
  * measured operator model when one is attached, otherwise from a synthetic
  * operator curve built from the catalog (roofline with wave quantization,
- * achieved efficiencies and fixed latencies). Pure; no allocation. */
+ * achieved efficiencies and fixed latencies). Pure; no allocation (but for
+ * the optional cache, ccs_costmemo). */
 #ifndef CCSWEEP_OPCOST_H
 #define CCSWEEP_OPCOST_H
 
@@ -25,13 +26,28 @@ typedef struct ccs_cost {
     int innet_reduce;              /* plan's in-network reduction what-if */
     double sync_derate;            /* matrix throughput of the slowest of the plan's devices,
                                       relative to the measured mean (cost_straggler_derate) */
+    struct ccs_costmemo *memo;     /* cost_init_memo's cache, or NULL */
 } ccs_cost;
+
+/* A cache of the parts of operator costs that depend on the hardware and an
+ * operator's shape only (GEMM shape efficiency), and of cost_init's
+ * per-generation factors and straggler derate, for a caller that costs many
+ * scenarios over the same hardware (grid_eval): the same values come back
+ * bit for bit, computed once. Entries are keyed by the hw and evolution
+ * pointers, so a memo must not outlive them (the grid owns both), and it is
+ * not shared between threads. */
+typedef struct ccs_costmemo ccs_costmemo;
+ccs_costmemo *cost_memo_new(void);
+void cost_memo_free(ccs_costmemo *m);
 
 /* Prepare a cost context. hw (borrowed, must outlive c) is the evolved
  * hardware; ev/gen give the factors applied to om's curves (ev may be NULL when
  * om is NULL or gen == 0); p supplies the plan's what-if switches. */
 void cost_init(ccs_cost *c, const ccs_hw *hw, const struct ccs_opmodel *om,
                const ccs_evolution *ev, int gen, const ccs_plan *p);
+/* cost_init through memo m (not NULL): the same context, m attached. */
+void cost_init_memo(ccs_cost *c, ccs_costmemo *m, const ccs_hw *hw, const struct ccs_opmodel *om,
+                    const ccs_evolution *ev, int gen, const ccs_plan *p);
 
 /* Time of one occurrence of op (multiply by op->count yourself). */
 void cost_op(const ccs_cost *c, const ccs_op *op, ccs_optime *out);

@@ -121,7 +121,11 @@ int region_scope(int region);
 int region_is_comm(int region);
 const char *opkind_name(int kind);
 int opkind_parse(const char *s);
-int opkind_is_collective(int kind);
+/* Inline: the cost of every op asks it. */
+static inline int opkind_is_collective(int kind)
+{
+    return kind >= CCS_OP_ALLREDUCE && kind <= CCS_OP_ALLTOALL;
+}
 
 /* Megatron pads the vocabulary to a multiple of 128 * tp. */
 double regions_padded_vocab(const ccs_model *m, int tp);
