@@ -120,6 +120,41 @@ double cost_gemm_shape_efficiency(const ccs_hw *hw, int dtype, double m, double 
     return w * cost_gemm_k_efficiency(hw, dtype, k);
 }
 
+double cost_coll_volume(int kind, double bytes, int group, int innet, double *steps)
+{
+    double n = group < 2 ? 2 : group;
+    switch (kind) {
+    case CCS_OP_ALLREDUCE:
+        if (innet) { /* the switch reduces: each rank sends and receives the buffer once */
+            *steps = 2;
+            return (n - 1) / n * bytes;
+        }
+        *steps = 2 * (n - 1);
+        return 2 * (n - 1) / n * bytes;
+    case CCS_OP_ALLGATHER:
+        if (innet) { /* the switch multicasts: each rank sends its shard once */
+            *steps = 1;
+            return bytes / n;
+        }
+        *steps = n - 1;
+        return (n - 1) / n * bytes;
+    case CCS_OP_REDUCESCATTER:
+        /* in-switch reduction does not shrink it: every rank still sends each
+         * other rank's shard of its buffer once (the switch sums on the way) */
+        *steps = n - 1;
+        return (n - 1) / n * bytes;
+    case CCS_OP_ALLTOALL:
+        /* pairwise exchange, n - 1 steps (Thakur et al. 2005, "Optimization of
+         * collective communication operations in MPICH", section 3.6); a rank's
+         * own share of the buffer stays local */
+        *steps = n - 1;
+        return (n - 1) / n * bytes;
+    default:
+        *steps = 1;
+        return bytes;
+    }
+}
+
 /* ---- the cost memo: direct-mapped tables, a miss overwrites its slot ---- */
 
 #define MEMO_GEMM 2048 /* a grid's distinct GEMM shapes per hardware number in the hundreds */
@@ -133,6 +168,15 @@ typedef struct memo_gemm {
     double eff, shape; /* hw_gemm_eff and cost_gemm_shape_efficiency */
 } memo_gemm;
 
+#define MEMO_COLL 1024
+
+typedef struct memo_coll {
+    const ccs_hw *hw; /* NULL: empty */
+    int kind, group, per_node, innet;
+    double bytes, remote, f;
+    double t;
+} memo_coll;
+
 typedef struct memo_gen {
     const ccs_evolution *ev;
     int gen, used;
@@ -144,8 +188,23 @@ typedef struct memo_derate {
     int32_t n, used;
 } memo_derate;
 
+#define MEMO_PREFIX 64
+
+/* ops[0..n) under a cost context, and the caller's value for them */
+typedef struct memo_prefix {
+    const ccs_hw *hw; /* NULL: empty */
+    const struct ccs_opmodel *om;
+    int gen, innet, n;
+    double derate, f;
+    size_t size;
+    ccs_op ops[CCS_MAX_OPS];
+    _Alignas(double) unsigned char val[CCS_MEMO_VAL_MAX];
+} memo_prefix;
+
 struct ccs_costmemo {
     memo_gemm gemm[MEMO_GEMM];
+    memo_coll coll[MEMO_COLL];
+    memo_prefix *prefix[MEMO_PREFIX]; /* allocated when first used */
     memo_gen gen[MEMO_GEN];
     memo_derate derate[MEMO_DERATE];
 };
@@ -157,6 +216,10 @@ ccs_costmemo *cost_memo_new(void)
 
 void cost_memo_free(ccs_costmemo *m)
 {
+    if (!m)
+        return;
+    for (int i = 0; i < MEMO_PREFIX; i++)
+        free(m->prefix[i]);
     free(m);
 }
 
@@ -196,41 +259,6 @@ static const memo_gemm *memo_gemm_get(ccs_costmemo *mm, const ccs_hw *hw, int dt
     return e;
 }
 
-double cost_coll_volume(int kind, double bytes, int group, int innet, double *steps)
-{
-    double n = group < 2 ? 2 : group;
-    switch (kind) {
-    case CCS_OP_ALLREDUCE:
-        if (innet) { /* the switch reduces: each rank sends and receives the buffer once */
-            *steps = 2;
-            return (n - 1) / n * bytes;
-        }
-        *steps = 2 * (n - 1);
-        return 2 * (n - 1) / n * bytes;
-    case CCS_OP_ALLGATHER:
-        if (innet) { /* the switch multicasts: each rank sends its shard once */
-            *steps = 1;
-            return bytes / n;
-        }
-        *steps = n - 1;
-        return (n - 1) / n * bytes;
-    case CCS_OP_REDUCESCATTER:
-        /* in-switch reduction does not shrink it: every rank still sends each
-         * other rank's shard of its buffer once (the switch sums on the way) */
-        *steps = n - 1;
-        return (n - 1) / n * bytes;
-    case CCS_OP_ALLTOALL:
-        /* pairwise exchange, n - 1 steps (Thakur et al. 2005, "Optimization of
-         * collective communication operations in MPICH", section 3.6); a rank's
-         * own share of the buffer stays local */
-        *steps = n - 1;
-        return (n - 1) / n * bytes;
-    default:
-        *steps = 1;
-        return bytes;
-    }
-}
-
 /* A collective as NCCL would run it: the fastest of the algorithms the
  * fabric offers (NCCL's tuner picks per size the same way,
  * src/graph/tuning.cc). Ring: alpha-beta over the group, crossing domains
@@ -241,7 +269,7 @@ double cost_coll_volume(int kind, double bytes, int group, int innet, double *st
  * for the ring). Tree, for an all-reduce spanning domains. Hierarchical, for an all-reduce spanning domains:
  * reduce-scatter inside each domain, all-reduce of the 1/k shards across
  * domains (every rank over its own NIC), all-gather inside. */
-static double coll_time(const ccs_cost *c, const ccs_op *op)
+static double coll_time_direct(const ccs_cost *c, const ccs_op *op)
 {
     const ccs_hw *hw = c->hw;
     double f = c->net_bw_factor;
@@ -294,7 +322,94 @@ static double coll_time(const ccs_cost *c, const ccs_op *op)
     return t;
 }
 
-/* cost_synthetic, inlined into cost_op */
+/* The slot of ops[0..n) under c: the context and three ops hashed (the list is
+ * compared whole on a find). */
+static memo_prefix **prefix_slot(ccs_costmemo *m, const ccs_cost *c, const ccs_op *ops, int n)
+{
+    uint64_t h = memo_mix((uint64_t)(uintptr_t)c->hw, (uint64_t)n);
+    h = memo_mix(h, memo_bits(c->sync_derate));
+    h = memo_mix(h, memo_bits(c->net_bw_factor) ^ (uint64_t)c->innet_reduce);
+    h = memo_mix(h, (uint64_t)c->generation);
+    const int pick[3] = {0, n / 2, n - 1};
+    for (int i = 0; i < 3; i++) {
+        const ccs_op *o = &ops[pick[i]];
+        h = memo_mix(h, (uint64_t)o->kind << 8 | o->region);
+        h = memo_mix(h, memo_bits(o->m) ^ memo_bits(o->n) * 3 ^ memo_bits(o->k) * 5);
+        h = memo_mix(h, memo_bits(o->bytes) ^ memo_bits(o->flops) * 3 ^ (uint64_t)o->group);
+    }
+    return &m->prefix[h % MEMO_PREFIX];
+}
+
+static int prefix_ctx_equal(const memo_prefix *e, const ccs_cost *c, int n)
+{
+    return e->hw == c->hw && e->om == c->om && e->gen == c->generation &&
+           e->innet == c->innet_reduce && e->n == n && e->derate == c->sync_derate &&
+           e->f == c->net_bw_factor;
+}
+
+const void *cost_memo_find(ccs_costmemo *m, const ccs_cost *c, const ccs_op *ops, int n,
+                           size_t size)
+{
+    if (n < 1 || n > CCS_MAX_OPS)
+        return NULL;
+    const memo_prefix *e = *prefix_slot(m, c, ops, n);
+    if (!e || e->size != size || !prefix_ctx_equal(e, c, n) ||
+        memcmp(e->ops, ops, (size_t)n * sizeof *ops))
+        return NULL;
+    return e->val;
+}
+
+void cost_memo_keep(ccs_costmemo *m, const ccs_cost *c, const ccs_op *ops, int n, const void *val,
+                    size_t size)
+{
+    if (n < 1 || n > CCS_MAX_OPS || size > CCS_MEMO_VAL_MAX)
+        return;
+    memo_prefix **slot = prefix_slot(m, c, ops, n);
+    if (!*slot && !(*slot = malloc(sizeof **slot)))
+        return; /* no memory: nothing is kept, nothing changes */
+    memo_prefix *e = *slot;
+    e->hw = c->hw;
+    e->om = c->om;
+    e->gen = c->generation;
+    e->innet = c->innet_reduce;
+    e->n = n;
+    e->derate = c->sync_derate;
+    e->f = c->net_bw_factor;
+    e->size = size;
+    memcpy(e->ops, ops, (size_t)n * sizeof *ops);
+    memcpy(e->val, val, size);
+}
+
+/* A collective's time depends on the hardware, the plan's two link what-ifs
+ * and the op's kind, buffer, group and placement only. */
+static double coll_time(const ccs_cost *c, const ccs_op *op)
+{
+    ccs_costmemo *mm = c->memo;
+    if (!mm)
+        return coll_time_direct(c, op);
+    uint64_t h = memo_mix((uint64_t)(uintptr_t)c->hw, (uint64_t)op->kind);
+    h = memo_mix(h, (uint64_t)(uint32_t)op->group << 32 | (uint32_t)op->per_node);
+    h = memo_mix(h, memo_bits(op->bytes));
+    h = memo_mix(h, memo_bits(op->remote));
+    h = memo_mix(h, memo_bits(c->net_bw_factor) ^ (uint64_t)c->innet_reduce);
+    memo_coll *e = &mm->coll[h % MEMO_COLL];
+    if (e->hw != c->hw || e->kind != op->kind || e->group != op->group ||
+        e->per_node != op->per_node || e->bytes != op->bytes || e->remote != op->remote ||
+        e->f != c->net_bw_factor || e->innet != c->innet_reduce) {
+        e->hw = c->hw;
+        e->kind = op->kind;
+        e->group = op->group;
+        e->per_node = op->per_node;
+        e->bytes = op->bytes;
+        e->remote = op->remote;
+        e->f = c->net_bw_factor;
+        e->innet = c->innet_reduce;
+        e->t = coll_time_direct(c, op);
+    }
+    return e->t;
+}
+
+/* cost_synthetic, inlined into cost_op and cost_ops */
 static inline double synthetic(const ccs_cost *c, const ccs_op *op)
 {
     const ccs_hw *hw = c->hw;
@@ -405,4 +520,14 @@ void cost_op(const ccs_cost *c, const ccs_op *op, ccs_optime *out)
     out->t = synthetic(c, op);
     out->lo = out->hi = out->t;
     out->extrap = 0;
+}
+
+void cost_ops(const ccs_cost *c, const ccs_op *ops, int n, ccs_optime *out)
+{
+    for (int i = 0; i < n; i++) {
+        if (c->om && opmodel_eval(c->om, c, &ops[i], &out[i]) == 0)
+            continue;
+        out[i].t = out[i].lo = out[i].hi = synthetic(c, &ops[i]);
+        out[i].extrap = 0;
+    }
 }

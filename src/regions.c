@@ -505,7 +505,7 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
     /* the ops are cleared as they are pushed: clear the count and the fields
      * after the array, not the whole array (15 KB) */
     out->n = 0;
-    memset(&out->layers_per_stage, 0, sizeof *out - offsetof(ccs_oplist, layers_per_stage));
+    memset(&out->n_layer, 0, sizeof *out - offsetof(ccs_oplist, n_layer));
     builder B = {out, p->dtype, p->comm_compress};
     dims x;
     x.tp = p->tp;
@@ -573,6 +573,7 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
     else
         mlp_bwd(&B, &x, CCS_RG_BWD_MLP, CCS_RG_BWD_MLP_TP);
     attn_bwd(&B, &x, p, CCS_RG_BWD_ATTN, CCS_RG_BWD_ATTN_TP, CCS_RG_BWD_ATTN_CP);
+    out->n_layer = out->n;
 
     /* Embedding (first stage): a vocabulary-parallel lookup, then the partial
      * sums are all-reduced (reduce-scattered with sp); backward scatters the

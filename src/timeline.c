@@ -280,12 +280,28 @@ static int sum_ops(const ccs_cost *c, const ccs_plan *p, const ccs_oplist *ops, 
                    double *extrap, ccs_region_time *rg)
 {
     memset(&S[0], 0, sizeof S[0]);
-    int banded = 0;
+    int banded = 0, start = 0, keep_at = -1;
     double m_b = ops->micro_batches;
-    for (int i = 0; i < ops->n; i++) {
+    /* Synthetic costs only (no band, no extrapolation), no regions wanted:
+     * the sums over the block's ops (the list's first n_layer, the same for
+     * every plan that differs only in pipeline, data parallelism, ZeRO or
+     * batch) may be in the memo; else they are kept there on the way. */
+    if (c->memo && !c->om && !rg && ops->n_layer > 0) {
+        const void *v = cost_memo_find(c->memo, c, ops->ops, ops->n_layer, sizeof S[0]);
+        if (v) {
+            memcpy(&S[0], v, sizeof S[0]);
+            start = ops->n_layer;
+        } else {
+            keep_at = ops->n_layer;
+        }
+    }
+    ccs_optime times[CCS_MAX_OPS];
+    cost_ops(c, ops->ops + start, ops->n - start, times + start);
+    for (int i = start; i < ops->n; i++) {
+        if (i == keep_at)
+            cost_memo_keep(c->memo, c, ops->ops, keep_at, &S[0], sizeof S[0]);
         const ccs_op *op = &ops->ops[i];
-        ccs_optime ot;
-        cost_op(c, op, &ot);
+        ccs_optime ot = times[i];
         if (!banded && (memcmp(&ot.lo, &ot.t, sizeof ot.t) || memcmp(&ot.hi, &ot.t, sizeof ot.t))) {
             S[1] = S[2] = S[0];
             banded = 1;
@@ -329,6 +345,8 @@ static int sum_ops(const ccs_cost *c, const ccs_plan *p, const ccs_oplist *ops, 
             rg[op->region].bytes += op->bytes * op->count;
         }
     }
+    if (keep_at == ops->n)
+        cost_memo_keep(c->memo, c, ops->ops, keep_at, &S[0], sizeof S[0]);
     return banded;
 }
 

@@ -352,6 +352,44 @@ static void test_memo_identical(void **state)
     cost_memo_free(mm);
 }
 
+/* A kept prefix value comes back only for the same ops (every field) under
+ * the same context. */
+static void test_memo_prefix(void **state)
+{
+    (void)state;
+    const ccs_hw *a = catalog_hw(test_cat(), "a100-80g"), *h = catalog_hw(test_cat(), "h100-sxm");
+    ccs_costmemo *mm = cost_memo_new();
+    assert_non_null(mm);
+    ccs_plan p;
+    plan_defaults(&p);
+    p.devices = 64;
+    ccs_cost c;
+    cost_init_memo(&c, mm, a, NULL, NULL, 0, &p);
+    ccs_op ops[3] = {gemm(4096, 4096, 4096), gemm(1024, 8192, 512), gemm(64, 64, 64)};
+    double val[4] = {1.5, -2, 3e-9, 42};
+    assert_null(cost_memo_find(mm, &c, ops, 3, sizeof val));
+    cost_memo_keep(mm, &c, ops, 3, val, sizeof val);
+    const double *got = cost_memo_find(mm, &c, ops, 3, sizeof val);
+    assert_non_null(got);
+    assert_memory_equal(got, val, sizeof val);
+    assert_null(cost_memo_find(mm, &c, ops, 2, sizeof val)); /* a shorter prefix */
+    ops[1].k += 1;                                           /* one field of one op */
+    assert_null(cost_memo_find(mm, &c, ops, 3, sizeof val));
+    ops[1].k -= 1;
+    ops[2].count = 7; /* the count is part of the ops too */
+    assert_null(cost_memo_find(mm, &c, ops, 3, sizeof val));
+    ops[2].count = 1;
+    assert_non_null(cost_memo_find(mm, &c, ops, 3, sizeof val));
+    ccs_cost d;
+    p.devices = 128; /* another straggler derate */
+    cost_init_memo(&d, mm, a, NULL, NULL, 0, &p);
+    assert_null(cost_memo_find(mm, &d, ops, 3, sizeof val));
+    p.devices = 64;
+    cost_init_memo(&d, mm, h, NULL, NULL, 0, &p); /* another device */
+    assert_null(cost_memo_find(mm, &d, ops, 3, sizeof val));
+    cost_memo_free(mm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -364,6 +402,7 @@ int main(void)
         cmocka_unit_test(test_nvls),
         cmocka_unit_test(test_evolve),
         cmocka_unit_test(test_memo_identical),
+        cmocka_unit_test(test_memo_prefix),
     };
     return cmocka_run_group_tests_name("opcost", tests, test_catalog_setup, test_catalog_teardown);
 }

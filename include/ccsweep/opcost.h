@@ -31,7 +31,8 @@ typedef struct ccs_cost {
 
 /* A cache of the parts of operator costs that depend on the hardware and an
  * operator's shape only (GEMM shape efficiency), and of cost_init's
- * per-generation factors and straggler derate, for a caller that costs many
+ * per-generation factors and straggler derate, and of collective times (which
+ * depend on the hardware, the op and the link what-ifs only), for a caller that costs many
  * scenarios over the same hardware (grid_eval): the same values come back
  * bit for bit, computed once. Entries are keyed by the hw and evolution
  * pointers, so a memo must not outlive them (the grid owns both), and it is
@@ -39,6 +40,15 @@ typedef struct ccs_cost {
 typedef struct ccs_costmemo ccs_costmemo;
 ccs_costmemo *cost_memo_new(void);
 void cost_memo_free(ccs_costmemo *m);
+/* A caller's value computed from the synthetic costs of ops[0..n) under c
+ * (e.g. their sums), kept by cost_memo_keep: a pointer to size bytes, or NULL
+ * when none is kept for exactly these ops (compared whole) and this context. */
+const void *cost_memo_find(ccs_costmemo *m, const ccs_cost *c, const ccs_op *ops, int n,
+                           size_t size);
+/* Keep val (size bytes, at most CCS_MEMO_VAL_MAX) for ops[0..n) under c. */
+void cost_memo_keep(ccs_costmemo *m, const ccs_cost *c, const ccs_op *ops, int n, const void *val,
+                    size_t size);
+#define CCS_MEMO_VAL_MAX 1024
 
 /* Prepare a cost context. hw (borrowed, must outlive c) is the evolved
  * hardware; ev/gen give the factors applied to om's curves (ev may be NULL when
@@ -51,6 +61,8 @@ void cost_init_memo(ccs_cost *c, ccs_costmemo *m, const ccs_hw *hw, const struct
 
 /* Time of one occurrence of op (multiply by op->count yourself). */
 void cost_op(const ccs_cost *c, const ccs_op *op, ccs_optime *out);
+/* cost_op of each of ops[0..n) into out[0..n). */
+void cost_ops(const ccs_cost *c, const ccs_op *ops, int n, ccs_optime *out);
 
 /* Synthetic curve alone (used by cost_op when no measured model applies, and to
  * build synthetic calibration profiles). */

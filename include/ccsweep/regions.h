@@ -92,6 +92,7 @@ typedef struct ccs_op {
 typedef struct ccs_oplist {
     int n;
     ccs_op ops[CCS_MAX_OPS];
+    int32_t n_layer; /* ops[0..n_layer) are one block's (forward, recomputation, backward) */
     /* iteration structure the timeline needs */
     int32_t layers_per_stage; /* layers on the most loaded stage */
     int32_t layers_first, layers_mid, layers_last; /* plan_stage_layers */
