@@ -10,7 +10,10 @@
 #      side by side, the speed-up, rank 0's CPU per stored row, and whether
 #      the rows are equal
 #   5. a keep: rule (best plan per model x hardware x generation x devices):
-#      rank 0's CPU per row received and per kept row, end to end 1 and 2 ranks
+#      rank 0's CPU per row received and per kept row, end to end 1 and 2 ranks,
+#      and with keep.aggregate of three fields beside it, in turns
+#   5b. --detail: the sweep rate with and without it, in turns, and the bytes
+#      of the region rows per stored scenario
 #   6. what these costs project for 1e9 scenarios on 64 nodes x 64 cores
 #   7. peak RSS of rank 0 for a 100k and a 10M scenario sweep
 #   8. 'ccsweep search' wall time for typical questions, 1 process and 2 ranks
@@ -77,8 +80,21 @@ echo "-- keep: {best: 1, by: t_iter, per: [model, hardware, generation, devices]
 (cat $SPEC; echo "keep: {best: 1, by: t_iter, per: [model, hardware, generation, devices]}") >"$TMP/keep.yaml"
 km=$($B keep "$TMP/keep.yaml" "$TMP/keep.db" 65536)
 echo "rank 0 under keep:           $km"
+(cat $SPEC; echo "keep: {best: 1, by: t_iter, per: [model, hardware, generation, devices], aggregate: [t_iter, comm_fraction, mfu]}") >"$TMP/agg.yaml"
 for np in 1 2; do
     e2e "$TMP/keep.yaml" $np | awk -v n=$np '{ printf "end to end, %d rank%s:        %.0f scenarios/s (%d scenarios, %d rows kept, %.2f s)\n", n, (n > 1 ? "s" : " "), $2 / $1, $2, $3, $1 }'
+    e2e "$TMP/agg.yaml" $np | awk -v n=$np '{ printf "  + aggregate [t_iter, comm_fraction, mfu]: %.0f scenarios/s (%.2f s)\n", $2 / $1, $1 }'
+done
+
+echo "-- --detail on $SPEC, 1 rank, in turns with a run without it"
+for run in plain detail plain detail; do
+    opt=""
+    [ $run = detail ] && opt=--detail
+    rm -f "$TMP"/e2e.db*
+    ./ccsweep run $SPEC --db "$TMP/e2e.db" --quiet $opt >"$TMP/out" 2>"$TMP/err"
+    r=$(sed -n 's/.* \([0-9]*\)\/[0-9]* scenarios in \([0-9.]*\) s .*, \([0-9]*\) rows (ok.*/\2 \1 \3/p' "$TMP/out")
+    rg=$(sqlite3 "$TMP/e2e.db" "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name = 'region_rows'" 2>/dev/null)
+    echo "$r" | awk -v k=$run -v b="${rg:-0}" '{ printf "%-7s %.0f scenarios/s (%d rows, %.2f s)%s\n", k, $2 / $1, $3, $1, (k == "detail" ? sprintf(", region rows %.0f bytes per stored row", b / $3) : "") }'
 done
 
 # 1e9 scenarios on 64 nodes x 64 cores (4095 computing ranks), from the CPU
