@@ -184,17 +184,34 @@ static const char *const view_sql[] = {
     "  p.cp AS cp, p.cp_comm AS cp_comm, p.ep AS ep, p.capacity_factor AS capacity_factor,\n"
     "  p.pp_first_layers AS pp_first_layers, p.pp_last_layers AS pp_last_layers,\n"
     "  r.sr & 3 AS status, r.sr >> 2 AS reason, r.micro_batches AS micro_batches,\n"
-    "  r.t_iter AS t_iter, r.t_iter_lo AS t_iter_lo, r.t_iter_hi AS t_iter_hi,\n"
-    "  r.extrap AS extrap, r.t_compute AS t_compute, r.t_comm AS t_comm,\n"
-    "  r.t_comm_exposed AS t_comm_exposed, r.t_tp_comm AS t_tp_comm,\n"
+    /* Rows of version 9 on leave the five derived outputs NULL and the band's
+     * ends NULL when they equal t_iter (timeline.h); these expressions are
+     * timeline_project's, term by term in its order, so they give its values
+     * bit for bit, and older rows keep their stored values. */
+    "  r.t_iter AS t_iter, coalesce(r.t_iter_lo, r.t_iter) AS t_iter_lo,\n"
+    "  coalesce(r.t_iter_hi, r.t_iter) AS t_iter_hi,\n"
+    "  r.extrap AS extrap, r.t_compute AS t_compute,\n"
+    "  coalesce(r.t_comm,\n"
+    "    r.t_tp_comm + r.t_cp_comm + r.t_ep_comm + r.t_dp_comm + r.t_pp_comm) AS t_comm,\n"
+    "  coalesce(r.t_comm_exposed, r.t_tp_comm_exposed + r.t_cp_comm_exposed + r.t_ep_comm\n"
+    "    + r.t_dp_comm_exposed + r.t_pp_comm) AS t_comm_exposed,\n"
+    "  r.t_tp_comm AS t_tp_comm,\n"
     "  r.t_tp_comm_exposed AS t_tp_comm_exposed, r.t_dp_comm AS t_dp_comm,\n"
     "  r.t_dp_comm_exposed AS t_dp_comm_exposed, r.t_pp_comm AS t_pp_comm,\n"
     "  r.t_bubble AS t_bubble, r.t_optimizer AS t_optimizer,\n"
-    "  r.comm_fraction AS comm_fraction, r.hidden_fraction AS hidden_fraction,\n"
+    "  coalesce(r.comm_fraction, CASE WHEN r.t_iter > 0 THEN (r.t_tp_comm_exposed\n"
+    "    + r.t_cp_comm_exposed + r.t_ep_comm + r.t_dp_comm_exposed + r.t_pp_comm) / r.t_iter\n"
+    "    WHEN r.t_iter IS NOT NULL THEN 0.0 END) AS comm_fraction,\n"
+    "  coalesce(r.hidden_fraction, CASE WHEN r.t_dp_comm + r.t_tp_comm + r.t_cp_comm > 0\n"
+    "    THEN 1.0 - (r.t_dp_comm_exposed + r.t_tp_comm_exposed + r.t_cp_comm_exposed)\n"
+    "      / (r.t_dp_comm + r.t_tp_comm + r.t_cp_comm)\n"
+    "    WHEN r.t_iter IS NOT NULL THEN 0.0 END) AS hidden_fraction,\n"
     "  r.mem_weights AS mem_weights, r.mem_grads AS mem_grads,\n"
     "  r.mem_optimizer AS mem_optimizer, r.mem_activations AS mem_activations,\n"
     "  r.mem_total AS mem_total, r.model_flops AS model_flops, r.hw_flops AS hw_flops,\n"
-    "  r.mfu AS mfu, r.tokens_per_s AS tokens_per_s, r.tp_bytes AS tp_bytes,\n"
+    "  r.mfu AS mfu, coalesce(r.tokens_per_s, CASE WHEN r.t_iter > 0\n"
+    "    THEN CAST(p.gbs AS REAL) * p.seq / r.t_iter\n"
+    "    WHEN r.t_iter IS NOT NULL THEN 0.0 END) AS tokens_per_s, r.tp_bytes AS tp_bytes,\n"
     "  r.dp_bytes AS dp_bytes, r.pp_bytes AS pp_bytes, r.ccr AS ccr, r.name AS name,\n"
     "  r.hfu AS hfu, r.t_cp_comm AS t_cp_comm, r.t_cp_comm_exposed AS t_cp_comm_exposed,\n"
     "  r.cp_bytes AS cp_bytes, r.t_ep_comm AS t_ep_comm, r.ep_bytes AS ep_bytes\n"
@@ -264,7 +281,8 @@ static const char *const view_sql[] = {
 };
 
 /* result_rows columns: rid, key, sr, name, micro_batches and the outputs */
-#define N_RESULT_COLS (5 + CCS_N_OUTPUTS)
+/* rid, key, sr, name, micro_batches and the stored outputs (timeline.h) */
+#define N_RESULT_COLS (5 + CCS_N_OUTPUTS - CCS_N_DERIVED)
 /* Rows per INSERT statement: one statement's fixed cost (its start, the
  * cursor it opens, the reset) is shared by 16 rows; the statement holds
  * 16 x 40 = 640 parameters, within SQLite's limit of 999 (its oldest default). */
@@ -542,20 +560,26 @@ static int create_schema(ccs_store *st, ccs_err *err)
 
 static int check_writer(ccs_store *st, ccs_err *err);
 
-/* Version 5, 6 or 7 to 8 in place, in one transaction (all of it or
+/* Version 5, 6, 7 or 8 to 9 in place, in one transaction (all of it or
  * nothing). From 5, first to 6: the new columns with the values version 5
  * computed without storing them (cp and ep 1, so no context- or
  * expert-parallel traffic; hfu from the stored mfu, hw_flops and
  * model_flops, as the version-5 view derived it), the views recreated over
  * them. Then to 7: the keep.aggregate tables and view, empty (older versions
  * had no aggregates). Then to 8: the regions rows moved to region_rows
- * (v8_regions). No value is removed or changed otherwise. A process writing
+ * (v8_regions). Then to 9: the views recreated (version 9 derives five
+ * outputs in the view). No value is removed or changed otherwise. A process writing
  * the file (an older ccsweep) is waited for, not raced. */
 static int migrate(ccs_store *st, int64_t from, ccs_err *err)
 {
     static const char *const drop_views =
         "DROP VIEW best_plan; DROP VIEW comm_share; DROP VIEW plan_rank; "
         "DROP VIEW results_view; DROP VIEW results;"; /* the trigger goes with results */
+    /* the same, also when a user dropped one of them */
+    static const char *const drop_views_if =
+        "DROP VIEW IF EXISTS best_plan; DROP VIEW IF EXISTS comm_share; "
+        "DROP VIEW IF EXISTS plan_rank; DROP VIEW IF EXISTS results_view; "
+        "DROP VIEW IF EXISTS results;";
     char fill[512] = "UPDATE result_rows SET hfu = CASE WHEN model_flops > 0 THEN mfu * hw_flops "
                      "/ model_flops ELSE 0 END";
     for (int k = CCS_OUTPUTS_V5; k < CCS_N_OUTPUTS; k++)
@@ -577,7 +601,12 @@ static int migrate(ccs_store *st, int64_t from, ccs_err *err)
             rc = CCS_EIO;
         if (rc == CCS_OK && from <= 6 && v7_tables(st, err))
             rc = CCS_EIO;
-        if (rc == CCS_OK && (v8_regions(st, err) || exec(st, pragma, err)))
+        if (rc == CCS_OK && from <= 7 && v8_regions(st, err))
+            rc = CCS_EIO;
+        /* to 9: the views that derive five outputs and the band's ends when
+         * a row leaves them NULL (stored rows keep their values) */
+        if (rc == CCS_OK && (exec(st, drop_views_if, err) || create_views(st, err) ||
+                             exec(st, pragma, err)))
             rc = CCS_EIO;
     }
     if (rc == CCS_OK && exec(st, "COMMIT", err))
@@ -1666,9 +1695,20 @@ int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *in
     strcat(ins_rg_sql, ")");
     char insert_sql[128 + 24 * CCS_N_OUTPUTS + (3 + 2 * N_RESULT_COLS) * ROWS_PER_INSERT] =
         "INSERT INTO result_rows (rid, key, sr, name, micro_batches";
-    for (int k = 0; k < CCS_N_OUTPUTS; k++)
+    int derived = 0;
+    for (int k = 0; k < CCS_N_OUTPUTS; k++) {
+        if (ccs_outputs[k].store == CCS_OUT_DERIVED) {
+            derived++;
+            continue;
+        }
         snprintf(insert_sql + strlen(insert_sql), sizeof insert_sql - strlen(insert_sql), ", %s",
                  ccs_outputs[k].name);
+    }
+    if (derived != CCS_N_DERIVED) { /* timeline.c and timeline.h disagree */
+        ccs_err_set(err, "%s: internal error: %d derived outputs, CCS_N_DERIVED is %d", st->path,
+                    derived, CCS_N_DERIVED);
+        return CCS_ERUNTIME;
+    }
     strcat(insert_sql, ") VALUES ");
     size_t one_row = 0;
     for (int r = 0; r < ROWS_PER_INSERT; r++) {
@@ -1834,12 +1874,20 @@ static void bind_row(ccs_store *st, sqlite3_stmt *q, int i, const ccs_record *re
         sqlite3_bind_null(q, i++);
     if (r->status == CCS_ST_INVALID) {
         /* no timeline for invalid plans: NULLs keep aggregates honest */
-        for (int k = 0; k <= CCS_N_OUTPUTS; k++)
+        for (int k = 0; k <= CCS_N_OUTPUTS - CCS_N_DERIVED; k++)
             sqlite3_bind_null(q, i++);
-    } else {
-        sqlite3_bind_int(q, i++, r->micro_batches);
-        for (int k = 0; k < CCS_N_OUTPUTS; k++)
-            sqlite3_bind_double(q, i++, ccs_output_of(r, k));
+        return;
+    }
+    sqlite3_bind_int(q, i++, r->micro_batches);
+    for (int k = 0; k < CCS_N_OUTPUTS; k++) {
+        int how = ccs_outputs[k].store;
+        if (how == CCS_OUT_DERIVED)
+            continue; /* the view computes it */
+        double v = ccs_output_of(r, k);
+        if (how == CCS_OUT_UNLESS_T_ITER && !memcmp(&v, &r->t_iter, sizeof v))
+            sqlite3_bind_null(q, i++); /* no band: the view gives t_iter */
+        else
+            sqlite3_bind_double(q, i++, v);
     }
 }
 

@@ -232,22 +232,28 @@ static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S
     }
 }
 
-#define OUT(f) {#f, offsetof(ccs_result, f)}
+#define OUT(f) {#f, offsetof(ccs_result, f), CCS_OUT_STORED}
+/* derived: timeline_project sums or divides stored outputs for them, and the
+ * view results (store.c) does the same in the same order, bit for bit */
+#define DER(f) {#f, offsetof(ccs_result, f), CCS_OUT_DERIVED}
+#define BAND(f) {#f, offsetof(ccs_result, f), CCS_OUT_UNLESS_T_ITER}
 const ccs_output ccs_outputs[CCS_N_OUTPUTS] = {
-    OUT(t_iter),          OUT(t_iter_lo),         OUT(t_iter_hi),
-    OUT(extrap),          OUT(t_compute),         OUT(t_comm),
-    OUT(t_comm_exposed),  OUT(t_tp_comm),         OUT(t_tp_comm_exposed),
+    OUT(t_iter),          BAND(t_iter_lo),        BAND(t_iter_hi),
+    OUT(extrap),          OUT(t_compute),         DER(t_comm),
+    DER(t_comm_exposed),  OUT(t_tp_comm),         OUT(t_tp_comm_exposed),
     OUT(t_dp_comm),       OUT(t_dp_comm_exposed), OUT(t_pp_comm),
-    OUT(t_bubble),        OUT(t_optimizer),       OUT(comm_fraction),
-    OUT(hidden_fraction), OUT(mem_weights),       OUT(mem_grads),
+    OUT(t_bubble),        OUT(t_optimizer),       DER(comm_fraction),
+    DER(hidden_fraction), OUT(mem_weights),       OUT(mem_grads),
     OUT(mem_optimizer),   OUT(mem_activations),   OUT(mem_total),
     OUT(model_flops),     OUT(hw_flops),          OUT(mfu),
-    OUT(tokens_per_s),    OUT(tp_bytes),          OUT(dp_bytes),
+    DER(tokens_per_s),    OUT(tp_bytes),          OUT(dp_bytes),
     OUT(pp_bytes),        OUT(ccr),
     /* schema version 6 */
     OUT(hfu),             OUT(t_cp_comm),         OUT(t_cp_comm_exposed),
     OUT(cp_bytes),        OUT(t_ep_comm),         OUT(ep_bytes),
 };
+#undef DER
+#undef BAND
 #undef OUT
 
 /* Cost every op of ops into three sums (best estimate, low and high end of
@@ -442,6 +448,9 @@ void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, 
     out->t_cp_comm = co.t_cp;
     out->t_cp_comm_exposed = co.t_cp_exp;
     out->t_ep_comm = co.t_ep;
+    /* t_comm, t_comm_exposed, comm_fraction, hidden_fraction and tokens_per_s
+     * are not stored: the view results (store.c) computes them from the
+     * stored outputs with these expressions, term by term: change both */
     out->t_comm = co.t_tp + co.t_cp + co.t_ep + co.t_dp + co.t_pp;
     out->t_comm_exposed = co.t_tp_exp + co.t_cp_exp + co.t_ep + co.t_dp_exp + co.t_pp;
     out->comm_fraction = co.t_iter > 0 ? out->t_comm_exposed / co.t_iter : 0;

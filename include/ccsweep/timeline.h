@@ -59,8 +59,14 @@ typedef struct ccs_result {
 typedef struct ccs_output {
     const char *name;
     size_t off; /* offsetof(ccs_result, the double field) */
+    /* how a row of schema version 9 on stores it: CCS_OUT_STORED; derived (the
+     * column is left NULL, the view results computes it from the stored
+     * ones); or stored only when it differs from t_iter (the band's ends) */
+    int store;
 } ccs_output;
+enum { CCS_OUT_STORED = 0, CCS_OUT_DERIVED, CCS_OUT_UNLESS_T_ITER };
 #define CCS_N_OUTPUTS 35
+#define CCS_N_DERIVED 5 /* outputs marked CCS_OUT_DERIVED */
 #define CCS_OUTPUTS_V5 29
 extern const ccs_output ccs_outputs[CCS_N_OUTPUTS];
 
