@@ -176,6 +176,24 @@ double dist_clock(void)
     return now_s();
 }
 
+/* Test hook: CCSWEEP_TEST_CHUNK_DELAY_US=N makes every rank wait N us before
+ * each chunk it computes, so that the signal tests stop a sweep mid-way
+ * however fast the machine is. Unset (always, outside the tests): no wait. */
+static void test_chunk_delay(void)
+{
+    static long us = -1;
+    if (us < 0) {
+        const char *v = getenv("CCSWEEP_TEST_CHUNK_DELAY_US");
+        us = v ? strtol(v, NULL, 10) : 0;
+        if (us < 0 || us > 1000000)
+            us = 0;
+    }
+    if (us > 0) {
+        struct timespec d = {us / 1000000, (us % 1000000) * 1000};
+        nanosleep(&d, NULL);
+    }
+}
+
 /* ---- work distribution (rank 0) ------------------------------------------------ */
 
 typedef struct sched {
@@ -544,11 +562,19 @@ static int coordinate(const dist_comm *dc, coord *c, ccs_err *err)
             nanosleep(&nap, NULL);
             continue;
         }
-        if (!have_own && take(&s, ranks > 1 ? SELF_CHUNK : 0, &own_lo, &own_hi)) {
+        /* While workers run, rank 0 computes only while its writer keeps up: when
+         * the writes bound the sweep, more rows sooner only lengthen the queue,
+         * and the projection would take CPU from the writer thread (the same
+         * core, under mpirun's default binding). */
+        int writer_behind =
+            active > 0 && c->wq && writeq_pending(c->wq) >= WRITEQ_BEHIND;
+        if (!have_own && !writer_behind &&
+            take(&s, ranks > 1 ? SELF_CHUNK : 0, &own_lo, &own_hi)) {
             have_own = 1;
             own_next = own_lo;
+            test_chunk_delay();
         }
-        if (have_own) {
+        if (have_own && !writer_behind) {
             int64_t end = own_next + SELF_SLICE < own_hi ? own_next + SELF_SLICE : own_hi;
             int64_t bad = 0;
             int n = eval_range(c->g, own_next, end, c->o->detail && !c->kp, c->rec_size, own,
@@ -565,7 +591,7 @@ static int coordinate(const dist_comm *dc, coord *c, ccs_err *err)
             progress(c, 0);
             continue;
         }
-        if (active == 0)
+        if (active == 0 && !have_own)
             break;                        /* everything handed out, done and received */
         struct timespec nap = {0, 20000}; /* 20 us: wait for workers without spinning hard */
         nanosleep(&nap, NULL);
@@ -671,6 +697,7 @@ static void chunk_ask(const dist_comm *dc, int64_t next[2], MPI_Request *req)
  * has no more work. */
 static int chunk_take(const dist_comm *dc, int64_t next[2], MPI_Request *req, int64_t job[2])
 {
+    test_chunk_delay();
     wait_quietly(req);
     if (next[0] < 0)
         return 0;
@@ -844,6 +871,12 @@ int dist_sweep(dist_comm *c, const ccs_grid *g, ccs_store *st, const dist_opts *
          * thread cannot start, rank 0 writes them itself */
         if (rc == CCS_OK && !kept && funneled_)
             co.wq = writeq_open(st, o->detail, NULL);
+        /* one rank bound to one core (mpirun's default): say how to give the
+         * writer thread a core of its own */
+        if (co.wq && !o->quiet && o->log && dist_size(c) == 1 && writeq_cpus() == 1)
+            fprintf(o->log, "ccsweep: the only rank is bound to one core, which its writer "
+                            "thread shares: with two (mpirun --bind-to none, or --map-by "
+                            "slot:PE=2) the writes run beside the projection\n");
         if (rc == CCS_OK)
             rc = coordinate(c, &co, err);
         ccs_err qerr;

@@ -2,9 +2,11 @@
  * One producer (the coordinator) and one consumer (the writer thread); the
  * consumer takes every queued call at once and applies them without the lock,
  * so the producer waits only when the ring is full. */
+#define _GNU_SOURCE /* sched_getaffinity */
 #include "ccsweep/writeq.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdalign.h>
 #include <stddef.h>
@@ -225,4 +227,21 @@ int writeq_close(ccs_writeq *q, double *cpu, ccs_err *err)
     free(q->ring);
     free(q);
     return rc;
+}
+
+size_t writeq_pending(ccs_writeq *q)
+{
+    pthread_mutex_lock(&q->mu);
+    size_t n = q->count;
+    pthread_mutex_unlock(&q->mu);
+    return n;
+}
+
+int writeq_cpus(void)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return 0;
+    return CPU_COUNT(&set);
 }

@@ -4,11 +4,13 @@
 #   1. projections/s on one core (decode + project + filter, no output)
 #   2. raw insert rate of the same rows (store_put of precomputed rows, no
 #      projection, no MPI; batches of 10k rows, WAL, synchronous=NORMAL)
-#   3. end-to-end sweep rate with 1 and 2 ranks, and its ratio to (2)
-#   4. the same spec without its where-filter (every scenario stored): 1, 2
-#      and 4 ranks with one writer and 4 ranks with 2 writers (--writers 2)
-#      side by side, the speed-up, rank 0's CPU per stored row, and whether
-#      the rows are equal
+#   3. end-to-end sweep rate with 1 rank on one core (mpirun's default
+#      binding), 1 rank with a second core for its writer thread, 2 ranks, and
+#      its ratio to (2)
+#   4. the same spec without its where-filter (every scenario stored): 1 rank
+#      on one and on two cores, 2 and 4 ranks with 1 and 2 writers
+#      (--writers 2), in turns, the speed-up, rank 0's CPU per stored row (its
+#      writer thread's share), and whether the rows are equal
 #   5. a keep: rule (best plan per model x hardware x generation x devices):
 #      rank 0's CPU per row received and per kept row, end to end 1 and 2 ranks,
 #      and with keep.aggregate of three fields beside it, in turns
@@ -18,7 +20,8 @@
 #   7. peak RSS of rank 0 for a 100k and a 10M scenario sweep
 #   8. 'ccsweep search' wall time for typical questions, 1 process and 2 ranks
 #   9. with BASE=DIR (a built checkout of another version, e.g. a git worktree):
-#      SPEC on 1 rank by that version and by this one, interleaved, best of 3
+#      SPEC on 1 rank by that version and by this one, interleaved, best of 3,
+#      bound to one core and with two
 set -u
 cd "$(dirname "$0")/.." || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -35,15 +38,19 @@ echo "projection, 1 core:          $proj"
 ins=$($B insert $SPEC "$TMP/raw.db")
 echo "raw insert of the same rows: $ins"
 raw=$(echo "$ins" | field insert_rows_per_s)
-for np in 1 2; do
+# one rank bound to one core (mpirun's default), one rank with a second core
+# for its writer thread (--bind-to none), two ranks
+for run in "1 core" "1 none" "2 core"; do
+    set -- $run
+    np=$1 bind=$2
     rm -f "$TMP"/e2e.db*
-    out=$(mpirun --oversubscribe -n $np ./ccsweep run $SPEC --db "$TMP/e2e.db" --quiet 2>/dev/null)
+    out=$(mpirun --oversubscribe --bind-to "$bind" -n $np ./ccsweep run $SPEC --db "$TMP/e2e.db" --quiet 2>/dev/null)
     secs=$(echo "$out" | sed -n 's/.* scenarios in \([0-9.]*\) s .*/\1/p')
     rows=$(echo "$out" | sed -n 's/.* \([0-9]*\) rows (ok.*/\1/p')
     scen=$(echo "$out" | sed -n 's/.* \([0-9]*\)\/[0-9]* scenarios in.*/\1/p')
-    awk -v n=$np -v s="$secs" -v r="$rows" -v c="$scen" -v raw="$raw" 'BEGIN {
-        printf "end to end, %d rank%s:        %.0f scenarios/s, %.0f rows/s (%d scenarios, %d rows, %.2f s); %.2f of the raw insert rate\n",
-            n, (n > 1 ? "s" : " "), c / s, r / s, c, r, s, (r / s) / raw }'
+    awk -v n=$np -v b="$bind" -v s="$secs" -v r="$rows" -v c="$scen" -v raw="$raw" 'BEGIN {
+        printf "end to end, %d rank%s, binding %-8s %.0f scenarios/s, %.0f rows/s (%d scenarios, %d rows, %.2f s); %.2f of the raw insert rate\n",
+            n, (n > 1 ? "s" : " "), b ":", c / s, r / s, c, r, s, (r / s) / raw }'
 done
 
 # e2e SPEC NP [OPTIONS]: "secs scenarios rows" of one run into a fresh database
@@ -62,19 +69,40 @@ rows_md5() {
 echo "-- $SPEC without its where-filter (every scenario stored); rank 0's CPU per stored row"
 echo "   (its inserts, its share of the projection, and with 2 writers the merge of the other shard)"
 sed '/^where:/d' $SPEC >"$TMP/unfiltered.yaml"
-for run in "1 1" "2 1" "4 1" "4 2"; do
-    set -- $run
-    np=$1 nw=$2
-    rm -f "$TMP"/e2e.db*
-    mpirun --oversubscribe -n "$np" ./ccsweep run "$TMP/unfiltered.yaml" --db "$TMP/e2e.db" \
-        --progress 100000 --writers "$nw" >"$TMP/out" 2>"$TMP/err"
-    r=$(sed -n 's/.* \([0-9]*\)\/[0-9]* scenarios in \([0-9.]*\) s .*, \([0-9]*\) rows (ok.*/\2 \1 \3/p' "$TMP/out")
-    cpu=$(sed -n 's/^ccsweep: rank 0 CPU \([0-9.]*\) s.*/\1/p' "$TMP/err")
-    m=$(rows_md5 "$TMP/e2e.db")
-    eval "t${np}_$nw=\$(echo \"\$r\" | cut -d' ' -f1)"
-    echo "$r" | awk -v n=$np -v w=$nw -v m="$m" -v c="$cpu" '{ printf "end to end, %d rank%s x %d writer%s: %.0f scenarios/s (%d scenarios, %d rows, %.2f s), rank 0 CPU %.2f s = %.2f us per row, rows md5 %s\n", n, (n > 1 ? "s" : ""), w, (w > 1 ? "s" : ""), $2 / $1, $2, $3, $1, c, c * 1e6 / $3, m }'
+# ranks x writers x binding (core: mpirun's default for up to 2 ranks, each
+# rank on one core; none: rank 0's writer thread may use the other core;
+# default: more ranks than cores, mpirun binds none), two rounds in turns, the
+# faster of each
+CONFIGS="1:1:core 1:1:none 2:1:core 2:2:core 4:1:default 4:2:default"
+for round in 1 2; do
+    for cfg in $CONFIGS; do
+        np=${cfg%%:*} rest=${cfg#*:}
+        nw=${rest%%:*} bind=${rest#*:}
+        rm -f "$TMP"/e2e.db*
+        opt="--bind-to $bind"
+        [ "$bind" = default ] && opt="" # more ranks than cores: mpirun binds none
+        mpirun --oversubscribe $opt -n "$np" ./ccsweep run "$TMP/unfiltered.yaml" \
+            --db "$TMP/e2e.db" --progress 100000 --writers "$nw" >"$TMP/out" 2>"$TMP/err"
+        r=$(sed -n 's/.* \([0-9]*\)\/[0-9]* scenarios in \([0-9.]*\) s .*, \([0-9]*\) rows (ok.*/\2 \1 \3/p' "$TMP/out")
+        cpu=$(sed -n 's/^ccsweep: rank 0 CPU \([0-9.]*\) s.*/\1/p' "$TMP/err")
+        wcpu=$(sed -n 's/^ccsweep: rank 0 writer thread CPU \([0-9.]*\) s.*/\1/p' "$TMP/err")
+        key=${np}_${nw}_$bind
+        t=$(echo "$r" | cut -d' ' -f1)
+        eval "prev=\${t_$key:-}"
+        if [ -z "$prev" ] || awk -v a="$t" -v b="$prev" 'BEGIN { exit !(a < b) }'; then
+            eval "t_$key=\$t"
+            eval "line_$key=\"\$r \$cpu \${wcpu:-0} \$(rows_md5 \"\$TMP/e2e.db\")\""
+        fi
+    done
 done
-awk -v a="$t1_1" -v b="$t2_1" -v c="$t4_1" -v d="$t4_2" 'BEGIN { printf "speed-up over 1 rank:        2 ranks %.2fx, 4 ranks (oversubscribed) %.2fx, 4 ranks x 2 writers %.2fx\n", a / b, a / c, a / d }'
+for cfg in $CONFIGS; do
+    np=${cfg%%:*} rest=${cfg#*:}
+    nw=${rest%%:*} bind=${rest#*:}
+    eval "line=\$line_${np}_${nw}_$bind"
+    echo "$line" | awk -v n=$np -v w=$nw -v b="$bind" '{ printf "end to end, %d rank%s x %d writer%s, binding %-8s %.0f scenarios/s (%d scenarios, %d rows, %.2f s), rank 0 CPU %.2f s = %.2f us per row (writer thread %.2f s), rows md5 %s\n", n, (n > 1 ? "s" : ""), w, (w > 1 ? "s" : " "), b ":", $2 / $1, $2, $3, $1, $4, $4 * 1e6 / $3, $5, $6 }'
+done
+awk -v a="$t_1_1_core" -v u="$t_1_1_none" -v b="$t_2_1_core" -v w="$t_2_2_core" -v c="$t_4_1_default" -v d="$t_4_2_default" 'BEGIN {
+    printf "speed-up over 1 rank on one core: 1 rank on two cores %.2fx, 2 ranks %.2fx, 2 ranks x 2 writers %.2fx, 4 ranks (oversubscribed) %.2fx, 4 ranks x 2 writers %.2fx\n", a / u, a / b, a / w, a / c, a / d }'
 
 echo "-- keep: {best: 1, by: t_iter, per: [model, hardware, generation, devices]} on $SPEC"
 (cat $SPEC; echo "keep: {best: 1, by: t_iter, per: [model, hardware, generation, devices]}") >"$TMP/keep.yaml"
@@ -177,24 +205,28 @@ if [ -n "${BASE:-}" ]; then
         exit 1
     fi
     best() { awk -v a="$1" -v b="$2" 'BEGIN { print (a == "" || b + 0 < a + 0) ? b : a }'; }
-    run_in() { # run_in DIR: "sweep_secs scenarios command_secs"
+    run_in() { # run_in DIR BIND: "sweep_secs scenarios command_secs"
         rm -f "$TMP"/side.db*
         t0=$(date +%s.%N)
-        out=$(cd "$1" && mpirun -n 1 ./ccsweep run $SPEC --db "$TMP/side.db" --quiet 2>/dev/null)
+        out=$(cd "$1" && mpirun --bind-to "$2" -n 1 ./ccsweep run $SPEC --db "$TMP/side.db" --quiet 2>/dev/null)
         t1=$(date +%s.%N)
         echo "$out" | sed -n 's/.* \([0-9]*\)\/[0-9]* scenarios in \([0-9.]*\) s .*/\2 \1/p' |
             awk -v a="$t0" -v b="$t1" '{ print $1, $2, b - a }'
     }
-    bs="" bc="" ts="" tc="" n=0
-    for i in 1 2 3; do
-        set -- $(run_in "$BASE")
-        bs=$(best "$bs" "$1") bc=$(best "$bc" "$3") n=$2
-        set -- $(run_in .)
-        ts=$(best "$ts" "$1") tc=$(best "$tc" "$3")
+    # bound to one core (mpirun's default), and with a second core for the
+    # writer thread of this build (the base's single thread gains nothing)
+    for bind in core none; do
+        bs="" bc="" ts="" tc="" n=0
+        for i in 1 2 3; do
+            set -- $(run_in "$BASE" $bind)
+            bs=$(best "$bs" "$1") bc=$(best "$bc" "$3") n=$2
+            set -- $(run_in . $bind)
+            ts=$(best "$ts" "$1") tc=$(best "$tc" "$3")
+        done
+        echo "-- $SPEC, 1 rank, --bind-to $bind, BASE=$BASE against this build (interleaved, best of 3)"
+        awk -v n="$n" -v bs="$bs" -v bc="$bc" -v ts="$ts" -v tc="$tc" 'BEGIN {
+            printf "base:       %.0f scenarios/s (sweep %.2f s, command %.2f s)\n", n / bs, bs, bc
+            printf "this build: %.0f scenarios/s (sweep %.2f s, command %.2f s)\n", n / ts, ts, tc
+            printf "speed-up:   %.2fx the sweep, %.2fx the command\n", bs / ts, bc / tc }'
     done
-    echo "-- $SPEC, 1 rank, BASE=$BASE against this build (interleaved, best of 3)"
-    awk -v n="$n" -v bs="$bs" -v bc="$bc" -v ts="$ts" -v tc="$tc" 'BEGIN {
-        printf "base:       %.0f scenarios/s (sweep %.2f s, command %.2f s)\n", n / bs, bs, bc
-        printf "this build: %.0f scenarios/s (sweep %.2f s, command %.2f s)\n", n / ts, ts, tc
-        printf "speed-up:   %.2fx the sweep, %.2fx the command\n", bs / ts, bc / tc }'
 fi

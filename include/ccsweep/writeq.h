@@ -36,4 +36,14 @@ int writeq_commit(ccs_writeq *q, ccs_err *err);
  * write's error (message in err). NULL q: CCS_OK, *cpu 0. */
 int writeq_close(ccs_writeq *q, double *cpu, ccs_err *err);
 
+/* Calls queued and not yet applied. */
+size_t writeq_pending(ccs_writeq *q);
+/* Pending calls from which the writer counts as behind (of a ring of 4096). */
+#define WRITEQ_BEHIND 1024
+
+/* CPUs this process may run on (its affinity mask), 0 when unknown: with one
+ * (mpirun binds each rank to a core by default) the writer thread shares the
+ * projection's core and overlaps nothing. */
+int writeq_cpus(void);
+
 #endif

@@ -85,7 +85,8 @@ spec_with "$TMP/r.yaml" "{best: 2, by: t_iter, per: [model, hardware, generation
 sed 's/^generations: .*/generations: [0, 1, 2, 3, 4, 5, 6, 7]/; s/^  mbs: .*/  mbs: [1, 2, 4, 8]/' "$TMP/r.yaml" >"$TMP/r2.yaml"
 $MPIRUN -n 2 $BIN run "$TMP/r2.yaml" --db "$TMP/ref.db" --quiet >/dev/null 2>&1
 kept_rows "$TMP/ref.db" >"$TMP/ref.rows"
-$MPIRUN -n 2 $BIN run "$TMP/r2.yaml" --db "$TMP/int.db" --quiet --chunk 500 >/dev/null 2>&1 &
+CCSWEEP_TEST_CHUNK_DELAY_US=20000 $MPIRUN -n 2 $BIN run "$TMP/r2.yaml" --db "$TMP/int.db" \
+    --quiet --chunk 500 >/dev/null 2>&1 & # 20 ms per chunk: stopped mid-way
 job=$!
 if wait_done "$TMP/int.db"; then
     kill -TERM $job

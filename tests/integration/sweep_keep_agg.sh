@@ -98,7 +98,8 @@ $MPIRUN -n 2 $BIN run "$TMP/r2.yaml" --db "$TMP/rref.db" --quiet >/dev/null 2>&1
 stats "$TMP/rref.db" >"$TMP/rref.stats"
 for how in KILL TERM; do
     rm -f "$TMP"/i.db*
-    $MPIRUN -n 2 $BIN run "$TMP/r2.yaml" --db "$TMP/i.db" --quiet --chunk 500 >/dev/null 2>&1 &
+    CCSWEEP_TEST_CHUNK_DELAY_US=20000 $MPIRUN -n 2 $BIN run "$TMP/r2.yaml" --db "$TMP/i.db" \
+        --quiet --chunk 500 >/dev/null 2>&1 & # 20 ms per chunk: stopped mid-way
     job=$!
     if ! wait_done "$TMP/i.db"; then
         kill $job 2>/dev/null; wait $job

@@ -69,8 +69,10 @@ else
     fail "SIGKILL of the writer: no batch was committed within 30 s"
 fi
 
-# 2. SIGTERM to mpirun
-$MPIRUN -n 2 $BIN run $SPEC --db "$TMP/term.db" --quiet >/dev/null 2>&1 &
+# 2. SIGTERM to mpirun (each chunk waits 50 ms, CCSWEEP_TEST_CHUNK_DELAY_US:
+# the sweep lasts seconds, so the signal lands mid-way however fast it is)
+CCSWEEP_TEST_CHUNK_DELAY_US=50000 $MPIRUN -n 2 $BIN run $SPEC --db "$TMP/term.db" --quiet \
+    --chunk 2000 >/dev/null 2>&1 &
 job=$!
 if wait_done "$TMP/term.db"; then
     kill -TERM $job
