@@ -161,19 +161,31 @@ double cost_coll_volume(int kind, double bytes, int group, int innet, double *st
 #define MEMO_GEN 64
 #define MEMO_DERATE 256
 
-typedef struct memo_gemm {
-    const ccs_hw *hw; /* NULL: empty */
-    int dtype;
+/* Keys are compared and copied whole: their members leave no padding, and an
+ * empty slot's NULL hw matches no key. */
+typedef struct gemm_key {
+    const ccs_hw *hw;
+    int64_t dtype;
     double m, n, k, batch;
+} gemm_key;
+
+typedef struct memo_gemm {
+    gemm_key key;
     double eff, shape; /* hw_gemm_eff and cost_gemm_shape_efficiency */
 } memo_gemm;
 
 #define MEMO_COLL 1024
 
+typedef struct coll_key {
+    const ccs_hw *hw;
+    int32_t kind, group, per_node, innet;
+    double bytes, remote, f; /* f: the plan's net_bw_factor */
+} coll_key;
+
+_Static_assert(sizeof(gemm_key) == 48 && sizeof(coll_key) == 48, "memo keys without padding");
+
 typedef struct memo_coll {
-    const ccs_hw *hw; /* NULL: empty */
-    int kind, group, per_node, innet;
-    double bytes, remote, f;
+    coll_key key;
     double t;
 } memo_coll;
 
@@ -236,23 +248,24 @@ static uint64_t memo_bits(double x)
     return w;
 }
 
+/* The slot of a key of size bytes (a multiple of 8) in a table of n. */
+static size_t key_slot(const void *key, size_t size, size_t n)
+{
+    uint64_t h = 0, w;
+    for (size_t i = 0; i < size; i += sizeof w) {
+        memcpy(&w, (const char *)key + i, sizeof w);
+        h = memo_mix(h, w);
+    }
+    return (size_t)(h % n);
+}
+
 static const memo_gemm *memo_gemm_get(ccs_costmemo *mm, const ccs_hw *hw, int dtype, double m,
                                       double n, double k, double batch)
 {
-    uint64_t h = memo_mix((uint64_t)(uintptr_t)hw, (uint64_t)dtype);
-    h = memo_mix(h, memo_bits(m));
-    h = memo_mix(h, memo_bits(n));
-    h = memo_mix(h, memo_bits(k));
-    h = memo_mix(h, memo_bits(batch));
-    memo_gemm *e = &mm->gemm[h % MEMO_GEMM];
-    if (e->hw != hw || e->dtype != dtype || e->m != m || e->n != n || e->k != k ||
-        e->batch != batch) {
-        e->hw = hw;
-        e->dtype = dtype;
-        e->m = m;
-        e->n = n;
-        e->k = k;
-        e->batch = batch;
+    gemm_key key = {hw, dtype, m, n, k, batch};
+    memo_gemm *e = &mm->gemm[key_slot(&key, sizeof key, MEMO_GEMM)];
+    if (memcmp(&e->key, &key, sizeof key)) {
+        e->key = key;
         e->eff = hw_gemm_eff(hw, dtype, NULL);
         e->shape = cost_gemm_shape_efficiency(hw, dtype, m, n, k, batch);
     }
@@ -387,23 +400,11 @@ static double coll_time(const ccs_cost *c, const ccs_op *op)
     ccs_costmemo *mm = c->memo;
     if (!mm)
         return coll_time_direct(c, op);
-    uint64_t h = memo_mix((uint64_t)(uintptr_t)c->hw, (uint64_t)op->kind);
-    h = memo_mix(h, (uint64_t)(uint32_t)op->group << 32 | (uint32_t)op->per_node);
-    h = memo_mix(h, memo_bits(op->bytes));
-    h = memo_mix(h, memo_bits(op->remote));
-    h = memo_mix(h, memo_bits(c->net_bw_factor) ^ (uint64_t)c->innet_reduce);
-    memo_coll *e = &mm->coll[h % MEMO_COLL];
-    if (e->hw != c->hw || e->kind != op->kind || e->group != op->group ||
-        e->per_node != op->per_node || e->bytes != op->bytes || e->remote != op->remote ||
-        e->f != c->net_bw_factor || e->innet != c->innet_reduce) {
-        e->hw = c->hw;
-        e->kind = op->kind;
-        e->group = op->group;
-        e->per_node = op->per_node;
-        e->bytes = op->bytes;
-        e->remote = op->remote;
-        e->f = c->net_bw_factor;
-        e->innet = c->innet_reduce;
+    coll_key key = {c->hw,     op->kind,   op->group,        op->per_node, c->innet_reduce,
+                    op->bytes, op->remote, c->net_bw_factor};
+    memo_coll *e = &mm->coll[key_slot(&key, sizeof key, MEMO_COLL)];
+    if (memcmp(&e->key, &key, sizeof key)) {
+        e->key = key;
         e->t = coll_time_direct(c, op);
     }
     return e->t;
