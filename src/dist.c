@@ -16,7 +16,8 @@
  * each worker's goodbye: the job ends with MPI_Finalize on every rank, no abort.
  * Messages from one worker arrive in order (MPI non-overtaking), so a chunk's
  * UP_DONE always follows its records. Rank 0 never blocks on a worker: it
- * polls, writes, and computes small chunks itself when nothing is waiting.
+ * polls, queues the writes for its writer thread (writeq.h), and computes
+ * small chunks itself when nothing is waiting and the writer keeps up.
  * Memory on rank 0 is one receive buffer and the todo list, whatever the grid. */
 #include "ccsweep/dist.h"
 #include "ccsweep/keep.h"

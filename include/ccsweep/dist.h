@@ -1,9 +1,9 @@
 /* dist.h - the MPI sweep: rank 0 coordinates and writes, the other ranks
  * compute. Rank 0 hands out chunks [lo, hi) of grid indices on request
  * (guided self-scheduling: chunks shrink as the work runs out, or a fixed
- * size), receives fixed-size records in batches and is the only writer; when
- * no message is waiting it computes small chunks itself, so one rank runs the
- * same code serially. The communicator is a parameter (dist_world() or
+ * size), receives fixed-size records in batches and is the only writer (on a
+ * thread of its own, writeq.h); when no message is waiting it computes small
+ * chunks itself, so one rank runs the same code serially. The communicator is a parameter (dist_world() or
  * dist_self()), so tests can run on MPI_COMM_SELF. The only module that
  * includes mpi.h, and with main the only one that may abort. */
 #ifndef CCSWEEP_DIST_H
