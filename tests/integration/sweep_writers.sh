@@ -99,10 +99,14 @@ resumed() {
 #    commit; the resume merges the shard left and writes new ones
 for again in "4 --writers 2"; do
     rm -f "$TMP"/kill.db*
-    $MPIRUN -n 4 $BIN run "$SPEC" --db "$TMP/kill.db" --quiet --writers 2 >/dev/null 2>&1 &
+    # each chunk waits 100 ms (CCSWEEP_TEST_CHUNK_DELAY_US), so the sweep lasts
+    # seconds and writer 2 commits (at least once a second) before the kill
+    CCSWEEP_TEST_CHUNK_DELAY_US=100000 $MPIRUN -n 4 $BIN run "$SPEC" --db "$TMP/kill.db" \
+        --quiet --writers 2 --chunk 2000 >/dev/null 2>&1 &
     job=$!
-    # the shard is locked while it is written: watch the database and the shard's WAL
-    if wait_done "$TMP/kill.db" && wait_wal "$TMP/kill.db.run1.w1.shard"; then
+    # the shard is locked while it is written: watch the database and the
+    # shard's WAL, then give its writer a commit's time
+    if wait_done "$TMP/kill.db" && wait_wal "$TMP/kill.db.run1.w1.shard" && sleep 1.5; then
         pid=$(rank_pid "$TMP/kill.db" 2)
         [ -n "$pid" ] && kill -KILL "$pid"
         wait $job; rc=$?
