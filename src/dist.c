@@ -592,7 +592,7 @@ static int coordinate(const dist_comm *dc, coord *c, ccs_err *err)
             progress(c, 0);
             continue;
         }
-        if (active == 0 && !have_own)
+        if (active == 0)
             break;                        /* everything handed out, done and received */
         struct timespec nap = {0, 20000}; /* 20 us: wait for workers without spinning hard */
         nanosleep(&nap, NULL);

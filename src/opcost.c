@@ -189,25 +189,44 @@ typedef struct memo_coll {
     double t;
 } memo_coll;
 
-typedef struct memo_gen {
+/* ev may be NULL: used (1 in every key) tells a filled slot from an empty one */
+typedef struct gen_key {
     const ccs_evolution *ev;
-    int gen, used;
+    int32_t gen, used;
+} gen_key;
+
+typedef struct memo_gen {
+    gen_key key;
     double f[5]; /* f_flops, f_mem, f_intra, f_inter, f_lat */
 } memo_gen;
 
-typedef struct memo_derate {
-    double sigma, derate;
+typedef struct derate_key {
+    double sigma;
     int32_t n, used;
+} derate_key;
+
+typedef struct memo_derate {
+    derate_key key;
+    double derate;
 } memo_derate;
 
 #define MEMO_PREFIX 64
 
+/* the cost context a prefix of ops was costed under */
+typedef struct prefix_key {
+    const ccs_hw *hw;
+    const struct ccs_opmodel *om;
+    int32_t gen, innet;
+    int64_t n;
+    double derate, f;
+} prefix_key;
+
+_Static_assert(sizeof(gen_key) == 16 && sizeof(derate_key) == 16 && sizeof(prefix_key) == 48,
+               "memo keys without padding");
+
 /* ops[0..n) under a cost context, and the caller's value for them */
 typedef struct memo_prefix {
-    const ccs_hw *hw; /* NULL: empty */
-    const struct ccs_opmodel *om;
-    int gen, innet, n;
-    double derate, f;
+    prefix_key key;
     size_t size;
     ccs_op ops[CCS_MAX_OPS];
     _Alignas(double) unsigned char val[CCS_MEMO_VAL_MAX];
@@ -248,15 +267,21 @@ static uint64_t memo_bits(double x)
     return w;
 }
 
-/* The slot of a key of size bytes (a multiple of 8) in a table of n. */
-static size_t key_slot(const void *key, size_t size, size_t n)
+/* The hash of a key of size bytes (a multiple of 8). */
+static uint64_t key_hash(const void *key, size_t size)
 {
     uint64_t h = 0, w;
     for (size_t i = 0; i < size; i += sizeof w) {
         memcpy(&w, (const char *)key + i, sizeof w);
         h = memo_mix(h, w);
     }
-    return (size_t)(h % n);
+    return h;
+}
+
+/* Its slot in a table of n. */
+static size_t key_slot(const void *key, size_t size, size_t n)
+{
+    return (size_t)(key_hash(key, size) % n);
 }
 
 static const memo_gemm *memo_gemm_get(ccs_costmemo *mm, const ccs_hw *hw, int dtype, double m,
@@ -335,14 +360,18 @@ static double coll_time_direct(const ccs_cost *c, const ccs_op *op)
     return t;
 }
 
-/* The slot of ops[0..n) under c: the context and three ops hashed (the list is
- * compared whole on a find). */
-static memo_prefix **prefix_slot(ccs_costmemo *m, const ccs_cost *c, const ccs_op *ops, int n)
+static prefix_key prefix_key_of(const ccs_cost *c, int n)
 {
-    uint64_t h = memo_mix((uint64_t)(uintptr_t)c->hw, (uint64_t)n);
-    h = memo_mix(h, memo_bits(c->sync_derate));
-    h = memo_mix(h, memo_bits(c->net_bw_factor) ^ (uint64_t)c->innet_reduce);
-    h = memo_mix(h, (uint64_t)c->generation);
+    prefix_key k = {c->hw, c->om,          c->generation,   c->innet_reduce,
+                    n,     c->sync_derate, c->net_bw_factor};
+    return k;
+}
+
+/* The slot of ops[0..n) under context key k: k and three ops hashed (the list
+ * is compared whole on a find). */
+static memo_prefix **prefix_slot(ccs_costmemo *m, const prefix_key *k, const ccs_op *ops, int n)
+{
+    uint64_t h = key_hash(k, sizeof *k);
     const int pick[3] = {0, n / 2, n - 1};
     for (int i = 0; i < 3; i++) {
         const ccs_op *o = &ops[pick[i]];
@@ -353,20 +382,14 @@ static memo_prefix **prefix_slot(ccs_costmemo *m, const ccs_cost *c, const ccs_o
     return &m->prefix[h % MEMO_PREFIX];
 }
 
-static int prefix_ctx_equal(const memo_prefix *e, const ccs_cost *c, int n)
-{
-    return e->hw == c->hw && e->om == c->om && e->gen == c->generation &&
-           e->innet == c->innet_reduce && e->n == n && e->derate == c->sync_derate &&
-           e->f == c->net_bw_factor;
-}
-
 const void *cost_memo_find(ccs_costmemo *m, const ccs_cost *c, const ccs_op *ops, int n,
                            size_t size)
 {
     if (n < 1 || n > CCS_MAX_OPS)
         return NULL;
-    const memo_prefix *e = *prefix_slot(m, c, ops, n);
-    if (!e || e->size != size || !prefix_ctx_equal(e, c, n) ||
+    prefix_key k = prefix_key_of(c, n);
+    const memo_prefix *e = *prefix_slot(m, &k, ops, n);
+    if (!e || e->size != size || memcmp(&e->key, &k, sizeof k) ||
         memcmp(e->ops, ops, (size_t)n * sizeof *ops))
         return NULL;
     return e->val;
@@ -377,17 +400,12 @@ void cost_memo_keep(ccs_costmemo *m, const ccs_cost *c, const ccs_op *ops, int n
 {
     if (n < 1 || n > CCS_MAX_OPS || size > CCS_MEMO_VAL_MAX)
         return;
-    memo_prefix **slot = prefix_slot(m, c, ops, n);
+    prefix_key k = prefix_key_of(c, n);
+    memo_prefix **slot = prefix_slot(m, &k, ops, n);
     if (!*slot && !(*slot = malloc(sizeof **slot)))
         return; /* no memory: nothing is kept, nothing changes */
     memo_prefix *e = *slot;
-    e->hw = c->hw;
-    e->om = c->om;
-    e->gen = c->generation;
-    e->innet = c->innet_reduce;
-    e->n = n;
-    e->derate = c->sync_derate;
-    e->f = c->net_bw_factor;
+    e->key = k;
     e->size = size;
     memcpy(e->ops, ops, (size_t)n * sizeof *ops);
     memcpy(e->val, val, size);
@@ -410,7 +428,7 @@ static double coll_time(const ccs_cost *c, const ccs_op *op)
     return e->t;
 }
 
-/* cost_synthetic, inlined into cost_op and cost_ops */
+/* cost_synthetic, inlined into cost_ops */
 static inline double synthetic(const ccs_cost *c, const ccs_op *op)
 {
     const ccs_hw *hw = c->hw;
@@ -424,18 +442,20 @@ static inline double synthetic(const ccs_cost *c, const ccs_op *op)
         peak = hw->peak_flops[CCS_FP32];
     switch (op->kind) {
     case CCS_OP_GEMM:
-    case CCS_OP_BMM:
+    case CCS_OP_BMM: {
+        double eff, shape;
         if (c->memo) {
             const memo_gemm *e =
                 memo_gemm_get(c->memo, hw, op->dtype, op->m, op->n, op->k, op->batch);
-            t_flops = op->flops / (peak * e->eff * hw->clock_ratio * c->sync_derate * e->shape);
+            eff = e->eff;
+            shape = e->shape;
         } else {
-            t_flops =
-                op->flops /
-                (peak * hw_gemm_eff(hw, op->dtype, NULL) * hw->clock_ratio * c->sync_derate *
-                 cost_gemm_shape_efficiency(hw, op->dtype, op->m, op->n, op->k, op->batch));
+            eff = hw_gemm_eff(hw, op->dtype, NULL);
+            shape = cost_gemm_shape_efficiency(hw, op->dtype, op->m, op->n, op->k, op->batch);
         }
+        t_flops = op->flops / (peak * eff * hw->clock_ratio * c->sync_derate * shape);
         break;
+    }
     case CCS_OP_ATTENTION:
         t_flops = op->flops / (peak * hw_gemm_eff(hw, op->dtype, NULL) * hw->clock_ratio *
                                c->sync_derate *
@@ -494,21 +514,17 @@ void cost_init(ccs_cost *c, const ccs_hw *hw, const struct ccs_opmodel *om,
 void cost_init_memo(ccs_cost *c, ccs_costmemo *m, const ccs_hw *hw, const struct ccs_opmodel *om,
                     const ccs_evolution *ev, int gen, const ccs_plan *p)
 {
-    memo_gen *g = &m->gen[memo_mix((uint64_t)(uintptr_t)ev, (uint64_t)gen) % MEMO_GEN];
-    if (!g->used || g->ev != ev || g->gen != gen) {
+    gen_key gk = {ev, gen, 1};
+    memo_gen *g = &m->gen[key_slot(&gk, sizeof gk, MEMO_GEN)];
+    if (memcmp(&g->key, &gk, sizeof gk)) {
+        g->key = gk;
         gen_factors(ev, gen, g->f);
-        g->ev = ev;
-        g->gen = gen;
-        g->used = 1;
     }
-    int32_t n = p ? p->devices : 1;
-    double sigma = hw->variability;
-    memo_derate *d = &m->derate[memo_mix(memo_bits(sigma), (uint64_t)(uint32_t)n) % MEMO_DERATE];
-    if (!d->used || d->sigma != sigma || d->n != n) {
-        d->derate = cost_straggler_derate(sigma, n);
-        d->sigma = sigma;
-        d->n = n;
-        d->used = 1;
+    derate_key dk = {hw->variability, p ? p->devices : 1, 1};
+    memo_derate *d = &m->derate[key_slot(&dk, sizeof dk, MEMO_DERATE)];
+    if (memcmp(&d->key, &dk, sizeof dk)) {
+        d->key = dk;
+        d->derate = cost_straggler_derate(dk.sigma, dk.n);
     }
     init_with(c, hw, om, gen, p, g->f, d->derate);
     c->memo = m;
@@ -516,11 +532,7 @@ void cost_init_memo(ccs_cost *c, ccs_costmemo *m, const ccs_hw *hw, const struct
 
 void cost_op(const ccs_cost *c, const ccs_op *op, ccs_optime *out)
 {
-    if (c->om && opmodel_eval(c->om, c, op, out) == 0)
-        return;
-    out->t = synthetic(c, op);
-    out->lo = out->hi = out->t;
-    out->extrap = 0;
+    cost_ops(c, op, 1, out);
 }
 
 void cost_ops(const ccs_cost *c, const ccs_op *ops, int n, ccs_optime *out)

@@ -564,10 +564,9 @@ static int check_writer(ccs_store *st, ccs_err *err);
  * nothing). From 5, first to 6: the new columns with the values version 5
  * computed without storing them (cp and ep 1, so no context- or
  * expert-parallel traffic; hfu from the stored mfu, hw_flops and
- * model_flops, as the version-5 view derived it), the views recreated over
- * them. Then to 7: the keep.aggregate tables and view, empty (older versions
+ * model_flops, as the version-5 view derived it), its views dropped. Then to 7: the keep.aggregate tables and view, empty (older versions
  * had no aggregates). Then to 8: the regions rows moved to region_rows
- * (v8_regions). Then to 9: the views recreated (version 9 derives five
+ * (v8_regions). Then to 9: the views (re)created (version 9 derives five
  * outputs in the view). No value is removed or changed otherwise. A process writing
  * the file (an older ccsweep) is waited for, not raced. */
 static int migrate(ccs_store *st, int64_t from, ccs_err *err)
@@ -597,7 +596,7 @@ static int migrate(ccs_store *st, int64_t from, ccs_err *err)
     /* another process may have migrated it while this one waited */
     if (rc == CCS_OK && query_int(st, "PRAGMA user_version", -1) == from) {
         if (from == 5 && (exec(st, drop_views, err) || v6_columns(st, err) ||
-                          exec(st, fill, err) || create_views(st, err)))
+                          exec(st, fill, err)))
             rc = CCS_EIO;
         if (rc == CCS_OK && from <= 6 && v7_tables(st, err))
             rc = CCS_EIO;

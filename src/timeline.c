@@ -256,12 +256,6 @@ const ccs_output ccs_outputs[CCS_N_OUTPUTS] = {
 #undef BAND
 #undef OUT
 
-/* Cost every op of ops into three sums (best estimate, low and high end of
- * the band); per-region flops and bytes into rg when not NULL. While every
- * operator's band is its estimate (synthetic curves), the three sums see the
- * same additions and stay bit-equal: only S[0] is summed, and copied to the
- * others when the first band appears. Returns 1 once S[1] and S[2] are
- * filled, 0 when they equal S[0] (and are left unset). */
 /* One op's time t (one occurrence) into the sums s. */
 static inline void add_op(sums *s, const ccs_op *op, double t1, int is_gemm, int is_core,
                           size_t busy_off, double per_iter)
@@ -282,6 +276,12 @@ static const unsigned gemm_kinds = KIND_BIT(CCS_OP_GEMM) | KIND_BIT(CCS_OP_BMM) 
 static const unsigned core_kinds = KIND_BIT(CCS_OP_ATTENTION) | KIND_BIT(CCS_OP_BMM) |
                                    KIND_BIT(CCS_OP_SOFTMAX);
 
+/* Cost every op of ops into three sums (best estimate, low and high end of
+ * the band); per-region flops and bytes into rg when not NULL. While every
+ * operator's band is its estimate (synthetic curves), the three sums see the
+ * same additions and stay bit-equal: only S[0] is summed, and copied to the
+ * others when the first band appears. Returns 1 once S[1] and S[2] are
+ * filled, 0 when they equal S[0] (and are left unset). */
 static int sum_ops(const ccs_cost *c, const ccs_plan *p, const ccs_oplist *ops, sums S[3],
                    double *extrap, ccs_region_time *rg)
 {
@@ -304,8 +304,6 @@ static int sum_ops(const ccs_cost *c, const ccs_plan *p, const ccs_oplist *ops, 
     ccs_optime times[CCS_MAX_OPS];
     cost_ops(c, ops->ops + start, ops->n - start, times + start);
     for (int i = start; i < ops->n; i++) {
-        if (i == keep_at)
-            cost_memo_keep(c->memo, c, ops->ops, keep_at, &S[0], sizeof S[0]);
         const ccs_op *op = &ops->ops[i];
         ccs_optime ot = times[i];
         if (!banded && (memcmp(&ot.lo, &ot.t, sizeof ot.t) || memcmp(&ot.hi, &ot.t, sizeof ot.t))) {
@@ -350,9 +348,9 @@ static int sum_ops(const ccs_cost *c, const ccs_plan *p, const ccs_oplist *ops, 
             rg[op->region].flops += op->flops * op->count;
             rg[op->region].bytes += op->bytes * op->count;
         }
+        if (i + 1 == keep_at) /* the block's sums, before the rest is added */
+            cost_memo_keep(c->memo, c, ops->ops, keep_at, &S[0], sizeof S[0]);
     }
-    if (keep_at == ops->n)
-        cost_memo_keep(c->memo, c, ops->ops, keep_at, &S[0], sizeof S[0]);
     return banded;
 }
 

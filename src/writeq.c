@@ -28,6 +28,7 @@ typedef struct slot {
 
 struct ccs_writeq {
     ccs_store *st;
+    int detail; /* slots carry CCS_RG_N regions */
     size_t slot_size;
     unsigned char *ring;
     pthread_t thread;
@@ -35,7 +36,7 @@ struct ccs_writeq {
     pthread_cond_t not_empty, not_full;
     size_t head, count; /* next free slot; queued slots (tail = head - count) */
     int closing;
-    int idle; /* the writer waits for work */
+    int idle;    /* the writer waits for work */
     int rc;      /* first failed write, then nothing more is applied */
     ccs_err err; /* its message */
     double cpu;  /* the thread's CPU time, s */
@@ -97,6 +98,15 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
+static void free_queue(ccs_writeq *q)
+{
+    pthread_mutex_destroy(&q->mu);
+    pthread_cond_destroy(&q->not_empty);
+    pthread_cond_destroy(&q->not_full);
+    free(q->ring);
+    free(q);
+}
+
 ccs_writeq *writeq_open(ccs_store *st, int detail, ccs_err *err)
 {
     ccs_writeq *q = calloc(1, sizeof *q);
@@ -104,12 +114,12 @@ ccs_writeq *writeq_open(ccs_store *st, int detail, ccs_err *err)
     size_t al = alignof(slot);
     if (q) {
         q->st = st;
+        q->detail = detail;
         q->slot_size = (sz + al - 1) / al * al;
         q->ring = malloc(WQ_SLOTS * q->slot_size);
     }
     if (!q || !q->ring) {
-        if (q)
-            free(q);
+        free(q);
         ccs_err_set(err, "out of memory for the write queue");
         return NULL;
     }
@@ -124,28 +134,26 @@ ccs_writeq *writeq_open(ccs_store *st, int detail, ccs_err *err)
     int r = pthread_create(&q->thread, NULL, writer_main, q);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (r != 0) {
-        pthread_mutex_destroy(&q->mu);
-        pthread_cond_destroy(&q->not_empty);
-        pthread_cond_destroy(&q->not_full);
-        free(q->ring);
-        free(q);
+        free_queue(q);
         ccs_err_set(err, "cannot start the writer thread: %s", strerror(r));
         return NULL;
     }
     return q;
 }
 
-/* Wait for a free slot (or the first error); called and returns locked. */
+/* Wait for a free slot; CCS_OK with the lock held (publish releases it), or
+ * the first write's error, unlocked. */
 static int reserve(ccs_writeq *q, ccs_err *err, slot **s)
 {
     pthread_mutex_lock(&q->mu);
     while (q->count == WQ_SLOTS && q->rc == CCS_OK)
         pthread_cond_wait(&q->not_full, &q->mu);
-    if (q->rc != CCS_OK) {
+    int rc = q->rc;
+    if (rc != CCS_OK) {
         if (err)
             *err = q->err;
         pthread_mutex_unlock(&q->mu);
-        return q->rc;
+        return rc;
     }
     *s = slot_at(q, q->head);
     return CCS_OK;
@@ -173,7 +181,7 @@ int writeq_put(ccs_writeq *q, const ccs_record *rec, const ccs_region_time *rg, 
         return rc;
     s->kind = WQ_PUT;
     s->rec = *rec;
-    s->has_rg = rg && q->slot_size >= sizeof(slot) + CCS_RG_N * sizeof(ccs_region_time);
+    s->has_rg = rg && q->detail;
     if (s->has_rg)
         memcpy(slot_rg(s), rg, CCS_RG_N * sizeof *rg);
     publish(q, 0);
@@ -221,11 +229,7 @@ int writeq_close(ccs_writeq *q, double *cpu, ccs_err *err)
     int rc = q->rc;
     if (rc != CCS_OK && err)
         *err = q->err;
-    pthread_mutex_destroy(&q->mu);
-    pthread_cond_destroy(&q->not_empty);
-    pthread_cond_destroy(&q->not_full);
-    free(q->ring);
-    free(q);
+    free_queue(q);
     return rc;
 }
 
