@@ -19,6 +19,11 @@ ok() { echo "PASS: $1"; }
 bad() { echo "FAIL: $1"; }
 check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
 q() { sqlite3 "$@"; }
+# reports VER DB: report on the version-VER file DB (which migrates it) exits 0
+reports() {
+    $B report --db "$2" --out "$2.rep" >/dev/null 2>"$T/err"; rc=$?
+    check "report on a version-$1 database exits 0 (rc $rc: $(head -c 300 "$T/err"))" "[ $rc -eq 0 ]"
+}
 # loadv VER DB: DB made afresh from the fixture of schema version VER
 loadv() { rm -f "$2" "$2-wal" "$2-shm"; q "$2" <"tests/data/schema$1.sql"; }
 load() { loadv 5 "$1"; }
@@ -54,8 +59,7 @@ check "the fixture is a version-5 database with its 24 rows" \
 24' ]"
 
 # a reader migrates it once, then reads it
-$B report --db "$T/a.db" --out "$T/rep" >"$T/out" 2>"$T/err"; rc=$?
-check "report on a version-5 database exits 0 (rc $rc: $(head -c 300 "$T/err"))" "[ $rc -eq 0 ]"
+reports 5 "$T/a.db"
 check "and leaves it at version 9" "[ \"\$(q '$T/a.db' 'PRAGMA user_version')\" = 9 ]"
 snap "$T/a.db" >"$T/after"
 check "every version-5 value is unchanged ($(wc -l <"$T/before") lines compared)" \
@@ -174,8 +178,7 @@ values "$T/f.db" "$V6" >"$T/before.f"
 check "the fixture is a version-6 database with its 24 rows" \
     "[ \"\$(q '$T/f.db' 'PRAGMA user_version; SELECT count(*) FROM result_rows')\" = '6
 24' ]"
-$B report --db "$T/f.db" --out "$T/rep.f" >/dev/null 2>"$T/err"; rc=$?
-check "report on a version-6 database exits 0 (rc $rc: $(head -c 300 "$T/err"))" "[ $rc -eq 0 ]"
+reports 6 "$T/f.db"
 check "and leaves it at version 9, with empty keep_groups and keep_axes" \
     "[ \"\$(q '$T/f.db' 'PRAGMA user_version; SELECT count(*) FROM keep_groups; SELECT count(*) FROM keep_axes; SELECT count(*) FROM keep_stats')\" = '9
 0
@@ -198,8 +201,7 @@ values "$T/i.db" "$V7" >"$T/before.i"
 scen=$(q "$T/i.db" "SELECT count(*) || '|' || count(DISTINCT idx) FROM regions")
 check "the fixture is a version-7 database with regions rows ($scen: rows|scenarios)" \
     "[ \"\$(q '$T/i.db' 'PRAGMA user_version')\" = 7 ] && [ '${scen%%|*}' -gt '${scen##*|}' ] && [ '${scen##*|}' -gt 0 ]"
-$B report --db "$T/i.db" --out "$T/rep.i" >/dev/null 2>"$T/err"; rc=$?
-check "report on a version-7 database exits 0 (rc $rc: $(head -c 300 "$T/err"))" "[ $rc -eq 0 ]"
+reports 7 "$T/i.db"
 check "and leaves it at version 9, regions a view over one region_rows row per scenario" \
     "[ \"\$(q '$T/i.db' \"PRAGMA user_version; SELECT type FROM sqlite_schema WHERE name = 'regions'; SELECT count(*) FROM region_rows\")\" = '9
 view
@@ -219,8 +221,7 @@ q "$T/j.db" "$RES" >"$T/view.before.j"
 check "the fixture is a version-8 database with its 24 rows and their derived outputs" \
     "[ \"\$(q '$T/j.db' 'PRAGMA user_version; SELECT count(*) FROM result_rows WHERE sr & 3 = 1 OR t_comm IS NOT NULL')\" = '8
 24' ]"
-$B report --db "$T/j.db" --out "$T/rep.j" >/dev/null 2>"$T/err"; rc=$?
-check "report on a version-8 database exits 0 (rc $rc: $(head -c 300 "$T/err"))" "[ $rc -eq 0 ]"
+reports 8 "$T/j.db"
 check "and leaves it at version 9" "[ \"\$(q '$T/j.db' 'PRAGMA user_version')\" = 9 ]"
 migrated 8 "$T/j.db" "$V8" "$T/before.j"
 q "$T/j.db" "$RES" >"$T/view.after.j"
