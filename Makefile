@@ -6,7 +6,8 @@
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make deps       install the Debian packages (as root), or print the command
 #   make fuzz       libFuzzer harnesses (tests/fuzz) for FUZZ_SECONDS each (clang)
-# Options: SANITIZE=1 (ASan+UBSan), WERROR=1, DEBUG=1, NP=<ranks for make run>
+# Options: SANITIZE=1 (ASan+UBSan), WERROR=1, DEBUG=1, NDEBUG=1 (asserts off),
+#          NP=<ranks for make run>
 
 MPICC   ?= mpicc
 PREFIX  ?= /usr/local
@@ -18,6 +19,14 @@ MANDIR   = $(PREFIX)/share/man
 COMPDIR  = $(PREFIX)/share/bash-completion/completions
 NP      ?= $(shell nproc 2>/dev/null || echo 2)
 
+# The source tree is layered: src/LAYER/*.c with its headers in
+# include/ccsweep/LAYER/, lowest first. A file includes headers of its own layer
+# and of the layers before it, never after (tools/check-layers.sh, run by
+# 'make check'). The layers below the store need neither MPI nor SQLite: the
+# fuzz harnesses link only those.
+LOW_LAYERS := util model cost sweep
+LAYERS     := $(LOW_LAYERS) store dist report cli
+
 # A sanitizer build keeps its objects apart (build/san), so switching back and
 # forth rebuilds nothing by mistake; ./ccsweep is relinked when the mode changes.
 BUILD   := $(if $(filter 1,$(SANITIZE)),build/san,build)
@@ -25,7 +34,7 @@ MODE    := $(if $(filter 1,$(SANITIZE)),sanitize,plain)
 # The build directories exist before any rule runs: build/.mode is written here,
 # so an order-only "$(BUILD)" target would count as made and never create its
 # subdirectories.
-$(shell mkdir -p $(BUILD)/tests $(BUILD)/tools; [ "`cat build/.mode 2>/dev/null`" = "$(MODE)" ] || echo "$(MODE)" > build/.mode)
+$(shell mkdir -p $(BUILD)/tests $(BUILD)/tools $(LAYERS:%=$(BUILD)/%); [ "`cat build/.mode 2>/dev/null`" = "$(MODE)" ] || echo "$(MODE)" > build/.mode)
 PKGS    := gsl yaml-0.1 sqlite3 jansson
 CPPFLAGS += -Iinclude -I$(BUILD) -D_POSIX_C_SOURCE=200809L -DCCS_DATADIR='"$(DATADIR)"' \
             $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -37,6 +46,11 @@ CFLAGS  += -Werror
 endif
 ifeq ($(DEBUG),1)
 CFLAGS  += -O0
+endif
+# assert() is on in every build but NDEBUG=1 (a release build, measured by
+# 'make bench' side by side with the default).
+ifeq ($(NDEBUG),1)
+CPPFLAGS += -DNDEBUG
 endif
 ifeq ($(SANITIZE),1)
 CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -54,7 +68,7 @@ endif
 GIT_REV := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 CPPFLAGS += -DCCS_GIT_REV='"$(GIT_REV)"'
 
-LIB_SRC  := $(filter-out src/main.c,$(wildcard src/*.c))
+LIB_SRC  := $(filter-out src/cli/main.c,$(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c)))
 LIB_OBJ  := $(LIB_SRC:src/%.c=$(BUILD)/%.o)
 LIB      := $(BUILD)/libccsweep.a
 TEST_SRC := $(wildcard tests/test_*.c)
@@ -64,10 +78,11 @@ TOOL_BIN := $(TOOL_SRC:tools/%.c=$(BUILD)/tools/%)
 FUZZERS  ?= spec catalog expr calib nccl
 REPLAY_BIN := $(FUZZERS:%=$(BUILD)/tests/replay_%)
 
-.PHONY: all check unit integration run bench install uninstall clean deps format validate study study-moe fuzz
+.PHONY: all check unit integration run bench install uninstall clean deps validate study study-moe fuzz
 all: ccsweep $(TOOL_BIN)
 
 $(BUILD)/%.o: src/%.c | $(BUILD)
+	@mkdir -p $(@D)
 	$(MPICC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(BUILD):
@@ -76,13 +91,13 @@ $(BUILD):
 # The report's SQL is tools/queries/*.sql, compiled in.
 $(BUILD)/report_queries.inc: $(wildcard tools/queries/*.sql) tools/sql2c.sh | $(BUILD)
 	sh tools/sql2c.sh $(sort $(wildcard tools/queries/*.sql)) > $@.tmp && mv $@.tmp $@
-$(BUILD)/report_sql.o: $(BUILD)/report_queries.inc
+$(BUILD)/report/report_sql.o: $(BUILD)/report_queries.inc
 
 $(LIB): $(LIB_OBJ)
 	$(AR) rcs $@ $^
 
-ccsweep: $(BUILD)/main.o $(LIB) build/.mode
-	$(MPICC) $(LDFLAGS) -o $@ $(BUILD)/main.o $(LIB) $(LDLIBS)
+ccsweep: $(BUILD)/cli/main.o $(LIB) build/.mode
+	$(MPICC) $(LDFLAGS) -o $@ $(BUILD)/cli/main.o $(LIB) $(LDLIBS)
 
 $(BUILD)/tests/%: tests/%.c $(LIB) | $(BUILD)
 	$(MPICC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) -lcmocka
@@ -106,7 +121,10 @@ DEB_PKGS := build-essential pkg-config libopenmpi-dev openmpi-bin libgsl-dev lib
 deps:
 	@sh tools/deps.sh $(DEB_PKGS)
 
+# Like 'make run', 'make check' installs the missing packages first (as root;
+# otherwise it prints the command): the README's quick start on a fresh machine.
 check: deps
+	@sh tools/check-layers.sh
 	@$(MAKE) --no-print-directory all $(TEST_BIN) $(REPLAY_BIN)
 	@CCS_BUILD=$(BUILD) sh tests/run.sh $(TEST_BIN)
 
@@ -140,17 +158,16 @@ study-moe: deps
 # from its seed corpus (tests/fuzz/corpus/NAME) and the regression inputs
 # (tests/fuzz/regress/NAME); new inputs go to build/fuzz/work-NAME, crashes to
 # build/fuzz/crash-NAME-*. The library is rebuilt with clang and the sanitizers
-# (no MPI, store or report: the harnesses do not need them).
+# (the layers below the store, LOW_LAYERS: no MPI, SQLite or report).
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 30
 FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -fno-sanitize-recover=undefined
-FUZZ_LIBSRC  := $(filter-out src/dist.c src/store.c src/store_query.c src/writeq.c src/report.c \
-                  src/report_sql.c $(wildcard src/cli*.c),$(LIB_SRC))
+FUZZ_LIBSRC  := $(foreach l,$(LOW_LAYERS),$(wildcard src/$(l)/*.c))
 FUZZ_OBJ     := $(FUZZ_LIBSRC:src/%.c=$(BUILD)/fuzz/%.o)
 FUZZ_BIN     := $(FUZZERS:%=$(BUILD)/fuzz/fuzz_%)
 $(BUILD)/fuzz/%.o: src/%.c
-	@mkdir -p $(BUILD)/fuzz
+	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CPPFLAGS) -std=c11 -MMD -MP $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_OBJ)
 	$(FUZZ_CC) $(CPPFLAGS) -std=c11 -MMD -MP $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LDLIBS)
@@ -200,10 +217,7 @@ uninstall:
 	rm -f $(DESTDIR)$(MANDIR)/man1/ccsweep.1 $(DESTDIR)$(COMPDIR)/ccsweep
 	rm -rf $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR)
 
-format:
-	clang-format -i src/*.c include/ccsweep/*.h tests/*.c tests/fuzz/*.c tools/*.c
-
 clean:
 	rm -rf $(BUILD) ccsweep tests/tmp
 
--include $(wildcard $(BUILD)/*.d $(BUILD)/tests/*.d $(BUILD)/tools/*.d $(BUILD)/fuzz/*.d)
+-include $(wildcard $(BUILD)/*/*.d $(BUILD)/tests/*.d $(BUILD)/tools/*.d $(BUILD)/fuzz/*/*.d)

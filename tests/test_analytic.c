@@ -3,9 +3,9 @@
  * list, and tensor-parallel communication volumes. */
 #include "testutil.h"
 
-#include "ccsweep/analytic.h"
-#include "ccsweep/opcost.h"
-#include "ccsweep/regions.h"
+#include "ccsweep/cost/analytic.h"
+#include "ccsweep/cost/opcost.h"
+#include "ccsweep/cost/regions.h"
 
 static ccs_model gpt(int layers, int hidden, int heads, int vocab)
 {

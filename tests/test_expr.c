@@ -3,7 +3,7 @@
  * from the grammar in sweeps/README.md (C operator precedence for arithmetic
  * and comparisons; not > and > or, as in Python). */
 #include "testutil.h"
-#include "ccsweep/expr.h"
+#include "ccsweep/sweep/expr.h"
 
 static double vals[EXPR_F_N];
 

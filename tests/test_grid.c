@@ -5,7 +5,7 @@
  * projection is checked against a direct timeline_project call (the numbers
  * 'ccsweep project' prints). */
 #include "testutil.h"
-#include "ccsweep/grid.h"
+#include "ccsweep/sweep/grid.h"
 
 static ccs_spec *parse(const char *text)
 {

@@ -4,7 +4,7 @@
  * fixed-size table refuses a new group and changes nothing; ties go to the
  * lower index; invalid plans are never kept. */
 #include "testutil.h"
-#include "ccsweep/keep.h"
+#include "ccsweep/sweep/keep.h"
 
 static const char keep_spec[] = "models: [gpt3-175b, llama3-8b]\nhardware: [a100-80g, mi210]\n"
                                 "generations: [0, 1]\n"

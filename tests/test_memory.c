@@ -3,8 +3,8 @@
  * their measured per-GPU memory (tests/data/korthikanti2022_memory.csv). */
 #include "testutil.h"
 
-#include "ccsweep/memory.h"
-#include "ccsweep/regions.h"
+#include "ccsweep/cost/memory.h"
+#include "ccsweep/cost/regions.h"
 
 /* A GPT-3-style model as in Korthikanti et al. (vocab 51200, learned positions). */
 static ccs_model gpt(int layers, int hidden, int heads)

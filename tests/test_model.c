@@ -2,8 +2,8 @@
  * out here from each architecture's published shape. */
 #include "testutil.h"
 
-#include "ccsweep/analytic.h"
-#include "ccsweep/model.h"
+#include "ccsweep/cost/analytic.h"
+#include "ccsweep/model/model.h"
 
 /* GPT-3 175B (Brown et al. 2020, Table 2.1: 96 layers, d_model 12288, 96 heads,
  * vocab 50257, context 2048, learned positions, tied head). Per layer:

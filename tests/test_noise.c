@@ -2,7 +2,7 @@
  * single burst, sustained load, frequent bursts; the header round trip. */
 #include "testutil.h"
 
-#include "ccsweep/noise.h"
+#include "ccsweep/util/noise.h"
 
 static void test_quiet(void **state)
 {

@@ -2,7 +2,7 @@
  * hand calculations from the catalog's a100-80g figures. */
 #include "testutil.h"
 
-#include "ccsweep/opcost.h"
+#include "ccsweep/cost/opcost.h"
 
 /* Wave quantization on 108 SMs with 256x128 tiles: the MAMF best shape
  * 6912 x 16384 fills 27*128 = 3456 tiles = exactly 32 waves; a 2048 x 4608
@@ -76,7 +76,7 @@ static void test_gemm_roofline(void **state)
  * published H100 bf16 GEMM table (tensorflow/tensorflow, third_party/xla/xla/
  * service/gpu/model/matmul_interpolator_data.h, sm_90 entries; TFLOP/s per
  * batch x m x n x k). The per-tile cost was fitted to the 4096 x 4096 rows
- * (src/opcost.c); these rows have other m, n and batch. The model's domain:
+ * (src/cost/opcost.c); these rows have other m, n and batch. The model's domain:
  * outputs that fill the 132 SMs at least once in 256 x 128 tiles, kernels
  * long enough (>= 30 us) that the 3 us launch latency stays under 10%. The
  * table times one GEMM at a time, which runs at the boost clock: the
@@ -338,7 +338,7 @@ static void test_memo_identical(void **state)
                         ccs_cost a, b;
                         cost_init(&a, hw[h], NULL, &ev, gen, &p);
                         cost_init_memo(&b, mm, hw[h], NULL, &ev, gen, &p);
-                        assert_memory_equal(&a.f_flops, &b.f_flops, 5 * sizeof(double));
+                        assert_memory_equal(&a.scale.f_flops, &b.scale.f_flops, 5 * sizeof(double));
                         assert_memory_equal(&a.sync_derate, &b.sync_derate, sizeof(double));
                         ccs_op o = gemm(m, 3 * m / 2 + 8, k);
                         ccs_optime ta, tb;

@@ -4,7 +4,7 @@
  * generation scaling, kernel classes, and CSV errors naming file/line/field. */
 #include "testutil.h"
 
-#include "ccsweep/opmodel.h"
+#include "ccsweep/cost/opmodel.h"
 
 /* Deterministic multiplicative noise in [-amp, amp] (a 32-bit LCG). */
 static double noise(unsigned *s, double amp)
@@ -80,13 +80,12 @@ static ccs_op mem_op(double bytes, double flops)
     return o;
 }
 
-static ccs_cost unit_cost(void)
+static ccs_opscale unit_cost(void)
 {
-    ccs_cost c;
+    ccs_opscale c;
     memset(&c, 0, sizeof c);
     c.f_flops = c.f_mem = c.f_intra = c.f_inter = c.f_lat = 1;
     c.net_bw_factor = 1;
-    c.sync_derate = 1;
     return c;
 }
 
@@ -96,7 +95,7 @@ static void test_fit_recovers_curve(void **state)
 {
     (void)state;
     ccs_opmodel *om = mem_profile(0.03);
-    ccs_cost c = unit_cost();
+    ccs_opscale c = unit_cost();
     for (double bytes = 12e3; bytes < 100e6; bytes *= 2.7) {
         ccs_op o = mem_op(bytes, bytes / 8);
         ccs_optime t;
@@ -116,7 +115,7 @@ static void test_extrapolation_and_floor(void **state)
 {
     (void)state;
     ccs_opmodel *om = mem_profile(0.03);
-    ccs_cost c = unit_cost();
+    ccs_opscale c = unit_cost();
     ccs_optime in, out, lo;
     ccs_op o = mem_op(1e6, 0), s = mem_op(100, 0);
     double wmax = opmodel_max_work(om, &o);
@@ -168,7 +167,7 @@ static void test_gemm_shape(void **state)
                     gemm_truth(m, n, k) * noise(&s, 0.02));
             }
     ccs_opmodel *om = load(&b);
-    ccs_cost c = unit_cost();
+    ccs_opscale c = unit_cost();
     struct {
         double m, n, k;
     } q[] = {{724, 724, 724}, {8192, 64, 724}, {96, 1500, 700}, {1500, 300, 180}, {40, 40, 3000}};
@@ -194,7 +193,7 @@ static void test_collective_group_scaling(void **state)
     for (double x = 1024; x <= 64.0 * 1048576; x *= 2)
         put(&b, "allreduce,fp32,0,0,0,%.0f,2,intra,%.9e,10\n", x, 5e-6 + x / 2e9);
     ccs_opmodel *om = load(&b);
-    ccs_cost c = unit_cost();
+    ccs_opscale c = unit_cost();
     ccs_op o;
     memset(&o, 0, sizeof o);
     o.kind = CCS_OP_ALLREDUCE;
@@ -220,7 +219,7 @@ static void test_generation_scaling(void **state)
 {
     (void)state;
     ccs_opmodel *om = mem_profile(0);
-    ccs_cost c = unit_cost(), g = unit_cost();
+    ccs_opscale c = unit_cost(), g = unit_cost();
     g.f_mem = 3;
     g.f_flops = 10; /* not a memory-bound resource: no effect here */
     ccs_op o = mem_op(32e6, 0);
@@ -247,7 +246,7 @@ static void test_kernel_classes(void **state)
         put(&b, "elementwise,fp32,%.0f,1,8,%.0f,1,,%.9e,3\n", e, 8 * e, 8 * e / 2e9);
     }
     ccs_opmodel *om = load(&b);
-    ccs_cost c = unit_cost();
+    ccs_opscale c = unit_cost();
     ccs_optime t;
     ccs_op cheap = mem_op(1e6, 0.12e6), dear = mem_op(1e6, 0.9e6);
     assert_int_equal(opmodel_eval(om, &c, &cheap, &t), 0);
@@ -262,7 +261,7 @@ static void test_missing_curve_and_meta(void **state)
 {
     (void)state;
     ccs_opmodel *om = mem_profile(0);
-    ccs_cost c = unit_cost();
+    ccs_opscale c = unit_cost();
     ccs_op o = gemm_op(512, 512, 512);
     ccs_optime t;
     assert_int_equal(opmodel_eval(om, &c, &o, &t), -1);

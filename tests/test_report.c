@@ -3,10 +3,10 @@
  * quoting), the canned-query catalog, and the read-only query API of the store
  * on a database made by store_open. */
 #include "testutil.h"
-#include "ccsweep/report.h"
-#include "ccsweep/report_sql.h"
-#include "ccsweep/store.h"
-#include "ccsweep/store_query.h"
+#include "ccsweep/report/report.h"
+#include "ccsweep/report/report_sql.h"
+#include "ccsweep/store/store.h"
+#include "ccsweep/store/store_query.h"
 
 #include <unistd.h>
 

@@ -5,7 +5,7 @@
  * brute-force enumeration is missed. */
 #include "testutil.h"
 
-#include "ccsweep/search.h"
+#include "ccsweep/sweep/search.h"
 
 static search_hit hit(double tokens, double mem, int tp)
 {

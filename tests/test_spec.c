@@ -2,8 +2,8 @@
  * with the file:line:col it must name (positions counted by hand in the
  * spec texts below, 1-based as editors show them). */
 #include "testutil.h"
-#include "ccsweep/spec.h"
-#include "ccsweep/sha256.h"
+#include "ccsweep/sweep/spec.h"
+#include "ccsweep/util/sha256.h"
 
 #define HEAD "models: gpt3-175b\nhardware: a100-80g\n"
 

@@ -3,9 +3,9 @@
  * partial chunks removed), refusal of a different spec and of files that are
  * not ccsweep databases. Databases live in a mkdtemp directory. */
 #include "testutil.h"
-#include "ccsweep/sha256.h"
-#include "ccsweep/store.h"
-#include "ccsweep/store_query.h"
+#include "ccsweep/util/sha256.h"
+#include "ccsweep/store/store.h"
+#include "ccsweep/store/store_query.h"
 
 #include <unistd.h>
 

@@ -5,7 +5,7 @@
  * order, or in parts merged in any order, give the same bytes; infinities
  * and NaN; the encoding round-trips and bad bytes are refused. */
 #include "testutil.h"
-#include "ccsweep/xsum.h"
+#include "ccsweep/util/xsum.h"
 
 #include <float.h>
 

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ccsweep/catalog.h"
-#include "ccsweep/timeline.h"
+#include "ccsweep/model/catalog.h"
+#include "ccsweep/cost/timeline.h"
 
 /* |a - b| <= tol * |b|, with both values printed when it fails. */
 #define assert_rel(a, b, tol)                                                                      \

@@ -9,7 +9,7 @@
  * row-parallel projection, all-reduce, bias-dropout-add; LayerNorm, column-
  * parallel FC1 + bias-GeLU, row-parallel FC2, all-reduce, bias-dropout-add;
  * backward with input and weight gradients, bias gradients and the all-reduces
- * at the blocks' inputs), not from src/regions.c, so a wrong operator list
+ * at the blocks' inputs), not from src/cost/regions.c, so a wrong operator list
  * there shows up as projection error. Each configuration's TP group is tp
  * consecutive ranks; with fewer than all ranks per group, the other groups run
  * the same configuration at the same time (every device busy, as profiled).
@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ccsweep/noise.h"
+#include "ccsweep/util/noise.h"
 #include "layer_kernels.h"
 #include "probe.h"
 

@@ -2,7 +2,7 @@
  * GEMMs: what tools/groundtruth.c executes and tools/profiler.c times, so the
  * profile measures the kernels the layer really runs (as a GPU profile times
  * the framework's own fused kernels). Header-only, static functions; the
- * operator list of src/regions.c is not used here.
+ * operator list of src/cost/regions.c is not used here.
  *
  * Traffic per element (fp32, mask bytes 1), the convention of the profile:
  *   bias-dropout-add fwd 13 (x, r, y, mask)   dropout fwd 9 (x, y, mask)

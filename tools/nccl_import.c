@@ -1,12 +1,12 @@
 /* nccl_import.c - turn nccl-tests / rccl-tests output (all_reduce_perf,
  * all_gather_perf, reduce_scatter_perf, sendrecv_perf) into calibration
- * profile rows (format: include/ccsweep/opmodel.h), so GPU clusters are calibrated from the
+ * profile rows (format: include/ccsweep/cost/opmodel.h), so GPU clusters are calibrated from the
  * tool everyone already runs.
  *
  *   nccl_import [--op OP] [--group N] [--level intra|inter] [--in-place]
  *               [--append] [--out FILE] LOG...
  *
- * The documented table (nccl-tests src/common.cu and doc/PERFORMANCE.md): per
+ * The documented table (nccl-tests src/util/common.cu and doc/PERFORMANCE.md): per
  * message size one line "size count type redop [root] time algbw busbw #wrong"
  * for out-of-place, then the same four columns for in-place; size in bytes is
  * the whole buffer (all-gather output, reduce-scatter input), time in

@@ -2,7 +2,7 @@
  * the same small fp32 GEMM on every rank at once, timed between phases and
  * rounds. On a quiet machine it takes the same time whenever it runs; when
  * other work competes for the cores it slows down, and ccsweep validate
- * compares the probes of a profile and a ground truth (include/ccsweep/noise.h).
+ * compares the probes of a profile and a ground truth (include/ccsweep/util/noise.h).
  * Header-only; needs cblas.h and mpi.h before it. */
 #ifndef CCSWEEP_PROBE_H
 #define CCSWEEP_PROBE_H

@@ -1,5 +1,5 @@
 /* profiler.c - measure this machine's operator timings into a calibration
- * profile (CSV, format in include/ccsweep/opmodel.h) and a matching hardware catalog entry.
+ * profile (CSV, format in include/ccsweep/cost/opmodel.h) and a matching hardware catalog entry.
  *
  *   mpirun -n 2 build/tools/profiler --budget 100 --out prof.csv --hw-out hw.yaml
  *
@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ccsweep/noise.h"
+#include "ccsweep/util/noise.h"
 #include "layer_kernels.h"
 #include "probe.h"
 

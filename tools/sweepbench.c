@@ -11,8 +11,8 @@
  *                                   (merge + store) timed on its own
  * Prints one line "name value (details)"; CPU times are this process's
  * (CLOCK_PROCESS_CPUTIME_ID). Never asserts a timing. */
-#include "ccsweep/keep.h"
-#include "ccsweep/store.h"
+#include "ccsweep/sweep/keep.h"
+#include "ccsweep/store/store.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,8 +2,8 @@
  * profile that loads, project a catalog model with it, so the fitted curves
  * are evaluated inside, below and beyond their measured range. */
 #include "fuzz_common.h"
-#include "ccsweep/opmodel.h"
-#include "ccsweep/timeline.h"
+#include "ccsweep/cost/opmodel.h"
+#include "ccsweep/cost/timeline.h"
 
 #include <math.h>
 

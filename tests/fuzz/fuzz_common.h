@@ -4,7 +4,7 @@
 #ifndef CCSWEEP_FUZZ_COMMON_H
 #define CCSWEEP_FUZZ_COMMON_H
 
-#include "ccsweep/catalog.h"
+#include "ccsweep/model/catalog.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* fuzz_expr.c - the where-filter language: compile any text; when it
  * compiles, evaluate it on field values taken from the input's bytes. */
 #include "fuzz_common.h"
-#include "ccsweep/expr.h"
+#include "ccsweep/sweep/expr.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -2,8 +2,8 @@
  * a spec that parses, build its grid and project its first and last
  * scenarios (the where-filter included). */
 #include "fuzz_common.h"
-#include "ccsweep/grid.h"
-#include "ccsweep/spec.h"
+#include "ccsweep/sweep/grid.h"
+#include "ccsweep/sweep/spec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

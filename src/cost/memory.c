@@ -1,0 +1,149 @@
+/* memory.c - memory footprint per device.
+ *
+ * Model states (Rajbhandari et al. 2020, ZeRO, section 3.1, with Megatron-LM's
+ * fp32 main gradients): 16-bit weights (2 B/param), fp32 gradients (4), Adam
+ * fp32 master weights, momentum and variance (12): 18 B/param; fp32 training
+ * keeps 4 + 4 + 8. ZeRO-1 shards the optimizer states, ZeRO-2 also the
+ * gradients, ZeRO-3 also the weights, over the dp ranks.
+ *
+ * Activations: Korthikanti et al. 2022 (arXiv 2205.05198) eqs. 1-6: per layer
+ * sbh(34 + 5as/h) bytes unparallelised; tensor parallelism splits 24sbh + 5as^2b
+ * of it; sequence parallelism also the remaining 10sbh; selective recompute
+ * drops the 5as^2b attention-core part; full recompute keeps only the 2sbh
+ * layer input. 1F1B keeps p micro-batches in flight on the first stage
+ * (its layers' worth), interleaving multiplies by 1 + (p-1)/(p*vpp); with
+ * uneven stages (plan_stage_layers) a middle stage can be the fullest. */
+#include "ccsweep/cost/memory.h"
+#include "ccsweep/cost/regions.h"
+
+#include <math.h>
+
+double memory_act_per_layer(const ccs_model *m, const ccs_plan *p)
+{
+    /* with context parallelism a rank keeps s/cp tokens; its queries' scores
+     * span the whole sequence */
+    double skv = p->seq, s = skv / plan_cp(p);
+    double b = p->mbs, h = m->hidden, t = p->tp, f = m->ffn, a = m->heads;
+    double e = dtype_bytes(p->dtype) < 2 ? 2 : dtype_bytes(p->dtype);
+    double dr = m->bias ? 1.0 : 0.0; /* dropout masks, one byte per element */
+    int sp = p->sp && p->tp > 1;
+    double sbh = s * b * h;
+    double kv = (double)m->kv_heads / m->heads;
+    if (p->recompute == CCS_RECOMPUTE_FULL)
+        return e * sbh / (sp ? t : 1);
+    /* kept whole unless sequence parallel: two norm inputs, QKV and FC1 inputs
+     * (the norm outputs), and the two residual dropout masks */
+    double repl = (4 * e + 2 * dr) * sbh;
+    /* split by tp: Q, K, V, the out-projection input, and the MLP inner tensors
+     * (GeLU input and FC2 input; SwiGLU: gate, up and FC2 input). Latent
+     * attention keeps every head's up-projected query, key (rotary part
+     * included) and value, and, whole on every TP rank, the two latents' norm
+     * inputs and outputs. */
+    double qkvo = e * sbh * (1 + 2 * kv) + e * sbh, lat = 0;
+    if (model_is_mla(m)) {
+        double qk = model_qk_head_dim(m), vd = m->v_head_dim;
+        qkvo = e * s * b * a * (2 * qk + 2 * vd);
+        lat = 2 * e * s * b * ((double)m->q_lora_rank + m->kv_lora_rank);
+    }
+    double split = qkvo + e * s * b * f * (m->gated ? 3 : 2);
+    if (m->experts > 0) {
+        /* every token's top_k routed copies (padded to capacity) and the shared
+         * experts keep their inner tensors, and the permuted FC1 inputs */
+        double copies = m->top_k * (p->capacity_factor > 0 ? p->capacity_factor : 1);
+        split = qkvo + e * s * b * m->moe_ffn * (m->gated ? 3 : 2) * (copies + m->shared_experts) +
+                e * sbh * copies;
+    }
+    double core = 0;
+    if (p->recompute == CCS_RECOMPUTE_NONE && !p->flash_attn)
+        core = (e + dr * (1 + e)) * a * s * skv * b; /* softmax out; dropout mask and out */
+    if (p->flash_attn)
+        core = 4.0 * a * s * b; /* fp32 log-sum-exp per row */
+    return repl / (sp ? t : 1) + (split + core) / t + lat;
+}
+
+/* Memory of one stage: its parameters (pe of them routed-expert weights)
+ * and activations, the fullest kept in out. */
+typedef struct stage_mem {
+    double per_param, per_expert; /* model-state bytes per dense / expert parameter */
+    double total, params, pe, act;
+} stage_mem;
+
+static void stage_add(stage_mem *s, double params, double pe, double act)
+{
+    double total = (params - pe) * s->per_param + pe * s->per_expert + act;
+    if (total > s->total) {
+        s->total = total;
+        s->params = params;
+        s->pe = pe;
+        s->act = act;
+    }
+}
+
+void memory_footprint(const ccs_model *m, const ccs_plan *p, const ccs_oplist *ops,
+                      ccs_memory *out)
+{
+    int fp32 = dtype_bytes(p->dtype) >= 4;
+    double w_b = fp32 ? 4 : 2, g_b = 4, o_b = fp32 ? 8 : 12;
+    /* ZeRO shards over the gradient group: dp * cp ranks for dense weights,
+     * the dp * cp / ep that hold the same experts for expert weights */
+    double dp = (double)p->dp * plan_cp(p), edp = dp / plan_ep(p);
+    double ws = p->zero >= 3 ? dp : 1, gs = p->zero >= 2 ? dp : 1, os = p->zero >= 1 ? dp : 1;
+    double wse = p->zero >= 3 ? edp : 1, gse = p->zero >= 2 ? edp : 1, ose = p->zero >= 1 ? edp : 1;
+    stage_mem S = {w_b / ws + g_b / gs + o_b / os, w_b / wse + g_b / gse + o_b / ose, -1, 0, 0, 0};
+    double ex = ops->params_block_expert; /* per expert block, device */
+
+    double lf = ops->layers_first, lm = ops->layers_mid, ll = ops->layers_last;
+    double df = ops->dense_first, dl = ops->dense_last;
+    double mb = plan_micro_batches(p);
+    double layer = memory_act_per_layer(m, p), dlayer = layer;
+    if (model_dense_layers(m) > 0) {
+        ccs_model dv;
+        model_dense_variant(m, &dv);
+        dlayer = memory_act_per_layer(&dv, p);
+    }
+    double e = dtype_bytes(p->dtype) < 2 ? 2 : dtype_bytes(p->dtype);
+    double sbh_t = (double)p->seq / plan_cp(p) * p->mbs * m->hidden / p->tp;
+    int sp = p->sp && p->tp > 1;
+
+    /* first stage: min(p, m) micro-batches of its layers (1F1B warm-up depth) */
+    double inflight = p->pp < mb ? p->pp : mb;
+    double il = p->vpp > 1 ? 1.0 + (p->pp - 1.0) / (p->pp * (double)p->vpp) : 1.0;
+    double act_first = ((lf - df) * layer + df * dlayer) * inflight * il;
+    /* embedding dropout mask per in-flight micro-batch (Korthikanti eq. 5) */
+    if (m->bias)
+        act_first += sbh_t * (sp ? 1 : p->tp) * inflight;
+    /* last stage: one micro-batch in flight, plus the output head's final norm
+     * output and fp32 logits (Korthikanti section 4.3: 4sbh/t (1 + v/h)) */
+    double V = regions_padded_vocab(m, p->tp);
+    double head = sbh_t * (e + 4.0 * V / m->hidden);
+    if (p->pp == 1) {
+        stage_add(&S, ops->params_stage_first, (lf - df) * ex, act_first + head);
+    } else {
+        stage_add(&S, ops->params_stage_first, (lf - df) * ex, act_first);
+        stage_add(&S, ops->params_stage_last, (ll - dl) * ex,
+                  ((ll - dl) * layer + dl * dlayer) * il + head);
+        /* middle stage k (1 = the second) keeps min(p - k, m) micro-batches in
+         * flight: the second is the fullest of those without dense-FFN blocks
+         * in front of it; the ones before the last holding dense blocks are
+         * tried too (dense blocks can weigh more or less than expert blocks) */
+        double rest = ops->dense_first < model_dense_layers(m)
+                          ? (double)model_dense_layers(m) - ops->dense_first
+                          : 0;
+        for (int32_t k = 1; k <= p->pp - 2; k++) {
+            double dk = fmin(fmax(rest - (k - 1) * lm, 0), lm);
+            double fl = p->pp - k < mb ? p->pp - k : mb;
+            double params = (lm - dk) * ops->params_block + dk * ops->params_dense_block;
+            stage_add(&S, params, (lm - dk) * ex, ((lm - dk) * layer + dk * dlayer) * fl * il);
+            if (dk == 0)
+                break;
+        }
+    }
+    double params = S.params, pe = S.pe;
+    out->weights = (params - pe) * w_b / ws + pe * w_b / wse;
+    out->grads = (params - pe) * g_b / gs + pe * g_b / gse;
+    out->optimizer = (params - pe) * o_b / os + pe * o_b / ose;
+    out->activations = S.act;
+    out->total = S.total;
+    out->act_layer = layer;
+    out->in_flight = inflight * il;
+}
