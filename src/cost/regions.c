@@ -21,8 +21,27 @@ typedef struct builder {
     double compress; /* plan's communication-compression bytes factor */
 } builder;
 
+/* The sizes of one block on one rank. The letters b, s, h, a, t, v are those
+ * of Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+ * Transformer Models" (arXiv 2205.05198), Table 1 (a, the heads, appears here
+ * per rank as at); f is the FFN width as in Megatron-LM's ffn_hidden_size.
+ * Widths are elements per token; sizes are doubles because every formula
+ * multiplies them in floating point. Filled by dims_of. */
 typedef struct dims {
-    double b, s, sq, h, f, t, e, ea, at, gt, qkv, f1, V, tok;
+    double b;   /* micro-batch size, sequences */
+    double s;   /* tokens of a sequence this rank holds: seq / cp */
+    double sq;  /* tokens the norms and dropouts see: s / t with sequence parallelism, else s */
+    double h;   /* hidden size */
+    double f;   /* FFN inner width, whole (all TP ranks) */
+    double t;   /* tensor-parallel size, as a divisor (tp: the same as a group size) */
+    double e;   /* bytes per activation element (16-bit under fp8: the GEMM inputs' casts
+                   are ops of their own, fp8_cast) */
+    double at;  /* query heads per TP rank: a / t */
+    double gt;  /* key-value heads per TP rank (one, replicated, when t > kv heads) */
+    double qkv; /* width of the attention kernel's Q, K and V on this rank */
+    double f1;  /* FC1's output width per TP rank (gate and up matrices when gated) */
+    double V;   /* vocabulary padded to a multiple of 128 t (regions_padded_vocab) */
+    double tok; /* tokens of one micro-batch on this rank: b s */
     double dq, dv; /* per-head widths of queries/keys and of values */
     double kvw;    /* per-token width of the K and V one rank holds for attention */
     /* latent attention: query and key-value latents, rotary key width (0: standard) */
@@ -31,10 +50,15 @@ typedef struct dims {
                       rank's share of it under context parallelism) */
     double causal; /* fraction of the s x skv score blocks a fused kernel computes */
     /* mixture of experts: experts E, top_k, shared experts, expert inner width
-     * per TP rank (fm) and of its first matrix pair (f1m), capacity factor */
+     * per TP rank (fm) and of its first matrix pair (f1m), capacity factor
+     * (0: no padding) */
     double E, topk, shared, fm, f1m, cap;
     double rn; /* node-limited routing: nodes a token's experts may span (0: any) */
-    int dropout, sp, tp, tp_node, cp, cp_node, ep, ep_node;
+    int dropout;    /* 1 when the blocks train with dropout (models with biases) */
+    int sp;         /* sequence parallelism in effect (asked for, and tp > 1) */
+    /* group sizes of tensor, context and expert parallelism, and how many of
+     * each group's members share a node (the rest of the group is off-node) */
+    int tp, tp_node, cp, cp_node, ep, ep_node;
 } dims;
 
 static ccs_op *push(builder *b, int kind, int region, double count)
