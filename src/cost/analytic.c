@@ -2,8 +2,11 @@
 #include "ccsweep/cost/analytic.h"
 #include "ccsweep/cost/opcost.h"
 
+#include <assert.h>
+
 double analytic_layer_fwd_flops(const ccs_model *m, double b, double s)
 {
+    assert(m && b >= 0 && s >= 0);
     double h = m->hidden, f = m->ffn, kv = model_kv_dim(m);
     double qkv = 2 * b * s * h * (h + 2 * kv);
     double core = 4 * b * s * s * h;
@@ -40,6 +43,7 @@ static double blocks_fwd_flops(const ccs_model *m, double b, double s)
 
 double analytic_model_flops(const ccs_model *m, const ccs_plan *p)
 {
+    assert(m && p);
     double logits = 2.0 * p->seq * m->hidden * (double)m->vocab;
     return 3.0 * p->gbs * (blocks_fwd_flops(m, 1, p->seq) + logits);
 }
@@ -47,6 +51,9 @@ double analytic_model_flops(const ccs_model *m, const ccs_plan *p)
 void analytic_compute(const ccs_model *m, const ccs_plan *p, const ccs_oplist *ops,
                       const ccs_oplist *dense_ops, ccs_analytic *out)
 {
+    assert(m && p && ops && out);
+    assert(ops->n >= 0 && ops->n <= CCS_MAX_OPS && p->tp >= 1 && p->vpp >= 1);
+    assert(!dense_ops || (dense_ops->n >= 0 && dense_ops->n <= CCS_MAX_OPS));
     double mb = ops->micro_batches, ls = ops->layers_per_stage;
     out->layer_fwd_flops = analytic_layer_fwd_flops(m, p->mbs, p->seq);
     out->model_flops = analytic_model_flops(m, p);

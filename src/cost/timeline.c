@@ -14,14 +14,45 @@
  * the time the link is busy. */
 #include "ccsweep/cost/timeline.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
 
+/* One iteration composed (compose_iter), s: its length, the compute on the
+ * critical path (optimizer included), each parallelism's traffic and the part
+ * of it on the critical path (_exp), the pipeline transfers, bubble and the
+ * optimizer step. The EP all-to-alls are always exposed. */
 typedef struct compose {
     double t_iter, t_compute, t_tp, t_tp_exp, t_dp, t_dp_exp, t_pp, t_bubble, t_opt;
     double t_cp, t_cp_exp, t_ep;
 } compose;
+
+/* A time the timeline composes: a number of seconds, never negative. */
+static int is_time(double t)
+{
+    return isfinite(t) && t >= 0;
+}
+
+/* The invariants of a composed iteration, for every valid plan. slack: the
+ * parts obtained as a difference (TP exposure is the stage's exposure less
+ * the CP and EP parts added into it; the DP window's exposure) can miss
+ * their bound by a few roundings. Not invariants, so not asserted: TP
+ * exposure <= TP traffic (a link's deficit is exposed as TP time, whatever
+ * caused it) and so hidden_fraction >= 0. */
+static void assert_compose(const compose *o)
+{
+    double slack = 1e-12 * o->t_iter;
+    assert(is_time(o->t_iter) && is_time(o->t_compute) && is_time(o->t_opt));
+    assert(is_time(o->t_tp) && is_time(o->t_dp) && is_time(o->t_pp) && is_time(o->t_bubble));
+    assert(is_time(o->t_cp) && is_time(o->t_cp_exp) && is_time(o->t_ep));
+    assert(is_time(o->t_dp_exp) && o->t_dp_exp <= o->t_dp + slack);
+    assert(o->t_cp_exp <= o->t_cp);
+    assert(isfinite(o->t_tp_exp) && o->t_tp_exp >= -slack);
+    assert(o->t_compute >= o->t_opt && o->t_iter >= o->t_compute - slack);
+    (void)o;
+    (void)slack;
+}
 
 /* Per-region sums of one occurrence: rt all ops, gemm the GEMM-class ops,
  * core the attention core (score and context matmuls, softmax, fused kernel).
@@ -104,6 +135,7 @@ static layer_cost stage_layers(const layer_cost *M, const layer_cost *D, double 
 static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S,
                          const sums *Sd, compose *o)
 {
+    assert(ops->micro_batches >= 1 && p->pp >= 1 && p->vpp >= 1);
     const double *rt = S->rt;
     layer_cost LM, LD;
     layer_of(p, S, &LM);
@@ -230,6 +262,7 @@ static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S
         o->t_tp_exp += deficit - to_dp;
         o->t_iter += deficit;
     }
+    assert_compose(o);
 }
 
 #define OUT(f) {#f, offsetof(ccs_result, f), CCS_OUT_STORED}
@@ -306,6 +339,7 @@ static int sum_ops(const ccs_cost *c, const ccs_plan *p, const ccs_oplist *ops, 
     for (int i = start; i < ops->n; i++) {
         const ccs_op *op = &ops->ops[i];
         ccs_optime ot = times[i];
+        assert(is_time(ot.t) && is_time(op->count));
         if (!banded && (memcmp(&ot.lo, &ot.t, sizeof ot.t) || memcmp(&ot.hi, &ot.t, sizeof ot.t))) {
             S[1] = S[2] = S[0];
             banded = 1;
@@ -339,6 +373,7 @@ static int sum_ops(const ccs_cost *c, const ccs_plan *p, const ccs_oplist *ops, 
         }
         add_op(&S[0], op, ot.t, is_gemm, is_core, busy_off, per_iter);
         if (banded) {
+            assert(is_time(ot.lo) && is_time(ot.hi));
             add_op(&S[1], op, ot.lo, is_gemm, is_core, busy_off, per_iter);
             add_op(&S[2], op, ot.hi, is_gemm, is_core, busy_off, per_iter);
         }
@@ -363,6 +398,7 @@ static void fail(ccs_result *out, int status, int reason)
 void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, ccs_result *out,
                       ccs_region_time *regions)
 {
+    assert(m && p && c && c->hw && out);
     memset(out, 0, sizeof *out);
     out->params = model_params(m);
     if (regions)
@@ -463,6 +499,9 @@ void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, 
     out->mfu = co.t_iter > 0 ? an.model_flops / (co.t_iter * p->devices * peak) : 0;
     out->hfu = co.t_iter > 0 ? an.hw_flops / (co.t_iter * p->devices * peak) : 0;
     out->tokens_per_s = co.t_iter > 0 ? (double)p->gbs * p->seq / co.t_iter : 0;
+    /* the exposed communication is part of the iteration (up to the rounding
+     * of the two sums' different order) */
+    assert(out->comm_fraction >= -1e-12 && out->comm_fraction <= 1 + 1e-12);
 
     if (regions) {
         for (int r = 0; r < CCS_RG_N; r++) {
