@@ -29,7 +29,7 @@ typedef struct compose {
 } compose;
 
 /* A time the timeline composes: a number of seconds, never negative. */
-static int is_time(double t)
+static inline int is_time(double t)
 {
     return isfinite(t) && t >= 0;
 }
