@@ -1,4 +1,7 @@
-/* analytic.c - FLOP and byte counts. */
+/* analytic.c - FLOP and byte counts: model FLOPs from closed forms (the
+ * MFU convention, independent of the plan), hardware FLOPs adding the
+ * recomputation, and the bytes each device sends, summed from the operator
+ * list's collectives with the ring volumes the timeline costs them with. */
 #include "ccsweep/cost/analytic.h"
 #include "ccsweep/cost/opcost.h"
 
@@ -111,5 +114,6 @@ void analytic_compute(const ccs_model *m, const ccs_plan *p, const ccs_oplist *o
             fwd_tp += cost_coll_volume(op->kind, op->bytes, op->group, p->innet_reduce, &steps) *
                       op->count;
     }
+    /* a device computes a 1 / (tp cp) share of the layer's forward FLOPs */
     out->ccr = fwd_tp > 0 ? out->layer_fwd_flops / p->tp / plan_cp(p) / fwd_tp : 0;
 }

@@ -94,6 +94,7 @@ void memory_footprint(const ccs_model *m, const ccs_plan *p, const ccs_oplist *o
     double dp = (double)p->dp * plan_cp(p), edp = dp / plan_ep(p);
     double ws = p->zero >= 3 ? dp : 1, gs = p->zero >= 2 ? dp : 1, os = p->zero >= 1 ? dp : 1;
     double wse = p->zero >= 3 ? edp : 1, gse = p->zero >= 2 ? edp : 1, ose = p->zero >= 1 ? edp : 1;
+    /* total starts below any stage's, so that the first stage offered is kept */
     stage_mem S = {w_b / ws + g_b / gs + o_b / os, w_b / wse + g_b / gse + o_b / ose, -1, 0, 0, 0};
     double ex = ops->params_block_expert; /* per expert block, device */
 

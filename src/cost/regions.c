@@ -302,6 +302,11 @@ static void attn_fwd(builder *B, const dims *x, const ccs_plan *p, int rc, int r
     mem(B, CCS_OP_ELEMENTWISE, rc, act * (3 + (x->dropout ? 1 / x->e : 0)), act / x->e);
 }
 
+/* A dense MLP block forward (Megatron's ParallelMLP): norm, FC1
+ * column-parallel (no communication in front of it but the sp all-gather),
+ * the activation, FC2 row-parallel, whose partial sums the TP group reduces,
+ * then bias-dropout-add. The f / t inner tensor is what tensor parallelism
+ * splits; the h-wide norm and residual are whole unless sequence parallel. */
 static void mlp_fwd(builder *B, const dims *x, int rc, int rt)
 {
     double act = x->b * x->sq * x->h * x->e;
@@ -320,6 +325,10 @@ static void mlp_fwd(builder *B, const dims *x, int rc, int rt)
     mem(B, CCS_OP_ELEMENTWISE, rc, act * (3 + (x->dropout ? 1 / x->e : 0)), act / x->e);
 }
 
+/* Its backward, in reverse: FC2's gradients, the activation's, FC1's (whose
+ * weight gradient needs the gathered input again under sp), and the
+ * collective conjugate to the forward's (all-reduce <-> identity, Shoeybi et
+ * al. 2019, Fig. 3 "f" and "g"). */
 static void mlp_bwd(builder *B, const dims *x, int rc, int rt)
 {
     double act = x->b * x->sq * x->h * x->e;
@@ -408,6 +417,7 @@ static double dispatch_bytes(const builder *B, const dims *x)
     return B->dtype == CCS_FP8 ? 1.0 + 4.0 / 128 : x->e;
 }
 
+/* The mixture-of-experts FFN forward described above moe_sizes. */
 static void moe_fwd(builder *B, const dims *x, int rc, int rt, int rep)
 {
     moe_sizes z = moe_size(x);
@@ -477,6 +487,9 @@ static void moe_bwd(builder *B, const dims *x, int rc, int rt, int rep)
     mem(B, CCS_OP_LAYERNORM, rc, 4 * act, 10 * act / x->e);
 }
 
+/* One attention block backward (regions as attn_fwd): the residual and
+ * out-projection gradients, the core's backward (16-bit, as forward), the
+ * input projections', and the TP collective conjugate to the forward's. */
 static void attn_bwd(builder *B, const dims *x, const ccs_plan *p, int rc, int rt, int rcp)
 {
     double act = x->b * x->sq * x->h * x->e;

@@ -926,6 +926,10 @@ static int work_kept(const dist_comm *dc, const ccs_grid *g, dist_stats *stats)
     return rc;
 }
 
+/* A worker's sweep: chunks from rank 0 until it answers stop, each computed
+ * into RECS_PER_MSG-record messages (regions appended under --detail), the
+ * chunk's last one flagged UP_DONE. Returns CCS_OK, DIST_INTERRUPTED or
+ * CCS_EINPUT (the where-filter undefined; rank 0 was told). */
 static int work(const dist_comm *dc, const ccs_grid *g, const dist_opts *o, size_t rec_size,
                 dist_stats *stats)
 {
