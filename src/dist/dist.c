@@ -18,7 +18,9 @@
  * UP_DONE always follows its records. Rank 0 never blocks on a worker: it
  * polls, queues the writes for its writer thread (writeq.h), and computes
  * small chunks itself when nothing is waiting and the writer keeps up.
- * Memory on rank 0 is one receive buffer and the todo list, whatever the grid. */
+ * Memory on rank 0 is one receive buffer and the todo list, whatever the grid.
+ * Rank 0's states in this protocol, their invariants and transitions: "the
+ * coordinator's states", above coordinate(). */
 #include "ccsweep/dist/dist.h"
 #include "ccsweep/sweep/keep.h"
 #include "ccsweep/dist/writeq.h"
