@@ -1,9 +1,15 @@
-/* analytic.c - FLOP and byte counts. */
+/* analytic.c - FLOP and byte counts: model FLOPs from closed forms (the
+ * MFU convention, independent of the plan), hardware FLOPs adding the
+ * recomputation, and the bytes each device sends, summed from the operator
+ * list's collectives with the ring volumes the timeline costs them with. */
 #include "ccsweep/cost/analytic.h"
 #include "ccsweep/cost/opcost.h"
 
+#include <assert.h>
+
 double analytic_layer_fwd_flops(const ccs_model *m, double b, double s)
 {
+    assert(m && b >= 0 && s >= 0);
     double h = m->hidden, f = m->ffn, kv = model_kv_dim(m);
     double qkv = 2 * b * s * h * (h + 2 * kv);
     double core = 4 * b * s * s * h;
@@ -40,6 +46,7 @@ static double blocks_fwd_flops(const ccs_model *m, double b, double s)
 
 double analytic_model_flops(const ccs_model *m, const ccs_plan *p)
 {
+    assert(m && p);
     double logits = 2.0 * p->seq * m->hidden * (double)m->vocab;
     return 3.0 * p->gbs * (blocks_fwd_flops(m, 1, p->seq) + logits);
 }
@@ -47,6 +54,9 @@ double analytic_model_flops(const ccs_model *m, const ccs_plan *p)
 void analytic_compute(const ccs_model *m, const ccs_plan *p, const ccs_oplist *ops,
                       const ccs_oplist *dense_ops, ccs_analytic *out)
 {
+    assert(m && p && ops && out);
+    assert(ops->n >= 0 && ops->n <= CCS_MAX_OPS && p->tp >= 1 && p->vpp >= 1);
+    assert(!dense_ops || (dense_ops->n >= 0 && dense_ops->n <= CCS_MAX_OPS));
     double mb = ops->micro_batches, ls = ops->layers_per_stage;
     out->layer_fwd_flops = analytic_layer_fwd_flops(m, p->mbs, p->seq);
     out->model_flops = analytic_model_flops(m, p);
@@ -104,5 +114,6 @@ void analytic_compute(const ccs_model *m, const ccs_plan *p, const ccs_oplist *o
             fwd_tp += cost_coll_volume(op->kind, op->bytes, op->group, p->innet_reduce, &steps) *
                       op->count;
     }
+    /* a device computes a 1 / (tp cp) share of the layer's forward FLOPs */
     out->ccr = fwd_tp > 0 ? out->layer_fwd_flops / p->tp / plan_cp(p) / fwd_tp : 0;
 }

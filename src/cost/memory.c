@@ -16,10 +16,12 @@
 #include "ccsweep/cost/memory.h"
 #include "ccsweep/cost/regions.h"
 
+#include <assert.h>
 #include <math.h>
 
 double memory_act_per_layer(const ccs_model *m, const ccs_plan *p)
 {
+    assert(m && p && p->tp >= 1 && p->mbs >= 1 && p->seq >= 1 && m->heads >= 1);
     /* with context parallelism a rank keeps s/cp tokens; its queries' scores
      * span the whole sequence */
     double skv = p->seq, s = skv / plan_cp(p);
@@ -82,6 +84,9 @@ static void stage_add(stage_mem *s, double params, double pe, double act)
 void memory_footprint(const ccs_model *m, const ccs_plan *p, const ccs_oplist *ops,
                       ccs_memory *out)
 {
+    assert(m && p && ops && out);
+    assert(p->tp >= 1 && p->pp >= 1 && p->vpp >= 1 && p->zero >= 0 && p->zero <= 3);
+    assert(ops->layers_first >= ops->dense_first && ops->layers_last >= ops->dense_last);
     int fp32 = dtype_bytes(p->dtype) >= 4;
     double w_b = fp32 ? 4 : 2, g_b = 4, o_b = fp32 ? 8 : 12;
     /* ZeRO shards over the gradient group: dp * cp ranks for dense weights,
@@ -89,6 +94,7 @@ void memory_footprint(const ccs_model *m, const ccs_plan *p, const ccs_oplist *o
     double dp = (double)p->dp * plan_cp(p), edp = dp / plan_ep(p);
     double ws = p->zero >= 3 ? dp : 1, gs = p->zero >= 2 ? dp : 1, os = p->zero >= 1 ? dp : 1;
     double wse = p->zero >= 3 ? edp : 1, gse = p->zero >= 2 ? edp : 1, ose = p->zero >= 1 ? edp : 1;
+    /* total starts below any stage's, so that the first stage offered is kept */
     stage_mem S = {w_b / ws + g_b / gs + o_b / os, w_b / wse + g_b / gse + o_b / ose, -1, 0, 0, 0};
     double ex = ops->params_block_expert; /* per expert block, device */
 

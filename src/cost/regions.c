@@ -10,6 +10,7 @@
  * scale-mask-softmax, bias-GeLU, bias-dropout-add). */
 #include "ccsweep/cost/regions.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
@@ -20,8 +21,27 @@ typedef struct builder {
     double compress; /* plan's communication-compression bytes factor */
 } builder;
 
+/* The sizes of one block on one rank. The letters b, s, h, a, t, v are those
+ * of Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+ * Transformer Models" (arXiv 2205.05198), Table 1 (a, the heads, appears here
+ * per rank as at); f is the FFN width as in Megatron-LM's ffn_hidden_size.
+ * Widths are elements per token; sizes are doubles because every formula
+ * multiplies them in floating point. Filled by dims_of. */
 typedef struct dims {
-    double b, s, sq, h, f, t, e, ea, at, gt, qkv, f1, V, tok;
+    double b;   /* micro-batch size, sequences */
+    double s;   /* tokens of a sequence this rank holds: seq / cp */
+    double sq;  /* tokens the norms and dropouts see: s / t with sequence parallelism, else s */
+    double h;   /* hidden size */
+    double f;   /* FFN inner width, whole (all TP ranks) */
+    double t;   /* tensor-parallel size, as a divisor (tp: the same as a group size) */
+    double e;   /* bytes per activation element (16-bit under fp8: the GEMM inputs' casts
+                   are ops of their own, fp8_cast) */
+    double at;  /* query heads per TP rank: a / t */
+    double gt;  /* key-value heads per TP rank (one, replicated, when t > kv heads) */
+    double qkv; /* width of the attention kernel's Q, K and V on this rank */
+    double f1;  /* FC1's output width per TP rank (gate and up matrices when gated) */
+    double V;   /* vocabulary padded to a multiple of 128 t (regions_padded_vocab) */
+    double tok; /* tokens of one micro-batch on this rank: b s */
     double dq, dv; /* per-head widths of queries/keys and of values */
     double kvw;    /* per-token width of the K and V one rank holds for attention */
     /* latent attention: query and key-value latents, rotary key width (0: standard) */
@@ -30,17 +50,23 @@ typedef struct dims {
                       rank's share of it under context parallelism) */
     double causal; /* fraction of the s x skv score blocks a fused kernel computes */
     /* mixture of experts: experts E, top_k, shared experts, expert inner width
-     * per TP rank (fm) and of its first matrix pair (f1m), capacity factor */
+     * per TP rank (fm) and of its first matrix pair (f1m), capacity factor
+     * (0: no padding) */
     double E, topk, shared, fm, f1m, cap;
     double rn; /* node-limited routing: nodes a token's experts may span (0: any) */
-    int dropout, sp, tp, tp_node, cp, cp_node, ep, ep_node;
+    int dropout;    /* 1 when the blocks train with dropout (models with biases) */
+    int sp;         /* sequence parallelism in effect (asked for, and tp > 1) */
+    /* group sizes of tensor, context and expert parallelism, and how many of
+     * each group's members share a node (the rest of the group is off-node) */
+    int tp, tp_node, cp, cp_node, ep, ep_node;
 } dims;
 
 static ccs_op *push(builder *b, int kind, int region, double count)
 {
     ccs_oplist *l = b->l;
+    assert(l->n < CCS_MAX_OPS); /* the list is sized for the worst case */
     if (l->n >= CCS_MAX_OPS)
-        return NULL; /* unreachable: the list is sized for the worst case */
+        return NULL; /* (with NDEBUG=1: drop the op rather than overrun) */
     ccs_op *op = &l->ops[l->n++];
     memset(op, 0, sizeof *op);
     op->kind = (uint8_t)kind;
@@ -276,6 +302,11 @@ static void attn_fwd(builder *B, const dims *x, const ccs_plan *p, int rc, int r
     mem(B, CCS_OP_ELEMENTWISE, rc, act * (3 + (x->dropout ? 1 / x->e : 0)), act / x->e);
 }
 
+/* A dense MLP block forward (Megatron's ParallelMLP): norm, FC1
+ * column-parallel (no communication in front of it but the sp all-gather),
+ * the activation, FC2 row-parallel, whose partial sums the TP group reduces,
+ * then bias-dropout-add. The f / t inner tensor is what tensor parallelism
+ * splits; the h-wide norm and residual are whole unless sequence parallel. */
 static void mlp_fwd(builder *B, const dims *x, int rc, int rt)
 {
     double act = x->b * x->sq * x->h * x->e;
@@ -294,6 +325,10 @@ static void mlp_fwd(builder *B, const dims *x, int rc, int rt)
     mem(B, CCS_OP_ELEMENTWISE, rc, act * (3 + (x->dropout ? 1 / x->e : 0)), act / x->e);
 }
 
+/* Its backward, in reverse: FC2's gradients, the activation's, FC1's (whose
+ * weight gradient needs the gathered input again under sp), and the
+ * collective conjugate to the forward's (all-reduce <-> identity, Shoeybi et
+ * al. 2019, Fig. 3 "f" and "g"). */
 static void mlp_bwd(builder *B, const dims *x, int rc, int rt)
 {
     double act = x->b * x->sq * x->h * x->e;
@@ -382,6 +417,7 @@ static double dispatch_bytes(const builder *B, const dims *x)
     return B->dtype == CCS_FP8 ? 1.0 + 4.0 / 128 : x->e;
 }
 
+/* The mixture-of-experts FFN forward described above moe_sizes. */
 static void moe_fwd(builder *B, const dims *x, int rc, int rt, int rep)
 {
     moe_sizes z = moe_size(x);
@@ -451,6 +487,9 @@ static void moe_bwd(builder *B, const dims *x, int rc, int rt, int rep)
     mem(B, CCS_OP_LAYERNORM, rc, 4 * act, 10 * act / x->e);
 }
 
+/* One attention block backward (regions as attn_fwd): the residual and
+ * out-projection gradients, the core's backward (16-bit, as forward), the
+ * input projections', and the TP collective conjugate to the forward's. */
 static void attn_bwd(builder *B, const dims *x, const ccs_plan *p, int rc, int rt, int rcp)
 {
     double act = x->b * x->sq * x->h * x->e;
@@ -500,131 +539,157 @@ static void attn_bwd(builder *B, const dims *x, const ccs_plan *p, int rc, int r
     mem(B, CCS_OP_LAYERNORM, rc, 4 * act, 10 * act / x->e);
 }
 
-void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, ccs_oplist *out)
+/* ---- regions_build in phases -----------------------------------------------
+ * dims_of fills the sizes; layer_ops, embed_head_ops emit the compute and TP
+ * ops of one block and of the first/last stage; stage_params counts the
+ * parameters each stage holds; optimizer_ops, grad_sync and pipeline_ops emit
+ * the per-iteration ops over them. The phases run in this order because the
+ * op list's order is part of its meaning: ops[0..n_layer) must be the block's,
+ * and the memo (opcost.c) keys on that prefix. */
+
+/* The sizes of one block on one rank of plan p (see struct dims). */
+static void dims_of(const ccs_model *m, const ccs_plan *p, int devices_per_node, dims *x)
 {
-    /* the ops are cleared as they are pushed: clear the count and the fields
-     * after the array, not the whole array (15 KB) */
-    out->n = 0;
-    memset(&out->n_layer, 0, sizeof *out - offsetof(ccs_oplist, n_layer));
-    builder B = {out, p->dtype, p->comm_compress};
-    dims x;
-    x.tp = p->tp;
-    x.t = p->tp;
-    x.b = p->mbs;
-    x.cp = plan_cp(p);
-    x.skv = p->seq;
-    x.s = (double)p->seq / x.cp; /* this rank's tokens */
-    x.sp = p->sp && p->tp > 1;
-    x.sq = x.sp ? x.s / x.t : x.s;
-    x.h = m->hidden;
-    x.f = m->ffn;
+    x->tp = p->tp;
+    x->t = p->tp;
+    x->b = p->mbs;
+    x->cp = plan_cp(p);
+    x->skv = p->seq;
+    x->s = (double)p->seq / x->cp; /* this rank's tokens */
+    x->sp = p->sp && p->tp > 1;
+    x->sq = x->sp ? x->s / x->t : x->s;
+    x->h = m->hidden;
+    x->f = m->ffn;
     /* fp8 GEMMs still keep activations in 16-bit outside the matmuls */
-    x.e = dtype_bytes(p->dtype) < 2 ? 2 : dtype_bytes(p->dtype);
-    x.dq = model_qk_head_dim(m);
-    x.dv = model_v_head_dim(m);
-    x.at = (double)m->heads / p->tp;
+    x->e = dtype_bytes(p->dtype) < 2 ? 2 : dtype_bytes(p->dtype);
+    x->dq = model_qk_head_dim(m);
+    x->dv = model_v_head_dim(m);
+    x->at = (double)m->heads / p->tp;
     /* with tp > kv_heads, each device keeps one (replicated) kv head */
-    x.gt = m->kv_heads >= p->tp ? (double)m->kv_heads / p->tp : 1.0;
-    x.ql = model_is_mla(m) ? m->q_lora_rank : 0;
-    x.kl = model_is_mla(m) ? m->kv_lora_rank : 0;
-    x.rope = model_is_mla(m) ? m->qk_rope_dim : 0;
+    x->gt = m->kv_heads >= p->tp ? (double)m->kv_heads / p->tp : 1.0;
+    x->ql = model_is_mla(m) ? m->q_lora_rank : 0;
+    x->kl = model_is_mla(m) ? m->kv_lora_rank : 0;
+    x->rope = model_is_mla(m) ? m->qk_rope_dim : 0;
     /* the attention kernel's Q, K and V widths: latent attention up-projects a
      * key (its rotary part broadcast) and a value for every head */
-    x.qkv = model_is_mla(m) ? x.at * (2 * x.dq + x.dv) : (x.at + 2 * x.gt) * x.dq;
-    x.kvw = model_is_mla(m) ? x.at * (x.dq + x.dv) : 2 * x.gt * x.dq;
-    x.f1 = (m->gated ? 2.0 : 1.0) * x.f / x.t;
-    x.V = regions_padded_vocab(m, p->tp);
-    x.tok = x.b * x.s;
-    x.dropout = m->bias; /* GPT-style blocks train with dropout, Llama-style without */
-    x.tp_node = members_per_node(p->tp, 1, devices_per_node);
+    x->qkv = model_is_mla(m) ? x->at * (2 * x->dq + x->dv) : (x->at + 2 * x->gt) * x->dq;
+    x->kvw = model_is_mla(m) ? x->at * (x->dq + x->dv) : 2 * x->gt * x->dq;
+    x->f1 = (m->gated ? 2.0 : 1.0) * x->f / x->t;
+    x->V = regions_padded_vocab(m, p->tp);
+    x->tok = x->b * x->s;
+    x->dropout = m->bias; /* GPT-style blocks train with dropout, Llama-style without */
+    x->tp_node = members_per_node(p->tp, 1, devices_per_node);
     /* Megatron-Core rank order tp, cp, dp, pp: cp ranks are tp apart */
-    x.cp_node = members_per_node(x.cp, p->tp, devices_per_node);
+    x->cp_node = members_per_node(x->cp, p->tp, devices_per_node);
     /* expert-parallel ranks are data-parallel ranks, tp * cp apart */
-    x.ep = plan_ep(p);
-    x.ep_node = members_per_node(x.ep, (int64_t)p->tp * x.cp, devices_per_node);
-    x.E = m->experts;
-    x.topk = m->top_k;
-    x.shared = m->shared_experts;
-    x.fm = (double)m->moe_ffn / x.t;
-    x.f1m = (m->gated ? 2.0 : 1.0) * x.fm;
-    x.cap = p->capacity_factor;
-    x.rn = m->route_nodes;
+    x->ep = plan_ep(p);
+    x->ep_node = members_per_node(x->ep, (int64_t)p->tp * x->cp, devices_per_node);
+    x->E = m->experts;
+    x->topk = m->top_k;
+    x->shared = m->shared_experts;
+    x->fm = (double)m->moe_ffn / x->t;
+    x->f1m = (m->gated ? 2.0 : 1.0) * x->fm;
+    x->cap = p->capacity_factor;
+    x->rn = m->route_nodes;
     /* every catalog model is a decoder-only language model with a causal mask;
      * only a fused kernel skips the masked half (unfused attention computes
      * the full s x s scores and masks them) */
-    x.causal = 0.5;
+    x->causal = 0.5;
+}
 
-    attn_fwd(&B, &x, p, CCS_RG_FWD_ATTN, CCS_RG_FWD_ATTN_TP, CCS_RG_FWD_ATTN_CP, 0);
+/* One block, one micro-batch: forward, the recomputation the plan asks for
+ * (full: the whole block again; selective: only the unfused attention core,
+ * which a fused kernel never stores), backward. Ends the block's prefix. */
+static void layer_ops(builder *B, const dims *x, const ccs_model *m, const ccs_plan *p)
+{
+    attn_fwd(B, x, p, CCS_RG_FWD_ATTN, CCS_RG_FWD_ATTN_TP, CCS_RG_FWD_ATTN_CP, 0);
     if (m->experts > 0)
-        moe_fwd(&B, &x, CCS_RG_FWD_MLP, CCS_RG_FWD_MLP_TP, CCS_RG_FWD_MLP_EP);
+        moe_fwd(B, x, CCS_RG_FWD_MLP, CCS_RG_FWD_MLP_TP, CCS_RG_FWD_MLP_EP);
     else
-        mlp_fwd(&B, &x, CCS_RG_FWD_MLP, CCS_RG_FWD_MLP_TP);
+        mlp_fwd(B, x, CCS_RG_FWD_MLP, CCS_RG_FWD_MLP_TP);
     if (p->recompute == CCS_RECOMPUTE_FULL) {
-        attn_fwd(&B, &x, p, CCS_RG_RECOMP_ATTN, CCS_RG_RECOMP_ATTN_TP, CCS_RG_RECOMP_ATTN_CP, 0);
+        attn_fwd(B, x, p, CCS_RG_RECOMP_ATTN, CCS_RG_RECOMP_ATTN_TP, CCS_RG_RECOMP_ATTN_CP, 0);
         if (m->experts > 0)
-            moe_fwd(&B, &x, CCS_RG_RECOMP_MLP, CCS_RG_RECOMP_MLP_TP, CCS_RG_RECOMP_MLP_EP);
+            moe_fwd(B, x, CCS_RG_RECOMP_MLP, CCS_RG_RECOMP_MLP_TP, CCS_RG_RECOMP_MLP_EP);
         else
-            mlp_fwd(&B, &x, CCS_RG_RECOMP_MLP, CCS_RG_RECOMP_MLP_TP);
+            mlp_fwd(B, x, CCS_RG_RECOMP_MLP, CCS_RG_RECOMP_MLP_TP);
     } else if (p->recompute == CCS_RECOMPUTE_SELECTIVE && !p->flash_attn) {
-        attn_fwd(&B, &x, p, CCS_RG_RECOMP_ATTN, CCS_RG_RECOMP_ATTN_TP, CCS_RG_RECOMP_ATTN_CP, 1);
+        attn_fwd(B, x, p, CCS_RG_RECOMP_ATTN, CCS_RG_RECOMP_ATTN_TP, CCS_RG_RECOMP_ATTN_CP, 1);
     }
     if (m->experts > 0)
-        moe_bwd(&B, &x, CCS_RG_BWD_MLP, CCS_RG_BWD_MLP_TP, CCS_RG_BWD_MLP_EP);
+        moe_bwd(B, x, CCS_RG_BWD_MLP, CCS_RG_BWD_MLP_TP, CCS_RG_BWD_MLP_EP);
     else
-        mlp_bwd(&B, &x, CCS_RG_BWD_MLP, CCS_RG_BWD_MLP_TP);
-    attn_bwd(&B, &x, p, CCS_RG_BWD_ATTN, CCS_RG_BWD_ATTN_TP, CCS_RG_BWD_ATTN_CP);
-    out->n_layer = out->n;
+        mlp_bwd(B, x, CCS_RG_BWD_MLP, CCS_RG_BWD_MLP_TP);
+    attn_bwd(B, x, p, CCS_RG_BWD_ATTN, CCS_RG_BWD_ATTN_TP, CCS_RG_BWD_ATTN_CP);
+    B->l->n_layer = B->l->n;
+}
 
+/* The embedding (first stage) and the output head (last stage), per
+ * micro-batch. */
+static void embed_head_ops(builder *B, const dims *x, const ccs_model *m)
+{
     /* Embedding (first stage): a vocabulary-parallel lookup, then the partial
      * sums are all-reduced (reduce-scattered with sp); backward scatters the
      * gradient into the fp32 table shard. */
-    double full = x.tok * x.h * x.e;
-    double act = x.b * x.sq * x.h * x.e;
-    mem(&B, CCS_OP_ELEMENTWISE, CCS_RG_EMBED_FWD, 2 * full + (m->max_pos ? 2 * full : 0),
-        x.tok * x.h);
-    coll(&B, x.sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, CCS_RG_EMBED_TP, full,
-         x.tp, x.tp_node, 1);
-    mem(&B, CCS_OP_ELEMENTWISE, CCS_RG_EMBED_BWD, 2 * full + x.V / x.t * x.h * 4, x.tok * x.h);
+    double full = x->tok * x->h * x->e;
+    double act = x->b * x->sq * x->h * x->e;
+    mem(B, CCS_OP_ELEMENTWISE, CCS_RG_EMBED_FWD, 2 * full + (m->max_pos ? 2 * full : 0),
+        x->tok * x->h);
+    coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, CCS_RG_EMBED_TP, full,
+         x->tp, x->tp_node, 1);
+    mem(B, CCS_OP_ELEMENTWISE, CCS_RG_EMBED_BWD, 2 * full + x->V / x->t * x->h * 4,
+        x->tok * x->h);
 
     /* Output head (last stage): final norm, logits GEMM against the vocabulary
      * shard, vocabulary-parallel cross-entropy in fp32 with two small
      * all-reduces (max and sum), and its backward. */
-    double logits = x.tok * x.V / x.t * 4.0;
+    double logits = x->tok * x->V / x->t * 4.0;
     /* the output layer is not a Transformer Engine module: 16-bit under fp8 */
-    int layer_dtype = B.dtype;
-    if (B.dtype == CCS_FP8)
-        B.dtype = CCS_BF16;
-    mem(&B, CCS_OP_LAYERNORM, CCS_RG_HEAD_FWD, 2 * act, 8 * act / x.e);
-    if (x.sp)
-        coll(&B, CCS_OP_ALLGATHER, CCS_COMM_TP, CCS_RG_HEAD_TP, full, x.tp, x.tp_node, 1);
-    gemm(&B, CCS_RG_HEAD_FWD, x.tok, x.V / x.t, x.h, 1, x.e);
-    mem(&B, CCS_OP_ELEMENTWISE, CCS_RG_HEAD_FWD, 3 * logits, 4 * logits / 4.0);
-    coll(&B, CCS_OP_ALLREDUCE, CCS_COMM_TP, CCS_RG_HEAD_TP, x.tok * 4.0, x.tp, x.tp_node, 2);
-    mem(&B, CCS_OP_ELEMENTWISE, CCS_RG_HEAD_BWD, 2 * logits, logits / 4.0);
-    gemm_bwd(&B, CCS_RG_HEAD_BWD, x.tok, x.V / x.t, x.h, x.e);
-    coll(&B, x.sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, CCS_RG_HEAD_TP, full,
-         x.tp, x.tp_node, 1);
-    mem(&B, CCS_OP_LAYERNORM, CCS_RG_HEAD_BWD, 4 * act, 10 * act / x.e);
-    B.dtype = layer_dtype;
+    int layer_dtype = B->dtype;
+    if (B->dtype == CCS_FP8)
+        B->dtype = CCS_BF16;
+    mem(B, CCS_OP_LAYERNORM, CCS_RG_HEAD_FWD, 2 * act, 8 * act / x->e);
+    if (x->sp)
+        coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, CCS_RG_HEAD_TP, full, x->tp, x->tp_node, 1);
+    gemm(B, CCS_RG_HEAD_FWD, x->tok, x->V / x->t, x->h, 1, x->e);
+    mem(B, CCS_OP_ELEMENTWISE, CCS_RG_HEAD_FWD, 3 * logits, 4 * logits / 4.0);
+    coll(B, CCS_OP_ALLREDUCE, CCS_COMM_TP, CCS_RG_HEAD_TP, x->tok * 4.0, x->tp, x->tp_node, 2);
+    mem(B, CCS_OP_ELEMENTWISE, CCS_RG_HEAD_BWD, 2 * logits, logits / 4.0);
+    gemm_bwd(B, CCS_RG_HEAD_BWD, x->tok, x->V / x->t, x->h, x->e);
+    coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, CCS_RG_HEAD_TP, full,
+         x->tp, x->tp_node, 1);
+    mem(B, CCS_OP_LAYERNORM, CCS_RG_HEAD_BWD, 4 * act, 10 * act / x->e);
+    B->dtype = layer_dtype;
+}
 
-    /* Parameters per device of the first, a middle and the last stage. */
+/* The fullest stage's parameters per device: all of them, and the routed-
+ * expert weights among them (those sync over the expert-data-parallel group). */
+typedef struct stage_load {
+    double params, expert;
+} stage_load;
+
+/* Parameters per device of the first, a middle and the last stage, and of
+ * one block of each kind, into out; returns the fullest stage's. */
+static stage_load stage_params(const ccs_model *m, const ccs_plan *p, const dims *x,
+                               ccs_oplist *out)
+{
     int32_t lf, lm, ll, df, dmx, dmn, dl;
     plan_stage_layers(m, p, &lf, &lm, &ll);
     plan_stage_dense(m, p, lf, lm, &df, &dmx, &dmn, &dl);
     /* a device holds every dense weight's TP share and its ep-th of the
      * experts; latent attention's down-projections and latent norms whole */
-    double rep = x.kl > 0 ? x.h * (x.ql + x.kl + x.rope) + x.ql + x.kl : 0;
-    double ex = model_expert_params(m) / (x.ep * x.t);
-    double lp = model_layer_params(m) / x.t - model_expert_params(m) / x.t + ex +
-                rep * (1 - 1 / x.t);
+    double rep = x->kl > 0 ? x->h * (x->ql + x->kl + x->rope) + x->ql + x->kl : 0;
+    double ex = model_expert_params(m) / (x->ep * x->t);
+    double lp = model_layer_params(m) / x->t - model_expert_params(m) / x->t + ex +
+                rep * (1 - 1 / x->t);
     double dlp = lp; /* a dense-FFN block of a mixture of experts */
     if (df + dmx + dl > 0) {
         ccs_model dv;
         model_dense_variant(m, &dv);
-        dlp = model_layer_params(&dv) / x.t + rep * (1 - 1 / x.t);
+        dlp = model_layer_params(&dv) / x->t + rep * (1 - 1 / x->t);
     }
-    double emb = (x.V + m->max_pos) * x.h / x.t;
-    double head = (x.V * x.h) / x.t + x.h; /* a tied head keeps a copy on the last stage */
+    double emb = (x->V + m->max_pos) * x->h / x->t;
+    double head = (x->V * x->h) / x->t + x->h; /* a tied head keeps a copy on the last stage */
     out->layers_first = lf;
     out->layers_mid = lm;
     out->layers_last = ll;
@@ -643,19 +708,15 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
     /* the middle stage holding more: the most or the fewest dense blocks */
     int32_t dm = (lm - dmx) * lp + dmx * dlp >= (lm - dmn) * lp + dmn * dlp ? dmx : dmn;
     if (p->pp == 1) {
-        out->params_stage_first = (lf - df) * lp + df * dlp + emb + (m->tied ? x.h : head);
+        out->params_stage_first = (lf - df) * lp + df * dlp + emb + (m->tied ? x->h : head);
         out->params_stage_last = out->params_stage_mid = out->params_stage_first;
     } else {
         out->params_stage_first = (lf - df) * lp + df * dlp + emb;
         out->params_stage_mid = p->pp > 2 ? (lm - dm) * lp + dm * dlp : 0;
         out->params_stage_last = (ll - dl) * lp + dl * dlp + head;
     }
-
-    /* Optimizer step over the local parameters (mixed-precision Adam with fp32
-     * main gradients, as Megatron-LM): grad-norm and inf check read the fp32
-     * grads (8 B/param), Adam reads param, grad, m, v and writes param, m, v
-     * (28), the 16-bit copy reads fp32 and writes 16-bit (6), the grad buffer
-     * is zeroed (4): 46 bytes per parameter; 36 when training in fp32. */
+    /* the fullest stage (first, last, then middle on ties) and its expert
+     * blocks' weights */
     double pmax = out->params_stage_first, lmax = lf - df;
     if (out->params_stage_last > pmax) {
         pmax = out->params_stage_last;
@@ -665,62 +726,64 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
         pmax = out->params_stage_mid;
         lmax = lm - dm;
     }
-    double pexp = lmax * ex; /* expert weights among them (the expert blocks') */
+    double pexp = lmax * ex;
     out->params_expert = pexp;
-    /* ZeRO shards over the gradient group: dense weights over dp * cp ranks,
-     * experts over the dp * cp / ep ranks that hold the same experts */
-    double dpg_dense = (double)p->dp * x.cp, dpg_exp = dpg_dense / x.ep;
+    return (stage_load){pmax, pexp};
+}
+
+/* Optimizer step over the fullest stage's local parameters (mixed-precision
+ * Adam with fp32 main gradients, as Megatron-LM): grad-norm and inf check
+ * read the fp32 grads (8 B/param), Adam reads param, grad, m, v and writes
+ * param, m, v (28), the 16-bit copy reads fp32 and writes 16-bit (6), the grad
+ * buffer is zeroed (4): 46 bytes per parameter; 36 when training in fp32.
+ * ZeRO shards over the gradient group: dense weights over dp * cp ranks,
+ * experts over the dp * cp / ep ranks that hold the same experts. */
+static void optimizer_ops(builder *B, const dims *x, const ccs_plan *p, stage_load ld)
+{
+    double pmax = ld.params, pexp = ld.expert;
+    double dpg_dense = (double)p->dp * x->cp, dpg_exp = dpg_dense / x->ep;
     double local = p->zero >= 1 ? (pmax - pexp) / dpg_dense + pexp / dpg_exp : pmax;
     double per_param = dtype_bytes(p->dtype) >= 4 ? 36.0 : 46.0;
-    mem(&B, CCS_OP_ELEMENTWISE, CCS_RG_OPTIMIZER, local * per_param, 12 * local);
+    mem(B, CCS_OP_ELEMENTWISE, CCS_RG_OPTIMIZER, local * per_param, 12 * local);
+}
 
-    /* Data parallelism: gradients reduced in fp32 (Megatron main grads). The DP
-     * group strides over tp ranks. ZeRO-1/2 reduce-scatter the gradients and
-     * all-gather the updated 16-bit parameters after the step; ZeRO-3 instead
-     * all-gathers the parameters in every micro-batch's forward and backward. */
-    /* The gradient group spans the data- and the context-parallel ranks (every
-     * cp rank holds the same weights): dp * cp ranks, tp apart. */
-    int dpg = p->dp * x.cp;
-    if (dpg > 1) {
-        int dp_node = members_per_node(dpg, p->tp, devices_per_node);
-        double gbytes = (pmax - pexp) * 4.0;
-        double wbytes = (pmax - pexp) * x.e;
-        if (p->zero == 0) {
-            coll(&B, CCS_OP_ALLREDUCE, CCS_COMM_DP, CCS_RG_DP_COMM, gbytes, dpg, dp_node, 1);
-        } else {
-            coll(&B, CCS_OP_REDUCESCATTER, CCS_COMM_DP, CCS_RG_DP_COMM, gbytes, dpg, dp_node, 1);
-            if (p->zero < 3) /* ZeRO-3 gathers parameters where they are used instead */
-                coll(&B, CCS_OP_ALLGATHER, CCS_COMM_DP, CCS_RG_DP_PARAM_GATHER, wbytes, dpg,
-                     dp_node, 1);
-        }
-        if (p->zero == 3)
-            coll(&B, CCS_OP_ALLGATHER, CCS_COMM_DP, CCS_RG_ZERO_GATHER, wbytes, dpg, dp_node, 2);
+/* Data parallelism over one gradient group (group ranks, per_node of them on
+ * a node) for params weights: gradients reduced in fp32 (Megatron main
+ * grads). ZeRO-1/2 reduce-scatter the gradients and all-gather the updated
+ * 16-bit parameters after the step; ZeRO-3 instead all-gathers the parameters
+ * in every micro-batch's forward and backward (count 2). The same for dense
+ * weights (the dp * cp group) and for expert weights (the dp * cp / ep
+ * expert-data-parallel group): Megatron-Core keeps one gradient buffer for
+ * each (megatron/core/distributed/distributed_data_parallel.py,
+ * expert_parallel_buffers). */
+static void grad_sync(builder *B, const dims *x, int zero, double params, int group, int per_node)
+{
+    double gbytes = params * 4.0;
+    double wbytes = params * x->e;
+    if (zero == 0) {
+        coll(B, CCS_OP_ALLREDUCE, CCS_COMM_DP, CCS_RG_DP_COMM, gbytes, group, per_node, 1);
+    } else {
+        coll(B, CCS_OP_REDUCESCATTER, CCS_COMM_DP, CCS_RG_DP_COMM, gbytes, group, per_node, 1);
+        if (zero < 3) /* ZeRO-3 gathers parameters where they are used instead */
+            coll(B, CCS_OP_ALLGATHER, CCS_COMM_DP, CCS_RG_DP_PARAM_GATHER, wbytes, group,
+                 per_node, 1);
     }
-    /* Expert weights reduce over the expert-data-parallel group: the dp * cp / ep
-     * ranks holding the same experts, tp * cp * ep apart. */
-    int edp = dpg / x.ep;
-    if (pexp > 0 && edp > 1) {
-        int e_node = members_per_node(edp, (int64_t)p->tp * x.cp * x.ep, devices_per_node);
-        double gbytes = pexp * 4.0, wbytes = pexp * x.e;
-        if (p->zero == 0) {
-            coll(&B, CCS_OP_ALLREDUCE, CCS_COMM_DP, CCS_RG_DP_COMM, gbytes, edp, e_node, 1);
-        } else {
-            coll(&B, CCS_OP_REDUCESCATTER, CCS_COMM_DP, CCS_RG_DP_COMM, gbytes, edp, e_node, 1);
-            if (p->zero < 3)
-                coll(&B, CCS_OP_ALLGATHER, CCS_COMM_DP, CCS_RG_DP_PARAM_GATHER, wbytes, edp,
-                     e_node, 1);
-        }
-        if (p->zero == 3)
-            coll(&B, CCS_OP_ALLGATHER, CCS_COMM_DP, CCS_RG_ZERO_GATHER, wbytes, edp, e_node, 2);
-    }
+    if (zero == 3)
+        coll(B, CCS_OP_ALLGATHER, CCS_COMM_DP, CCS_RG_ZERO_GATHER, wbytes, group, per_node, 2);
+}
 
+/* The per-iteration pipeline transfers: the tied embedding's gradient
+ * all-reduce and one stage-boundary message. */
+static void pipeline_ops(builder *B, const dims *x, const ccs_model *m, const ccs_plan *p,
+                         int devices_per_node)
+{
     /* A tied output head is a copy of the embedding on the last stage: Megatron-LM
      * all-reduces the two copies' gradients between the first and the last
      * stage every iteration (megatron/core/distributed/finalize_model_grads.py,
      * _allreduce_word_embedding_grads), fp32 main gradients. */
     if (p->pp > 1 && m->tied) {
-        int64_t apart = (int64_t)(p->pp - 1) * p->tp * x.cp * p->dp;
-        coll(&B, CCS_OP_ALLREDUCE, CCS_COMM_PP, CCS_RG_EMBED_GRAD, x.V / x.t * x.h * 4.0, 2,
+        int64_t apart = (int64_t)(p->pp - 1) * p->tp * x->cp * p->dp;
+        coll(B, CCS_OP_ALLREDUCE, CCS_COMM_PP, CCS_RG_EMBED_GRAD, x->V / x->t * x->h * 4.0, 2,
              apart < devices_per_node ? 2 : 1, 1);
     }
 
@@ -729,10 +792,45 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
      * split; otherwise Megatron's scatter/gather optimisation, Narayanan et al.
      * 2021 section 4.1). Stages are tp*cp*dp ranks apart. */
     if (p->pp > 1) {
-        int64_t stride = (int64_t)p->tp * x.cp * p->dp;
+        double full = x->tok * x->h * x->e;
+        int64_t stride = (int64_t)p->tp * x->cp * p->dp;
         int intra = stride * p->pp <= devices_per_node;
-        coll(&B, CCS_OP_P2P, CCS_COMM_PP, CCS_RG_PP_COMM, full / x.t, 2, intra ? 2 : 1, 1);
+        coll(B, CCS_OP_P2P, CCS_COMM_PP, CCS_RG_PP_COMM, full / x->t, 2, intra ? 2 : 1, 1);
     }
+}
+
+void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, ccs_oplist *out)
+{
+    assert(m && p && out);
+    assert(devices_per_node >= 1);
+    /* dp may still be 0 (to be derived): then no data-parallel ops */
+    assert(p->tp >= 1 && p->pp >= 1 && p->dp >= 0 && p->vpp >= 1);
+    assert(p->mbs >= 1 && p->seq >= 1 && plan_cp(p) >= 1 && plan_ep(p) >= 1);
+    /* the ops are cleared as they are pushed: clear the count and the fields
+     * after the array, not the whole array (15 KB) */
+    out->n = 0;
+    memset(&out->n_layer, 0, sizeof *out - offsetof(ccs_oplist, n_layer));
+    builder B = {out, p->dtype, p->comm_compress};
+    dims x;
+    dims_of(m, p, devices_per_node, &x);
+    layer_ops(&B, &x, m, p);
+    embed_head_ops(&B, &x, m);
+    stage_load ld = stage_params(m, p, &x, out);
+    optimizer_ops(&B, &x, p, ld);
+    /* The gradient group spans the data- and the context-parallel ranks (every
+     * cp rank holds the same weights): dp * cp ranks, tp apart. */
+    int dpg = p->dp * x.cp;
+    if (dpg > 1)
+        grad_sync(&B, &x, p->zero, ld.params - ld.expert, dpg,
+                  members_per_node(dpg, p->tp, devices_per_node));
+    /* Expert weights reduce over the expert-data-parallel group: the dp * cp / ep
+     * ranks holding the same experts, tp * cp * ep apart. */
+    int edp = dpg / x.ep;
+    if (ld.expert > 0 && edp > 1)
+        grad_sync(&B, &x, p->zero, ld.expert, edp,
+                  members_per_node(edp, (int64_t)p->tp * x.cp * x.ep, devices_per_node));
+    pipeline_ops(&B, &x, m, p, devices_per_node);
+    assert(out->n_layer > 0 && out->n_layer <= out->n && out->n <= CCS_MAX_OPS);
 }
 
 static const struct {

@@ -14,14 +14,45 @@
  * the time the link is busy. */
 #include "ccsweep/cost/timeline.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
 
+/* One iteration composed (compose_iter), s: its length, the compute on the
+ * critical path (optimizer included), each parallelism's traffic and the part
+ * of it on the critical path (_exp), the pipeline transfers, bubble and the
+ * optimizer step. The EP all-to-alls are always exposed. */
 typedef struct compose {
     double t_iter, t_compute, t_tp, t_tp_exp, t_dp, t_dp_exp, t_pp, t_bubble, t_opt;
     double t_cp, t_cp_exp, t_ep;
 } compose;
+
+/* A time the timeline composes: a number of seconds, never negative. */
+static inline int is_time(double t)
+{
+    return isfinite(t) && t >= 0;
+}
+
+/* The invariants of a composed iteration, for every valid plan. slack: the
+ * parts obtained as a difference (TP exposure is the stage's exposure less
+ * the CP and EP parts added into it; the DP window's exposure) can miss
+ * their bound by a few roundings. Not invariants, so not asserted: TP
+ * exposure <= TP traffic (a link's deficit is exposed as TP time, whatever
+ * caused it) and so hidden_fraction >= 0. */
+static void assert_compose(const compose *o)
+{
+    double slack = 1e-12 * o->t_iter;
+    assert(is_time(o->t_iter) && is_time(o->t_compute) && is_time(o->t_opt));
+    assert(is_time(o->t_tp) && is_time(o->t_dp) && is_time(o->t_pp) && is_time(o->t_bubble));
+    assert(is_time(o->t_cp) && is_time(o->t_cp_exp) && is_time(o->t_ep));
+    assert(is_time(o->t_dp_exp) && o->t_dp_exp <= o->t_dp + slack);
+    assert(o->t_cp_exp <= o->t_cp);
+    assert(isfinite(o->t_tp_exp) && o->t_tp_exp >= -slack);
+    assert(o->t_compute >= o->t_opt && o->t_iter >= o->t_compute - slack);
+    (void)o;
+    (void)slack;
+}
 
 /* Per-region sums of one occurrence: rt all ops, gemm the GEMM-class ops,
  * core the attention core (score and context matmuls, softmax, fused kernel).
@@ -99,43 +130,49 @@ static layer_cost stage_layers(const layer_cost *M, const layer_cost *D, double 
     return s;
 }
 
-/* Sd: the sums of the model's dense-FFN block (its dense first layers), or
- * S itself when it has none. */
-static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S,
-                         const sums *Sd, compose *o)
+/* The stage that sets the pace, one micro-batch: its compute, TP traffic and
+ * exposure (embedding or head included), its layers, the backward compute of
+ * its last layer (reduced first) and of the output head when it holds it,
+ * and the per-micro-batch link busy time of its embedding or head (NULL: a
+ * middle stage). */
+typedef struct pace {
+    double mc, mtp, mtpe;
+    layer_cost st;
+    double last_bwd, head_bwd;
+    const double *extra_busy;
+} pace;
+
+/* The slowest stage: the first (its layers and the embedding), a middle one
+ * (layers only: the one with the most and the one with the fewest dense-FFN
+ * blocks) or the last (layers and head); the first on ties. One stage is all
+ * three when pp == 1. */
+static pace slowest_stage(const ccs_plan *p, const ccs_oplist *ops, const sums *S,
+                          const layer_cost *LM, const layer_cost *LD)
 {
     const double *rt = S->rt;
-    layer_cost LM, LD;
-    layer_of(p, S, &LM);
-    layer_of(p, Sd, &LD);
-
-    double m = ops->micro_batches;
     double fc = rt[CCS_RG_EMBED_FWD] + rt[CCS_RG_EMBED_BWD];
     double ftp = rt[CCS_RG_EMBED_TP], ftpe = ftp;
     double hc = rt[CCS_RG_HEAD_FWD] + rt[CCS_RG_HEAD_BWD];
     double htp = rt[CCS_RG_HEAD_TP], htpe = htp;
 
-    /* The slowest stage sets the pace: the first (its layers and the
-     * embedding), a middle one (layers only: the one with the most and the
-     * one with the fewest dense-FFN blocks) or the last (layers and head). */
     double mc, mtp, mtpe; /* slowest stage, one micro-batch */
     layer_cost st;        /* its layers */
     double last_bwd;      /* backward compute of its last layer (reduced first) */
     double head_bwd = 0;
     const double *extra_busy = S->busy_first;
     if (p->pp == 1) {
-        st = stage_layers(&LM, &LD, ops->layers_first, ops->dense_first);
+        st = stage_layers(LM, LD, ops->layers_first, ops->dense_first);
         mc = st.c + fc + hc;
         mtp = st.tp + ftp + htp;
         mtpe = st.tpe + ftpe + htpe;
         head_bwd = rt[CCS_RG_HEAD_BWD];
-        last_bwd = ops->layers_first > ops->dense_first ? LM.bwd_c : LD.bwd_c;
+        last_bwd = ops->layers_first > ops->dense_first ? LM->bwd_c : LD->bwd_c;
     } else {
         layer_cost cand[4] = {
-            stage_layers(&LM, &LD, ops->layers_first, ops->dense_first),
-            stage_layers(&LM, &LD, ops->layers_mid, ops->dense_mid),
-            stage_layers(&LM, &LD, ops->layers_mid, ops->dense_mid_least),
-            stage_layers(&LM, &LD, ops->layers_last, ops->dense_last)};
+            stage_layers(LM, LD, ops->layers_first, ops->dense_first),
+            stage_layers(LM, LD, ops->layers_mid, ops->dense_mid),
+            stage_layers(LM, LD, ops->layers_mid, ops->dense_mid_least),
+            stage_layers(LM, LD, ops->layers_last, ops->dense_last)};
         double n[4] = {ops->layers_first, ops->layers_mid, ops->layers_mid, ops->layers_last};
         double d[4] = {ops->dense_first, ops->dense_mid, ops->dense_mid_least, ops->dense_last};
         double t[4] = {cand[0].c + cand[0].tpe + fc + ftpe,
@@ -147,7 +184,7 @@ static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S
             if (t[i] > t[k])
                 k = i;
         st = cand[k];
-        last_bwd = n[k] > d[k] ? LM.bwd_c : LD.bwd_c;
+        last_bwd = n[k] > d[k] ? LM->bwd_c : LD->bwd_c;
         mc = st.c;
         mtp = st.tp;
         mtpe = st.tpe;
@@ -165,31 +202,25 @@ static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S
             extra_busy = NULL;
         }
     }
-    double busy[2];
-    for (int k = 0; k < 2; k++) {
-        busy[k] = m * st.busy[k] + S->busy_iter[k];
-        if (p->pp == 1)
-            busy[k] += m * (S->busy_first[k] + S->busy_last[k]);
-        else if (extra_busy)
-            busy[k] += m * extra_busy[k];
-    }
-    double t_mb = mc + mtpe;
+    return (pace){mc, mtp, mtpe, st, last_bwd, head_bwd, extra_busy};
+}
 
-    o->t_bubble = (p->pp - 1.0) / p->vpp * t_mb;
-    o->t_pp = p->pp > 1 ? 2.0 * (m * p->vpp + p->pp - 1.0) * rt[CCS_RG_PP_COMM] : 0.0;
-    o->t_pp += rt[CCS_RG_EMBED_GRAD]; /* after the backward pass, before the step */
-
-    /* Data parallelism, one window for all of it. g: gradient reduction (per
-     * micro-batch when bucketed), zg: ZeRO-3 gathers, prefetched under each
-     * micro-batch's compute; G: the backward compute the gradient buckets can
-     * run under (all but the first-reduced layer, plus the output head). */
+/* Data parallelism, one window for all of it: its traffic into o->t_dp and
+ * the exposed part into o->t_dp_exp. g: gradient reduction (per micro-batch
+ * when bucketed), zg: ZeRO-3 gathers, prefetched under each micro-batch's
+ * compute; G: the backward compute the gradient buckets can run under (all
+ * but the first-reduced layer, plus the output head). */
+static void dp_window(const ccs_plan *p, const sums *S, const pace *P, double m, compose *o)
+{
+    const double *rt = S->rt;
+    double mc = P->mc;
     double g = rt[CCS_RG_DP_COMM], zg = m * rt[CCS_RG_ZERO_GATHER];
     double pg = rt[CCS_RG_DP_PARAM_GATHER]; /* after the step: never hidden */
-    double G = st.bwd_c - last_bwd + head_bwd;
+    double G = P->st.bwd_c - P->last_bwd + P->head_bwd;
     /* Compute already covering the context-parallel ring is not a window for
      * DP traffic too: both cross the same NICs when cp ranks sit on other
      * nodes, and counting it twice would let less compute hide more. */
-    double mcw = mc - (st.cp - st.cpe);
+    double mcw = mc - (P->st.cp - P->st.cpe);
     if (mc > 0)
         G *= mcw / mc;
     double zg_in_G = mcw > 0 ? rt[CCS_RG_ZERO_GATHER] * G / mcw : 0;
@@ -209,6 +240,40 @@ static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S
         break;
     }
     o->t_dp_exp = exposed + pg;
+}
+
+/* The iteration from the sums S of the model's main block and Sd of its
+ * dense-FFN block (its dense first layers), or S itself when it has none:
+ * the slowest stage's m micro-batches, the bubble, the pipeline transfers,
+ * the DP window, the optimizer step, then no link busier than the iteration
+ * is long. */
+static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S,
+                         const sums *Sd, compose *o)
+{
+    assert(ops->micro_batches >= 1 && p->pp >= 1 && p->vpp >= 1);
+    const double *rt = S->rt;
+    layer_cost LM, LD;
+    layer_of(p, S, &LM);
+    layer_of(p, Sd, &LD);
+
+    double m = ops->micro_batches;
+    pace P = slowest_stage(p, ops, S, &LM, &LD);
+    double mc = P.mc, mtp = P.mtp, mtpe = P.mtpe;
+    const layer_cost st = P.st;
+    double busy[2];
+    for (int k = 0; k < 2; k++) {
+        busy[k] = m * st.busy[k] + S->busy_iter[k];
+        if (p->pp == 1)
+            busy[k] += m * (S->busy_first[k] + S->busy_last[k]);
+        else if (P.extra_busy)
+            busy[k] += m * P.extra_busy[k];
+    }
+    double t_mb = mc + mtpe;
+
+    o->t_bubble = (p->pp - 1.0) / p->vpp * t_mb;
+    o->t_pp = p->pp > 1 ? 2.0 * (m * p->vpp + p->pp - 1.0) * rt[CCS_RG_PP_COMM] : 0.0;
+    o->t_pp += rt[CCS_RG_EMBED_GRAD]; /* after the backward pass, before the step */
+    dp_window(p, S, &P, m, o);
     o->t_opt = rt[CCS_RG_OPTIMIZER];
 
     o->t_cp = m * st.cp;
@@ -230,6 +295,7 @@ static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S
         o->t_tp_exp += deficit - to_dp;
         o->t_iter += deficit;
     }
+    assert_compose(o);
 }
 
 #define OUT(f) {#f, offsetof(ccs_result, f), CCS_OUT_STORED}
@@ -306,6 +372,7 @@ static int sum_ops(const ccs_cost *c, const ccs_plan *p, const ccs_oplist *ops, 
     for (int i = start; i < ops->n; i++) {
         const ccs_op *op = &ops->ops[i];
         ccs_optime ot = times[i];
+        assert(is_time(ot.t) && is_time(op->count));
         if (!banded && (memcmp(&ot.lo, &ot.t, sizeof ot.t) || memcmp(&ot.hi, &ot.t, sizeof ot.t))) {
             S[1] = S[2] = S[0];
             banded = 1;
@@ -339,6 +406,7 @@ static int sum_ops(const ccs_cost *c, const ccs_plan *p, const ccs_oplist *ops, 
         }
         add_op(&S[0], op, ot.t, is_gemm, is_core, busy_off, per_iter);
         if (banded) {
+            assert(is_time(ot.lo) && is_time(ot.hi));
             add_op(&S[1], op, ot.lo, is_gemm, is_core, busy_off, per_iter);
             add_op(&S[2], op, ot.hi, is_gemm, is_core, busy_off, per_iter);
         }
@@ -360,9 +428,88 @@ static void fail(ccs_result *out, int status, int reason)
     out->reason = reason;
 }
 
+/* The composed iteration co (lo, hi: its band's ends) into out's times and
+ * the figures derived from them; an: the analytic FLOPs for MFU and HFU. */
+static void put_times(const ccs_plan *p, const ccs_cost *c, const compose *cop,
+                      const compose *lop, const compose *hip, double extrap,
+                      const ccs_analytic *anp, ccs_result *out)
+{
+    const compose co = *cop, lo = *lop, hi = *hip;
+    const ccs_analytic an = *anp;
+    out->t_iter = co.t_iter;
+    out->t_iter_lo = lo.t_iter;
+    out->t_iter_hi = hi.t_iter;
+    out->extrap = extrap;
+    out->t_compute = co.t_compute;
+    out->t_tp_comm = co.t_tp;
+    out->t_tp_comm_exposed = co.t_tp_exp;
+    out->t_dp_comm = co.t_dp;
+    out->t_dp_comm_exposed = co.t_dp_exp;
+    out->t_pp_comm = co.t_pp;
+    out->t_bubble = co.t_bubble;
+    out->t_optimizer = co.t_opt;
+    out->t_cp_comm = co.t_cp;
+    out->t_cp_comm_exposed = co.t_cp_exp;
+    out->t_ep_comm = co.t_ep;
+    /* t_comm, t_comm_exposed, comm_fraction, hidden_fraction and tokens_per_s
+     * are not stored: the view results (store.c) computes them from the
+     * stored outputs with these expressions, term by term: change both */
+    out->t_comm = co.t_tp + co.t_cp + co.t_ep + co.t_dp + co.t_pp;
+    out->t_comm_exposed = co.t_tp_exp + co.t_cp_exp + co.t_ep + co.t_dp_exp + co.t_pp;
+    out->comm_fraction = co.t_iter > 0 ? out->t_comm_exposed / co.t_iter : 0;
+    /* TP, CP and DP communication that ran under compute, of all their traffic */
+    double ovl = co.t_dp + co.t_tp + co.t_cp, ovl_exp = co.t_dp_exp + co.t_tp_exp + co.t_cp_exp;
+    out->hidden_fraction = ovl > 0 ? 1.0 - ovl_exp / ovl : 0;
+    double peak = c->hw->peak_flops[p->dtype];
+    /* MFU counts the model's FLOPs (Megatron-LM/PaLM convention: attention as
+     * if unmasked, no recomputation); HFU adds the recomputed FLOPs
+     * (Korthikanti et al. 2022, section 6.3); both against the dense peak of
+     * the plan's dtype. */
+    out->mfu = co.t_iter > 0 ? an.model_flops / (co.t_iter * p->devices * peak) : 0;
+    out->hfu = co.t_iter > 0 ? an.hw_flops / (co.t_iter * p->devices * peak) : 0;
+    out->tokens_per_s = co.t_iter > 0 ? (double)p->gbs * p->seq / co.t_iter : 0;
+    /* the exposed communication is part of the iteration (up to the rounding
+     * of the two sums' different order) */
+    assert(out->comm_fraction >= -1e-12 && out->comm_fraction <= 1 + 1e-12);
+}
+
+/* The per-region breakdown: one occurrence's time of each region (rt; layer
+ * regions: the mean over the stage's blocks, drt and drg the dense-FFN
+ * block's, when has_dense) and its occurrences per iteration. */
+static void put_regions(const ccs_plan *p, const ccs_oplist *ops, const double *rt,
+                        int has_dense, const double *drt, const ccs_region_time *drg,
+                        ccs_region_time *regions)
+{
+    double m_b = ops->micro_batches, ls = ops->layers_per_stage;
+    for (int r = 0; r < CCS_RG_N; r++) {
+        regions[r].time = rt[r];
+        switch (region_scope(r)) {
+        case CCS_SCOPE_LAYER:
+            regions[r].count = m_b * ls;
+            if (has_dense && ls > 0) { /* the mean over the stage's blocks */
+                double wd = ops->dense_per_stage / ls;
+                regions[r].time = (1 - wd) * rt[r] + wd * drt[r];
+                regions[r].flops = (1 - wd) * regions[r].flops + wd * drg[r].flops;
+                regions[r].bytes = (1 - wd) * regions[r].bytes + wd * drg[r].bytes;
+            }
+            break;
+        case CCS_SCOPE_FIRST:
+        case CCS_SCOPE_LAST:
+        case CCS_SCOPE_MICRO:
+            regions[r].count = m_b;
+            break;
+        default:
+            regions[r].count = 1;
+        }
+    }
+    if (p->pp > 1)
+        regions[CCS_RG_PP_COMM].count = 2.0 * (m_b * p->vpp + p->pp - 1.0);
+}
+
 void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, ccs_result *out,
                       ccs_region_time *regions)
 {
+    assert(m && p && c && c->hw && out);
     memset(out, 0, sizeof *out);
     out->params = model_params(m);
     if (regions)
@@ -409,7 +556,6 @@ void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, 
      * whose layer regions replace the expert block's on those layers */
     sums S[3], Sd[3];
     double extrap = 0;
-    double m_b = ops.micro_batches, ls = ops.layers_per_stage;
     int banded = sum_ops(c, p, &ops, S, &extrap, regions);
     ccs_region_time drg[CCS_RG_N];
     if (has_dense) {
@@ -431,64 +577,9 @@ void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, 
         lo = hi = co;
     }
 
-    out->t_iter = co.t_iter;
-    out->t_iter_lo = lo.t_iter;
-    out->t_iter_hi = hi.t_iter;
-    out->extrap = extrap;
-    out->t_compute = co.t_compute;
-    out->t_tp_comm = co.t_tp;
-    out->t_tp_comm_exposed = co.t_tp_exp;
-    out->t_dp_comm = co.t_dp;
-    out->t_dp_comm_exposed = co.t_dp_exp;
-    out->t_pp_comm = co.t_pp;
-    out->t_bubble = co.t_bubble;
-    out->t_optimizer = co.t_opt;
-    out->t_cp_comm = co.t_cp;
-    out->t_cp_comm_exposed = co.t_cp_exp;
-    out->t_ep_comm = co.t_ep;
-    /* t_comm, t_comm_exposed, comm_fraction, hidden_fraction and tokens_per_s
-     * are not stored: the view results (store.c) computes them from the
-     * stored outputs with these expressions, term by term: change both */
-    out->t_comm = co.t_tp + co.t_cp + co.t_ep + co.t_dp + co.t_pp;
-    out->t_comm_exposed = co.t_tp_exp + co.t_cp_exp + co.t_ep + co.t_dp_exp + co.t_pp;
-    out->comm_fraction = co.t_iter > 0 ? out->t_comm_exposed / co.t_iter : 0;
-    /* TP, CP and DP communication that ran under compute, of all their traffic */
-    double ovl = co.t_dp + co.t_tp + co.t_cp, ovl_exp = co.t_dp_exp + co.t_tp_exp + co.t_cp_exp;
-    out->hidden_fraction = ovl > 0 ? 1.0 - ovl_exp / ovl : 0;
-    double peak = c->hw->peak_flops[p->dtype];
-    /* MFU counts the model's FLOPs (Megatron-LM/PaLM convention: attention as
-     * if unmasked, no recomputation); HFU adds the recomputed FLOPs
-     * (Korthikanti et al. 2022, section 6.3); both against the dense peak of
-     * the plan's dtype. */
-    out->mfu = co.t_iter > 0 ? an.model_flops / (co.t_iter * p->devices * peak) : 0;
-    out->hfu = co.t_iter > 0 ? an.hw_flops / (co.t_iter * p->devices * peak) : 0;
-    out->tokens_per_s = co.t_iter > 0 ? (double)p->gbs * p->seq / co.t_iter : 0;
-
-    if (regions) {
-        for (int r = 0; r < CCS_RG_N; r++) {
-            regions[r].time = rt[r];
-            switch (region_scope(r)) {
-            case CCS_SCOPE_LAYER:
-                regions[r].count = m_b * ls;
-                if (has_dense && ls > 0) { /* the mean over the stage's blocks */
-                    double wd = ops.dense_per_stage / ls;
-                    regions[r].time = (1 - wd) * rt[r] + wd * Sd[0].rt[r];
-                    regions[r].flops = (1 - wd) * regions[r].flops + wd * drg[r].flops;
-                    regions[r].bytes = (1 - wd) * regions[r].bytes + wd * drg[r].bytes;
-                }
-                break;
-            case CCS_SCOPE_FIRST:
-            case CCS_SCOPE_LAST:
-            case CCS_SCOPE_MICRO:
-                regions[r].count = m_b;
-                break;
-            default:
-                regions[r].count = 1;
-            }
-        }
-        if (p->pp > 1)
-            regions[CCS_RG_PP_COMM].count = 2.0 * (m_b * p->vpp + p->pp - 1.0);
-    }
+    put_times(p, c, &co, &lo, &hi, extrap, &an, out);
+    if (regions)
+        put_regions(p, &ops, rt, has_dense, Sd[0].rt, drg, regions);
 
     if (out->fits) {
         out->status = CCS_ST_OK;

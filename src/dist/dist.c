@@ -18,11 +18,14 @@
  * UP_DONE always follows its records. Rank 0 never blocks on a worker: it
  * polls, queues the writes for its writer thread (writeq.h), and computes
  * small chunks itself when nothing is waiting and the writer keeps up.
- * Memory on rank 0 is one receive buffer and the todo list, whatever the grid. */
+ * Memory on rank 0 is one receive buffer and the todo list, whatever the grid.
+ * Rank 0's states in this protocol, their invariants and transitions: "the
+ * coordinator's states", above coordinate(). */
 #include "ccsweep/dist/dist.h"
 #include "ccsweep/sweep/keep.h"
 #include "ccsweep/dist/writeq.h"
 
+#include <assert.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -485,18 +488,208 @@ static int filter_undefined(const ccs_grid *g, int64_t idx, ccs_err *err)
     return CCS_EINPUT;
 }
 
+/* ---- the coordinator's states ---------------------------------------------------
+ *
+ * coordinate() is rank 0's side of the protocol described at the top of this
+ * file: it polls for worker messages, answers chunk requests from the
+ * schedule (take), computes slices of chunks of its own in between, and
+ * hands every row to the writer. Its state (coord_loop.state) is one of:
+ *
+ *   COORD_HANDOUT  The schedule may still hold work. Every UP_WANT is
+ *                  answered with the next chunk; rank 0 takes chunks for
+ *                  itself (at most SELF_CHUNK while workers run) and computes
+ *                  them SELF_SLICE scenarios between polls, except while its
+ *                  writer thread is WRITEQ_BEHIND.
+ *   COORD_DRAIN    take() found the schedule empty. Every UP_WANT is answered
+ *                  with stop ({-1, -1}); rank 0 finishes its own chunk, and
+ *                  stores what arrives until each worker's UP_BYE.
+ *   COORD_STOP     A signal: caught on rank 0 (dist_signal) or reported by a
+ *                  worker (UP_INTR). Every UP_WANT is answered with stop;
+ *                  rank 0's unfinished chunk is abandoned (never marked done:
+ *                  a resume recomputes it); data and UP_DONE still arriving
+ *                  are stored and recorded, until each worker's UP_BYE.
+ *   COORD_DONE     Every worker said goodbye and rank 0 holds no chunk (or
+ *                  STOP abandoned it): the loop ends. After it, under keep:
+ *                  the rows displaced from their groups are dropped (not
+ *                  after a signal: a resume rebuilds the groups from the rows
+ *                  in the file), and the last transaction is committed.
+ *   COORD_FAIL     An error (rc != CCS_OK: the store, memory, a damaged
+ *                  aggregate, a where-filter undefined here or in a worker's
+ *                  UP_EFILTER): the loop ends at once, without waiting for
+ *                  the workers; the caller ends the job.
+ *
+ * Transitions (coord_move refuses any other):
+ *
+ *   HANDOUT -> DRAIN    take() returns 0: serve (an UP_WANT) or own_take
+ *   HANDOUT -> STOP     dist_signal() seen at the loop's top, or UP_INTR in serve:
+ *   DRAIN   -> STOP       coord_stop, which records the signal in stats
+ *   DRAIN   -> DONE     the loop's bottom: no message, no own chunk, active == 0
+ *   STOP    -> DONE     the loop's top: active == 0
+ *   (any)   -> FAIL     rc != CCS_OK out of serve or own_slice
+ *
+ * Invariants (assert_coord_state, checked at every move and at the loop's top):
+ *
+ *   always:   0 <= active <= ranks - 1, the workers that have not said UP_BYE;
+ *             s.ti <= s.n; an own chunk has own_lo <= own_next < own_hi
+ *             (except in FAIL, which may leave one mid-update).
+ *   HANDOUT:  no signal recorded; active == ranks - 1 (a worker says goodbye
+ *             only after a stop answer or with UP_INTR, which leave HANDOUT).
+ *   DRAIN:    no signal recorded; s.ti == s.n (take has nothing left).
+ *   STOP:     stats->signal != 0.
+ *   DONE:     active == 0; no own chunk, unless stopped.
+ *
+ * A worker (work, work_kept) keeps exactly one chunk request outstanding from
+ * its first chunk_ask to the stop answer, so rank 0 answering every UP_WANT,
+ * in every state, is what lets a worker leave: it computes job[] while the
+ * answer to next[] travels, has at most two record buffers in flight, and
+ * ends in worker_bye (its sends completed, then UP_BYE, or UP_INTR | UP_BYE
+ * and the outstanding answer awaited). On UP_EFILTER it returns at once:
+ * rank 0 fails the job. */
+enum { COORD_HANDOUT, COORD_DRAIN, COORD_STOP, COORD_DONE, COORD_FAIL, COORD_N };
+
+typedef struct coord_loop {
+    int state;  /* COORD_* */
+    int ranks;  /* of the sweep communicator, rank 0 included */
+    int active; /* workers that have not said goodbye */
+    sched s;
+    int have_own;                     /* rank 0 computes [own_lo, own_hi) */
+    int64_t own_lo, own_hi, own_next; /* own_next: its first scenario not computed */
+} coord_loop;
+
+/* Assert the invariants of L's state (the note above); nothing with NDEBUG. */
+static void assert_coord_state(const coord_loop *L, const coord *c)
+{
+    int sig = c->stats->signal;
+    assert(L->active >= 0 && L->active <= L->ranks - 1);
+    assert(L->s.ti <= L->s.n);
+    assert(L->state == COORD_FAIL || !L->have_own ||
+           (L->own_lo <= L->own_next && L->own_next < L->own_hi));
+    switch (L->state) {
+    case COORD_HANDOUT:
+        assert(sig == 0 && L->active == L->ranks - 1);
+        break;
+    case COORD_DRAIN:
+        assert(sig == 0 && L->s.ti == L->s.n);
+        break;
+    case COORD_STOP:
+        assert(sig != 0);
+        break;
+    case COORD_DONE:
+        assert(L->active == 0 && (sig != 0 || !L->have_own));
+        break;
+    default:
+        assert(L->state == COORD_FAIL);
+    }
+    (void)L;
+    (void)sig;
+}
+
+/* Move L to state to, one of the transitions of the note above. */
+static void coord_move(coord_loop *L, const coord *c, int to)
+{
+    static const unsigned legal[COORD_N] = {
+        [COORD_HANDOUT] = 1u << COORD_DRAIN | 1u << COORD_STOP | 1u << COORD_FAIL,
+        [COORD_DRAIN] = 1u << COORD_STOP | 1u << COORD_DONE | 1u << COORD_FAIL,
+        [COORD_STOP] = 1u << COORD_DONE | 1u << COORD_FAIL,
+    };
+    assert(to >= 0 && to < COORD_N && (legal[L->state] & (1u << to)));
+    (void)legal;
+    L->state = to;
+    assert_coord_state(L, c);
+}
+
+/* Signal sig stops the hand-out: every further request is answered with
+ * stop and the loop drains until each worker has said goodbye, so that all
+ * ranks leave MPI cleanly. */
+static void coord_stop(coord_loop *L, coord *c, int sig)
+{
+    c->stats->signal = sig;
+    coord_move(L, c, COORD_STOP);
+}
+
+/* One message from a worker, probed as *stt, received into msg: its records
+ * or aggregates stored, its chunk recorded, its request answered, its
+ * goodbye counted. Returns the first error (UP_EFILTER: the spec's). */
+static int serve(const dist_comm *dc, coord *c, coord_loop *L, unsigned char *msg,
+                 MPI_Status *stt, ccs_err *err)
+{
+    int bytes, src = stt->MPI_SOURCE;
+    MPI_Get_count(stt, MPI_BYTE, &bytes);
+    MPI_Recv(msg, bytes, MPI_BYTE, src, TAG_UP, dc->comm, MPI_STATUS_IGNORE);
+    up_hdr h;
+    memcpy(&h, msg, sizeof h);
+    if ((h.flags & UP_INTR) && L->state != COORD_STOP)
+        coord_stop(L, c, (int)h.lo);
+    if (h.flags & UP_EFILTER)
+        return filter_undefined(c->g, h.lo, err);
+    int rc = CCS_OK;
+    if (h.flags & UP_AGG)
+        rc = put_aggs(c, msg + sizeof h, (size_t)bytes - sizeof h, h.n, src, err);
+    for (int i = 0; !(h.flags & UP_AGG) && i < h.n && rc == CCS_OK; i++)
+        rc = put(c, msg + sizeof h + (size_t)i * c->rec_size, src, err);
+    if (rc == CCS_OK && (h.flags & UP_DONE))
+        rc = chunk_done(c, h.lo, h.hi, src, err);
+    if (rc == CCS_OK && (h.flags & UP_WANT)) {
+        int64_t job[2] = {-1, -1};
+        if (L->state != COORD_STOP && !take(&L->s, 0, &job[0], &job[1]) &&
+            L->state == COORD_HANDOUT)
+            coord_move(L, c, COORD_DRAIN);
+        MPI_Send(job, 2, MPI_INT64_T, src, TAG_DOWN, dc->comm);
+    }
+    if (h.flags & UP_BYE) {
+        L->active--;
+        assert_coord_state(L, c);
+    }
+    progress(c, 0);
+    return rc;
+}
+
+/* A chunk for rank 0 itself, when the schedule has one (capped while
+ * workers run, so that they are not kept waiting at the end). */
+static void own_take(coord_loop *L, coord *c)
+{
+    if (take(&L->s, L->ranks > 1 ? SELF_CHUNK : 0, &L->own_lo, &L->own_hi)) {
+        L->have_own = 1;
+        L->own_next = L->own_lo;
+        test_chunk_delay();
+    } else if (L->state == COORD_HANDOUT) {
+        coord_move(L, c, COORD_DRAIN);
+    }
+}
+
+/* The next slice of rank 0's own chunk, computed into own (SELF_SLICE
+ * records) and stored; the chunk recorded when it is complete. */
+static int own_slice(coord_loop *L, coord *c, unsigned char *own, ccs_err *err)
+{
+    int64_t end = L->own_next + SELF_SLICE < L->own_hi ? L->own_next + SELF_SLICE : L->own_hi;
+    int64_t bad = 0;
+    int rc = CCS_OK;
+    int n = eval_range(c->g, L->own_next, end, c->o->detail && !c->kp, c->rec_size, own, &bad);
+    if (n < 0)
+        rc = filter_undefined(c->g, bad, err);
+    for (int i = 0; i < n && rc == CCS_OK; i++)
+        rc = put(c, own + (size_t)i * c->rec_size, 0, err);
+    L->own_next = end;
+    if (rc == CCS_OK && L->own_next >= L->own_hi) {
+        L->have_own = 0;
+        rc = chunk_done(c, L->own_lo, L->own_hi, 0, err);
+    }
+    return rc;
+}
+
+/* Rank 0's loop over the states above, then the finish: the drops of a
+ * keep: run and the last commit. Returns the first error. */
 static int coordinate(const dist_comm *dc, coord *c, ccs_err *err)
 {
-    int ranks = dist_size(dc);
+    coord_loop L = {.state = COORD_HANDOUT, .ranks = dist_size(dc)};
     size_t n_todo = c->o->n_todo;
-    sched s = {0};
-    s.todo = c->o->todo ? c->o->todo : store_todo(c->st, &n_todo);
-    s.n = n_todo;
-    s.next = n_todo ? s.todo[0].lo : 0;
+    L.s.todo = c->o->todo ? c->o->todo : store_todo(c->st, &n_todo);
+    L.s.n = n_todo;
+    L.s.next = n_todo ? L.s.todo[0].lo : 0;
     for (size_t i = 0; i < n_todo; i++)
-        s.remaining += s.todo[i].hi - s.todo[i].lo;
-    s.fixed = c->o->chunk;
-    s.ranks = ranks;
+        L.s.remaining += L.s.todo[i].hi - L.s.todo[i].lo;
+    L.s.fixed = c->o->chunk;
+    L.s.ranks = L.ranks;
 
     size_t maxmsg = sizeof(up_hdr) + RECS_PER_MSG * c->rec_size;
     unsigned char *msg = malloc(maxmsg);
@@ -507,58 +700,27 @@ static int coordinate(const dist_comm *dc, coord *c, ccs_err *err)
         ccs_err_set(err, "out of memory");
         return CCS_ENOMEM;
     }
-    int active = ranks - 1; /* workers that have not said goodbye */
-    int64_t own_lo = 0, own_hi = 0, own_next = 0;
-    int have_own = 0, stopping = 0, rc = CCS_OK;
+    L.active = L.ranks - 1;
+    int rc = CCS_OK;
     while (rc == CCS_OK) {
-        /* A signal (here or on a worker) stops the hand-out: every further
-         * request is answered with stop and the loop drains until each worker
-         * has said goodbye, so all ranks leave MPI cleanly. */
-        if (!stopping && dist_signal()) {
-            c->stats->signal = dist_signal();
-            stopping = 1;
-        }
-        if (stopping && active == 0)
+        assert_coord_state(&L, c);
+        if (L.state != COORD_STOP && dist_signal())
+            coord_stop(&L, c, dist_signal());
+        if (L.state == COORD_STOP && L.active == 0) {
+            coord_move(&L, c, COORD_DONE);
             break;
+        }
         int flag = 0;
         MPI_Status stt;
-        if (ranks > 1)
+        if (L.ranks > 1)
             MPI_Iprobe(MPI_ANY_SOURCE, TAG_UP, dc->comm, &flag, &stt);
         if (flag) {
-            int bytes;
-            MPI_Get_count(&stt, MPI_BYTE, &bytes);
-            MPI_Recv(msg, bytes, MPI_BYTE, stt.MPI_SOURCE, TAG_UP, dc->comm, MPI_STATUS_IGNORE);
-            up_hdr h;
-            memcpy(&h, msg, sizeof h);
-            if ((h.flags & UP_INTR) && !stopping) {
-                c->stats->signal = (int)h.lo;
-                stopping = 1;
-            }
-            if (h.flags & UP_EFILTER) {
-                rc = filter_undefined(c->g, h.lo, err);
-                break;
-            }
-            if (h.flags & UP_AGG)
-                rc = put_aggs(c, msg + sizeof h, (size_t)bytes - sizeof h, h.n, stt.MPI_SOURCE,
-                              err);
-            for (int i = 0; !(h.flags & UP_AGG) && i < h.n && rc == CCS_OK; i++)
-                rc = put(c, msg + sizeof h + (size_t)i * c->rec_size, stt.MPI_SOURCE, err);
-            if (rc == CCS_OK && (h.flags & UP_DONE))
-                rc = chunk_done(c, h.lo, h.hi, stt.MPI_SOURCE, err);
-            if (rc == CCS_OK && (h.flags & UP_WANT)) {
-                int64_t job[2] = {-1, -1};
-                if (!stopping)
-                    take(&s, 0, &job[0], &job[1]);
-                MPI_Send(job, 2, MPI_INT64_T, stt.MPI_SOURCE, TAG_DOWN, dc->comm);
-            }
-            if (h.flags & UP_BYE)
-                active--;
-            progress(c, 0);
+            rc = serve(dc, c, &L, msg, &stt, err);
             continue;
         }
         /* Nothing waiting: compute a slice of rank 0's own chunk (an
          * unfinished one is dropped on a stop: resume recomputes it). */
-        if (stopping) {
+        if (L.state == COORD_STOP) {
             struct timespec nap = {0, 20000};
             nanosleep(&nap, NULL);
             continue;
@@ -568,36 +730,24 @@ static int coordinate(const dist_comm *dc, coord *c, ccs_err *err)
          * and the projection would take CPU from the writer thread (the same
          * core, under mpirun's default binding). */
         int writer_behind =
-            active > 0 && c->wq && writeq_pending(c->wq) >= WRITEQ_BEHIND;
-        if (!have_own && !writer_behind &&
-            take(&s, ranks > 1 ? SELF_CHUNK : 0, &own_lo, &own_hi)) {
-            have_own = 1;
-            own_next = own_lo;
-            test_chunk_delay();
-        }
-        if (have_own && !writer_behind) {
-            int64_t end = own_next + SELF_SLICE < own_hi ? own_next + SELF_SLICE : own_hi;
-            int64_t bad = 0;
-            int n = eval_range(c->g, own_next, end, c->o->detail && !c->kp, c->rec_size, own,
-                               &bad);
-            if (n < 0)
-                rc = filter_undefined(c->g, bad, err);
-            for (int i = 0; i < n && rc == CCS_OK; i++)
-                rc = put(c, own + (size_t)i * c->rec_size, 0, err);
-            own_next = end;
-            if (rc == CCS_OK && own_next >= own_hi) {
-                have_own = 0;
-                rc = chunk_done(c, own_lo, own_hi, 0, err);
-            }
+            L.active > 0 && c->wq && writeq_pending(c->wq) >= WRITEQ_BEHIND;
+        if (!L.have_own && !writer_behind)
+            own_take(&L, c);
+        if (L.have_own && !writer_behind) {
+            rc = own_slice(&L, c, own, err);
             progress(c, 0);
             continue;
         }
-        if (active == 0)
-            break;                        /* everything handed out, done and received */
+        if (L.active == 0) { /* everything handed out, done and received */
+            coord_move(&L, c, COORD_DONE);
+            break;
+        }
         struct timespec nap = {0, 20000}; /* 20 us: wait for workers without spinning hard */
         nanosleep(&nap, NULL);
         progress(c, 0);
     }
+    if (rc != CCS_OK)
+        coord_move(&L, c, COORD_FAIL);
     free(msg);
     free(own);
     if (rc == CCS_OK && c->kp && !c->stats->signal)
@@ -778,6 +928,10 @@ static int work_kept(const dist_comm *dc, const ccs_grid *g, dist_stats *stats)
     return rc;
 }
 
+/* A worker's sweep: chunks from rank 0 until it answers stop, each computed
+ * into RECS_PER_MSG-record messages (regions appended under --detail), the
+ * chunk's last one flagged UP_DONE. Returns CCS_OK, DIST_INTERRUPTED or
+ * CCS_EINPUT (the where-filter undefined; rank 0 was told). */
 static int work(const dist_comm *dc, const ccs_grid *g, const dist_opts *o, size_t rec_size,
                 dist_stats *stats)
 {

@@ -113,7 +113,9 @@ typedef struct ccs_oplist {
 /* Build the operator list of plan p (already valid per plan_check) for model m.
  * devices_per_node is the scale-up domain (hw_scaleup): it decides which
  * collectives leave the NVLink fabric (Megatron rank order: tp fastest, then
- * cp, dp, pp). Never fails for a valid plan. */
+ * cp, dp, pp). Overwrites *out whole. Never fails for a valid plan; asserts
+ * non-NULL arguments, devices_per_node >= 1 and the plan's sizes >= 1 (dp may
+ * still be 0, not yet derived: then no data-parallel ops). */
 void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, ccs_oplist *out);
 
 /* Region name ("fwd.attn"), scope (CCS_SCOPE_*) and whether it is communication. */

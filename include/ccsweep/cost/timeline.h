@@ -90,7 +90,8 @@ typedef struct ccs_region_time {
  * (whose hw is the scenario's hardware generation). Fills *out; regions, when
  * not NULL, receives CCS_RG_N entries. Always returns a result: invalid plans
  * get status CCS_ST_INVALID and a reason, plans that do not fit CCS_ST_OOM
- * (timeline still computed). */
+ * (timeline still computed). m, p, c, c->hw and out must not be NULL
+ * (asserted); the composed times are asserted finite and non-negative. */
 void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, ccs_result *out,
                       ccs_region_time *regions);
 
