@@ -5,6 +5,7 @@
 #include "ccsweep/report/report.h"
 #include "ccsweep/report/report_sql.h"
 #include "ccsweep/store/store_query.h"
+#include "ccsweep/util/buf.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -152,63 +153,15 @@ int report_gp_quote(char *buf, size_t n, const char *s)
     return 0;
 }
 
-/* ---- growable string ---------------------------------------------------------- */
-
-typedef struct sbuf {
-    char *s;
-    size_t len, cap;
-    int oom;
-} sbuf;
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void
-sb_printf(sbuf *b, const char *fmt, ...)
-{
-    if (b->oom)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        size_t room = b->cap - b->len;
-        int k = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? room : 0, fmt, ap);
-        va_end(ap);
-        if (k < 0) {
-            b->oom = 1;
-            return;
-        }
-        if (b->s && (size_t)k < room) {
-            b->len += (size_t)k;
-            return;
-        }
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap - b->len <= (size_t)k)
-            cap *= 2;
-        char *ns = realloc(b->s, cap);
-        if (!ns) {
-            b->oom = 1;
-            return;
-        }
-        b->s = ns;
-        b->cap = cap;
-    }
-}
-
-static void sb_free(sbuf *b)
-{
-    free(b->s);
-    memset(b, 0, sizeof *b);
-}
-
 /* ---- query results held in memory ----------------------------------------------- */
 
 typedef struct rtab {
     int ncols;
     char **cols;
-    size_t nrows, cap;
-    double *num; /* nrows x ncols, NAN for NULL */
-    char **txt;  /* nrows x ncols, NULL for NULL */
+    size_t nrows;
+    size_t num_cap, txt_cap; /* rows allocated in num and txt (ccs_grow) */
+    double *num;             /* nrows x ncols, NAN for NULL */
+    char **txt;              /* nrows x ncols, NULL for NULL */
     int oom;
 } rtab;
 
@@ -233,18 +186,10 @@ static int tab_row(void *ctx, const storeq_row *row)
             if (!(t->cols[c] = dupstr(storeq_colname(row, c))))
                 return t->oom = 1;
     }
-    if (t->nrows == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 64;
-        double *nn = realloc(t->num, cap * (size_t)t->ncols * sizeof *nn);
-        if (nn)
-            t->num = nn;
-        char **nt = realloc(t->txt, cap * (size_t)t->ncols * sizeof *nt);
-        if (nt)
-            t->txt = nt;
-        if (!nn || !nt)
-            return t->oom = 1;
-        t->cap = cap;
-    }
+    /* a row at a time: the element of both arrays is one row of ncols values */
+    if (ccs_grow((void **)&t->num, &t->num_cap, t->nrows + 1, (size_t)t->ncols * sizeof *t->num) ||
+        ccs_grow((void **)&t->txt, &t->txt_cap, t->nrows + 1, (size_t)t->ncols * sizeof *t->txt))
+        return t->oom = 1;
     size_t base = t->nrows * (size_t)t->ncols;
     for (int c = 0; c < t->ncols; c++) {
         const char *s = storeq_text(row, c);
@@ -490,12 +435,12 @@ static int load_layout(rp *r)
         for (i = 0; i < r->hwnames.nrows && strcmp(hw_name(r, i), r->o->hw); i++)
             ;
         if (i == r->hwnames.nrows) {
-            sbuf b = {0};
+            ccs_buf b = CCS_BUF_INIT;
             for (size_t j = 0; j < r->hwnames.nrows; j++)
-                sb_printf(&b, "%s%s", j ? ", " : "", hw_name(r, j));
+                ccs_buf_printf(&b, "%s%s", j ? ", " : "", hw_name(r, j));
             rc = fail(r, CCS_EINPUT, "--hw: no hardware '%s' in run %lld (it has: %s)", r->o->hw,
-                      (long long)r->run, b.s ? b.s : "");
-            sb_free(&b);
+                      (long long)r->run, ccs_buf_str(&b));
+            ccs_buf_free(&b);
             return rc;
         }
         r->ref = i;
@@ -775,7 +720,7 @@ static int plot_lines(rp *r, const lines_fig *f)
     for (int row = 0; row < 2; row++) {
         const lines_row *lr = &f->rows[row];
         for (size_t h = 0; h < ncol; h++) {
-            sbuf cl = {0};
+            ccs_buf cl = CCS_BUF_INIT;
             for (size_t gi = 0; gi < r->gens.nrows; gi++) {
                 int gen = gen_at(r, gi), npts = 0;
                 for (size_t i = 0; i < t->nrows; i++) {
@@ -791,10 +736,10 @@ static int plot_lines(rp *r, const lines_fig *f)
                 if (!npts)
                     continue;
                 fprintf(dat, "\n\n");
-                sb_printf(&cl,
-                          "%s'%s' index %d using 1:2 with linespoints lw 2 pt 7 ps 0.7 "
-                          "lc rgb '%s' title 'gen %d'",
-                          cl.len ? ", " : "", dat_name, block, gen_color[gi % 8], gen);
+                ccs_buf_printf(&cl,
+                               "%s'%s' index %d using 1:2 with linespoints lw 2 pt 7 ps 0.7 "
+                               "lc rgb '%s' title 'gen %d'",
+                               cl.len ? ", " : "", dat_name, block, gen_color[gi % 8], gen);
                 block++;
             }
             /* Models with no fitting plan would just be missing from their
@@ -822,15 +767,15 @@ static int plot_lines(rp *r, const lines_fig *f)
                 if (!npts)
                     continue;
                 fprintf(dat, "\n\n");
-                sb_printf(&cl,
-                          ", '%s' index %d using 1:2 axes x1y2 with points pt 2 ps 1.3 lw 2 "
-                          "lc rgb '%s' notitle",
-                          dat_name, block++, gen_color[gi % 8]);
+                ccs_buf_printf(&cl,
+                               ", '%s' index %d using 1:2 axes x1y2 with points pt 2 ps 1.3 lw 2 "
+                               "lc rgb '%s' notitle",
+                               dat_name, block++, gen_color[gi % 8]);
                 nmiss += npts;
             }
             if (nmiss)
-                sb_printf(&cl, ", NaN with points pt 2 ps 1.3 lw 2 lc rgb '#555555' "
-                               "title 'no fitting plan'");
+                ccs_buf_printf(&cl, ", NaN with points pt 2 ps 1.3 lw 2 lc rgb '#555555' "
+                                    "title 'no fitting plan'");
             char title[256], q[300];
             snprintf(title, sizeof title, "%s: %s", hw_name(r, h), lr->title);
             report_gp_quote(q, sizeof q, title);
@@ -853,12 +798,12 @@ static int plot_lines(rp *r, const lines_fig *f)
                         "set xrange [*:*]\nset y2range [0:1]\nunset y2tics\n"
                         "set key %s Left reverse samplen 2 font ',8'\n",
                         f->key ? f->key : "top left maxrows 6");
-                fprintf(g, "plot %s\n", cl.s);
+                fprintf(g, "plot %s\n", ccs_buf_str(&cl));
                 fprintf(g, "unset logscale\nset key\n");
             }
             if (cl.oom)
                 rc = fail(r, CCS_ENOMEM, "out of memory");
-            sb_free(&cl);
+            ccs_buf_free(&cl);
         }
     }
     fprintf(g, "unset multiplot\n");
@@ -1016,7 +961,7 @@ static int plot_ccr(rp *r)
     else
         snprintf(title, sizeof title, "%s: all models of the run, %s", plot_info[P_CCR].title, hw);
     gp_head(g, plot_info[P_CCR].file, 1100, 700, title, 1, 1);
-    sbuf cl = {0};
+    ccs_buf cl = CCS_BUF_INIT;
     int block = 0;
     /* fixed TP: analytic, the same on every hardware; rows of the first hardware row */
     int npts = 0;
@@ -1031,10 +976,10 @@ static int plot_ccr(rp *r)
     }
     if (npts) {
         fprintf(dat, "\n\n");
-        sb_printf(&cl,
-                  "'ccr.dat' index %d using 1:2 with linespoints lw 3 dt 2 pt 5 lc rgb "
-                  "'black' title 'fixed tp = %d'",
-                  block++, r->fixed_tp);
+        ccs_buf_printf(&cl,
+                       "'ccr.dat' index %d using 1:2 with linespoints lw 3 dt 2 pt 5 lc rgb "
+                       "'black' title 'fixed tp = %d'",
+                       block++, r->fixed_tp);
     }
     for (size_t gi = 0; gi < r->gens.nrows; gi++) {
         int gen = gen_at(r, gi);
@@ -1051,10 +996,10 @@ static int plot_ccr(rp *r)
         if (!npts)
             continue;
         fprintf(dat, "\n\n");
-        sb_printf(&cl,
-                  ", '' index %d using 1:2 with linespoints lw 2 pt 7 lc rgb '%s' "
-                  "title 'memory-forced tp (TP+DP), gen %d'",
-                  block, gen_color[gi % 8], gen);
+        ccs_buf_printf(&cl,
+                       ", '' index %d using 1:2 with linespoints lw 2 pt 7 lc rgb '%s' "
+                       "title 'memory-forced tp (TP+DP), gen %d'",
+                       block, gen_color[gi % 8], gen);
         block++;
     }
     /* One "tp N" label per distinct point: the ratio depends on h and tp only,
@@ -1080,10 +1025,10 @@ static int plot_ccr(rp *r)
     }
     if (nlab) {
         fprintf(dat, "\n\n");
-        sb_printf(&cl,
-                  ", '' index %d using 1:2:(sprintf('tp %%d', $3)) with labels left "
-                  "offset 0.8,0.6 font ',8' tc rgb '#333333' notitle",
-                  block++);
+        ccs_buf_printf(&cl,
+                       ", '' index %d using 1:2:(sprintf('tp %%d', $3)) with labels left "
+                       "offset 0.8,0.6 font ',8' tc rgb '#333333' notitle",
+                       block++);
     }
     fprintf(g, "set xlabel 'hidden size h'\nset ylabel 'FLOP per TP byte (one layer, "
                "forward, per device)'\n");
@@ -1101,7 +1046,7 @@ static int plot_ccr(rp *r)
     fprintf(g, "unset multiplot\n");
     free(mask);
     int bad = cl.oom;
-    sb_free(&cl);
+    ccs_buf_free(&cl);
     int rc1 = close_out(r, dat, r->data, "ccr.dat");
     int rc2 = close_out(r, g, r->data, "ccr.gp");
     if (bad)
@@ -1412,7 +1357,7 @@ static void md_findings(const rp *r, FILE *f)
     const char *hw = hw_name(r, r->ref);
     for (int k = 0; k < 2; k++) {
         size_t hidden0 = 0, exposed = 0;
-        sbuf names = {0};
+        ccs_buf names = CCS_BUF_INIT;
         for (size_t m = 0; m < r->models.nrows; m++) {
             const char *name = tab_str(&r->models, m, "name");
             double first = NAN, last = NAN;
@@ -1431,7 +1376,7 @@ static void md_findings(const rp *r, FILE *f)
             hidden0++;
             if (last < 50) {
                 exposed++;
-                sb_printf(&names, "%s%s", names.len ? ", " : "", name);
+                ccs_buf_printf(&names, "%s%s", names.len ? ", " : "", name);
             }
         }
         if (hidden0 && r->gen_first != r->gen_last)
@@ -1440,8 +1385,8 @@ static void md_findings(const rp *r, FILE *f)
                     "hidden at generation %d, %zu have less than half hidden at generation "
                     "%d%s%s%s (`queries/dp_hidden.sql`).\n",
                     k ? "TP+DP" : "Best plan", hw, hidden0, r->gen_first, exposed, r->gen_last,
-                    exposed ? " (" : "", exposed ? names.s : "", exposed ? ")" : "");
-        sb_free(&names);
+                    exposed ? " (" : "", exposed ? ccs_buf_str(&names) : "", exposed ? ")" : "");
+        ccs_buf_free(&names);
     }
     /* memory-forced TP on the reference hardware */
     const rtab *ft = &r->q[P_TP];
@@ -1687,7 +1632,7 @@ static void md_fixed_table(const rp *r, FILE *f)
         const char *name = tab_str(&r->models, m, "name");
         fprintf(f, "| %s |", name);
         for (int k = 0; k < 2; k++) {
-            sbuf b = {0};
+            ccs_buf b = CCS_BUF_INIT;
             char planbuf[64] = "-";
             for (size_t gi = 0; gi < r->gens.nrows; gi++) {
                 double c = NAN;
@@ -1705,12 +1650,12 @@ static void md_fixed_table(const rp *r, FILE *f)
                                      tab_num(t, i, "mbs"));
                     }
                 if (isfinite(c))
-                    sb_printf(&b, "%s%.0f", gi ? " / " : "", c);
+                    ccs_buf_printf(&b, "%s%.0f", gi ? " / " : "", c);
                 else
-                    sb_printf(&b, "%s-", gi ? " / " : "");
+                    ccs_buf_printf(&b, "%s-", gi ? " / " : "");
             }
-            fprintf(f, " %s | %s |", planbuf, b.s ? b.s : "");
-            sb_free(&b);
+            fprintf(f, " %s | %s |", planbuf, ccs_buf_str(&b));
+            ccs_buf_free(&b);
         }
         fprintf(f, "\n");
     }
@@ -1759,14 +1704,13 @@ static void md_comm_class(const rp *r, FILE *f)
                    "longer than 8192 tokens (`queries/comm_class.sql`).\n\n");
         return;
     }
-    fprintf(f,
-            "The best plan of every mixture-of-experts model and of every sequence longer "
-            "than 8192 tokens, its exposed communication split by class, in %% of the "
-            "iteration: tensor-parallel collectives (TP), context-parallel K/V transfers "
-            "(CP), expert-parallel all-to-alls (EP), data-parallel gradient reduction (DP) "
-            "and pipeline transfers (PP); the classes add up to the communication share "
-            "(`queries/comm_class.sql`). Mean over these groups, per hardware, at the first "
-            "and the last generation:\n\n");
+    fprintf(f, "The best plan of every mixture-of-experts model and of every sequence longer "
+               "than 8192 tokens, its exposed communication split by class, in %% of the "
+               "iteration: tensor-parallel collectives (TP), context-parallel K/V transfers "
+               "(CP), expert-parallel all-to-alls (EP), data-parallel gradient reduction (DP) "
+               "and pipeline transfers (PP); the classes add up to the communication share "
+               "(`queries/comm_class.sql`). Mean over these groups, per hardware, at the first "
+               "and the last generation:\n\n");
     fprintf(f, "| hardware | gen | groups | comm | TP | CP | EP | DP | PP |\n"
                "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (size_t h = 0; h < r->hwnames.nrows; h++) {
@@ -1808,8 +1752,8 @@ static void md_comm_class(const rp *r, FILE *f)
                 "%.1f |",
                 tab_str(t, i, "model"), p, tab_num(t, i, "experts"), tab_num(t, i, "seq"),
                 tab_num(t, i, "devices"), tab_num(t, i, "generation"), tab_num(t, i, "tp"),
-                tab_num(t, i, "cp"), tab_num(t, i, "ep"), tab_num(t, i, "pp"),
-                tab_num(t, i, "dp"), tab_num(t, i, "mbs"), tab_num(t, i, "comm_pct"));
+                tab_num(t, i, "cp"), tab_num(t, i, "ep"), tab_num(t, i, "pp"), tab_num(t, i, "dp"),
+                tab_num(t, i, "mbs"), tab_num(t, i, "comm_pct"));
         for (int c = 0; c < NC; c++)
             fprintf(f, " %.1f |", tab_num(t, i, cls[c]));
         fprintf(f, "\n");
