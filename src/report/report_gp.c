@@ -1,0 +1,201 @@
+/* report_gp.c - the report's side of gnuplot: finding the program, the head
+ * every figure script starts with, quoting text into scripts, and running a
+ * script once per figure format (png, pdf, svg) in a child process. */
+#include "report_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Path of program name into out (size n): name itself when it holds a '/',
+ * else the first executable name in a directory of $PATH. Returns 0, or -1
+ * when there is none (or it does not fit). */
+static int find_program(const char *name, char *out, size_t n)
+{
+    if (strchr(name, '/')) {
+        if (access(name, X_OK) != 0)
+            return -1;
+        return ccs_strlcpy(out, name, n);
+    }
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    while (*path) {
+        const char *colon = strchr(path, ':');
+        size_t len = colon ? (size_t)(colon - path) : strlen(path);
+        if ((int)snprintf(out, n, "%.*s/%s", (int)len, len ? path : ".", name) < (int)n &&
+            access(out, X_OK) == 0)
+            return 0;
+        path += len + (colon ? 1 : 0);
+    }
+    return -1;
+}
+
+int rp_find_gnuplot(rp *r)
+{
+    const char *g = r->o->gnuplot;
+    if (!g || !*g)
+        g = getenv("CCSWEEP_GNUPLOT");
+    if (!g || !*g)
+        g = "gnuplot";
+    if (find_program(g, r->gnuplot, sizeof r->gnuplot))
+        return rp_fail(r, CCS_ERUNTIME,
+                       "gnuplot not found (looked for '%s'%s); install it with "
+                       "'make deps' (Debian package gnuplot-nox) or point CCSWEEP_GNUPLOT at it",
+                       g, strchr(g, '/') ? "" : " on PATH");
+    return CCS_OK;
+}
+
+/* Run gnuplot once on data/NAME.gp with fmt='FMT' (a child process in the data
+ * directory, its output to data/NAME.log). Fails (CCS_ERUNTIME, with the log's
+ * first line) when it exits non-zero or leaves no non-empty DIR/NAME.FMT. */
+static int run_gnuplot_fmt(rp *r, const char *name, const char *fmt)
+{
+    char script[128], logf[PATH_MAX + 16], png[PATH_MAX + 16], var[32];
+    snprintf(script, sizeof script, "%s.gp", name);
+    snprintf(logf, sizeof logf, "%s/%s.log", r->data, name);
+    snprintf(png, sizeof png, "%s/%s.%s", r->dir, name, fmt);
+    snprintf(var, sizeof var, "fmt='%s'", fmt);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return rp_fail(r, CCS_ERUNTIME, "cannot start gnuplot: %s", strerror(errno));
+    if (pid == 0) {
+        int fd = open(logf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+            close(fd);
+        }
+        if (chdir(r->data) == 0)
+            execl(r->gnuplot, r->gnuplot, "-e", var, script, (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return rp_fail(r, CCS_ERUNTIME, "waiting for gnuplot: %s", strerror(errno));
+    struct stat sb;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || stat(png, &sb) != 0 || sb.st_size == 0) {
+        char first[200] = "";
+        FILE *f = fopen(logf, "r");
+        if (f) {
+            while (fgets(first, sizeof first, f) && first[0] == '\n')
+                ;
+            fclose(f);
+            first[strcspn(first, "\n")] = 0;
+        }
+        return rp_fail(r, CCS_ERUNTIME, "gnuplot (%s) failed on %s/%s (exit %d): %s", r->gnuplot,
+                       r->data, script, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                       first[0] ? first : "no figure written");
+    }
+    if (r->log)
+        fprintf(r->log, "  %s\n", png);
+    return CCS_OK;
+}
+
+int rp_gnuplot(rp *r, const char *name)
+{
+    static const char *const ext[] = {"png", "pdf", "svg"};
+    unsigned formats = r->o->formats ? r->o->formats : REPORT_PNG;
+    int rc = CCS_OK;
+    for (int k = 0; rc == CCS_OK && k < 3; k++)
+        if (formats & (1u << k))
+            rc = run_gnuplot_fmt(r, name, ext[k]);
+    return rc;
+}
+
+int report_parse_formats(const char *s, unsigned *out, const char **bad)
+{
+    static const char *const names[] = {"png", "pdf", "svg"};
+    *out = 0;
+    *bad = s;
+    if (!s || !*s)
+        return -1;
+    for (const char *p = s;;) {
+        size_t len = strcspn(p, ",");
+        int k = 0;
+        while (k < 3 && !(strlen(names[k]) == len && !strncmp(p, names[k], len)))
+            k++;
+        if (k == 3) {
+            *bad = p;
+            return -1;
+        }
+        *out |= 1u << k;
+        if (!p[len])
+            return 0;
+        p += len + 1;
+    }
+}
+
+/* The terminal and common settings of every figure. The script draws in the
+ * format of the gnuplot variable fmt (png, pdf or svg; rp_gnuplot sets it with
+ * -e), same layout in each: PDF at 96 px per inch, fonts in points. */
+void rp_gp_head(FILE *g, const char *png, int w, int h, const char *title, int rows, int cols)
+{
+    char q[512];
+    int stem = (int)strcspn(png, ".");
+    report_gp_quote(q, sizeof q, title);
+    fprintf(g, "# written by ccsweep report; rerun: cd data && gnuplot -e \"fmt='pdf'\" %.*s.gp\n",
+            stem, png);
+    fprintf(g,
+            "if (!exists('fmt')) fmt = 'png'\n"
+            "if (fmt eq 'pdf') {\n"
+            "    set terminal pdfcairo size %.4g,%.4g noenhanced font 'sans,7.5'\n"
+            "} else {\n"
+            "    if (fmt eq 'svg') {\n"
+            "        set terminal svg size %d,%d dynamic noenhanced font 'sans,10' background "
+            "'#ffffff'\n"
+            "    } else {\n"
+            "        set terminal pngcairo size %d,%d noenhanced font 'sans,10'\n"
+            "    }\n"
+            "}\n",
+            w / 96.0, h / 96.0, w, h, w, h);
+    fprintf(g, "set output '../%.*s.'.fmt\n", stem, png);
+    fprintf(g, "set datafile missing '?'\n");
+    fprintf(g, "set grid lc rgb '#dddddd'\n");
+    fprintf(g, "set key top left font ',9' opaque box lc rgb '#bbbbbb'\n");
+    fprintf(g, "set multiplot layout %d,%d title %s font ',13'\n", rows, cols, q);
+}
+
+void rp_gp_empty(FILE *g, const char *why, const char *restore)
+{
+    char q[256];
+    report_gp_quote(q, sizeof q, why);
+    fprintf(g,
+            "set label 99 %s at graph 0.5, graph 0.5 center font ',11'\n"
+            "unset key\nunset tics\nset xrange [0:1]\nset yrange [0:1]\nunset logscale\n"
+            "plot 2 notitle\nunset label 99\nset key\nset tics\n",
+            q);
+    fprintf(g, "set xrange [*:*]\nset yrange [*:*]\n%s", restore);
+}
+
+int report_gp_quote(char *buf, size_t n, const char *s)
+{
+    size_t k = 0;
+    if (n < 3)
+        return -1;
+    buf[k++] = '\'';
+    for (; *s; s++) {
+        size_t need = *s == '\'' ? 2 : 1;
+        if (k + need + 2 > n) {
+            strcpy(buf, "''");
+            return -1;
+        }
+        /* a line break would end the string and the command: what follows
+         * would run as gnuplot commands (system(...)); control characters and
+         * backquotes (command substitution) become '?' */
+        unsigned char c = (unsigned char)*s;
+        buf[k++] = c < 0x20 || c == 0x7f || c == '`' ? '?' : *s;
+        if (*s == '\'')
+            buf[k++] = '\'';
+    }
+    buf[k++] = '\'';
+    buf[k] = 0;
+    return 0;
+}

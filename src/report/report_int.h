@@ -1,0 +1,147 @@
+/* report_int.h - what the files of 'ccsweep report' share and nothing else
+ * sees (the pattern of SQLite's vdbeInt.h): the report context rp, the query
+ * results it holds, the figure table and the helpers the files call across.
+ * include/ccsweep/report/report.h stays the public API.
+ *
+ * The files:
+ *   report.c       the driver (report_write), the output directory, errors
+ *   report_data.c  runs the queries into tables (rtab) and checks the input
+ *   report_gp.c    gnuplot: finding it, script heads, running it per format
+ *   report_plot.c  the figures: the figure table and one function per figure
+ *   report_md.c    report.md from the tables and the figures drawn
+ *
+ * Ownership: rp owns every rtab in it (freed by rp_free_tables); every string
+ * an rtab_ function returns is borrowed from its table. The rp_ functions
+ * returning int return CCS_OK or a CCS_E* code with r->err set (rp_fail). */
+#ifndef CCSWEEP_REPORT_INT_H
+#define CCSWEEP_REPORT_INT_H
+
+#include "ccsweep/report/report.h"
+#include "ccsweep/store/store_query.h"
+
+#include <limits.h>
+#include <stdio.h>
+
+/* ---- query results held in memory (report_data.c) ---------------------------------- */
+
+/* The rows of one query, every value kept both as a number and as text. */
+typedef struct rtab {
+    int ncols;
+    char **cols; /* column names */
+    size_t nrows;
+    size_t num_cap, txt_cap; /* rows allocated in num and txt (ccs_grow) */
+    double *num;             /* nrows x ncols, NAN for NULL */
+    char **txt;              /* nrows x ncols, NULL for NULL */
+    int oom;
+} rtab;
+
+/* Free t's contents; t is empty (and reusable) again. */
+void rtab_free(rtab *t);
+/* Index of column name, or -1. */
+int rtab_col(const rtab *t, const char *name);
+/* Row r's value in column col as a number (SQLite's conversion of text): NAN for
+ * NULL or no such column. r < t->nrows. */
+double rtab_num(const rtab *t, size_t r, const char *col);
+/* Row r's value in column col as text: "" for NULL or no such column. */
+const char *rtab_str(const rtab *t, size_t r, const char *col);
+/* 1 when row r's column col holds text s. */
+int rtab_is(const rtab *t, size_t r, const char *col, const char *s);
+
+/* ---- the figures (report_plot.c) ----------------------------------------------------- */
+
+/* The figures, in the order they are drawn and appear in report.md (the
+ * section number is the index + 1). */
+enum { P_COMM = 0, P_BREAKDOWN, P_CCR, P_DP, P_MIT, P_TP, P_FIXED, P_N };
+
+typedef struct rp rp;
+struct lines_fig;
+
+/* One row per figure. */
+typedef struct rp_figure {
+    const char *file;  /* PNG in the output directory; its stem names data/STEM.dat, .gp */
+    const char *query; /* report_sql name of the figure's query, loaded into rp.q[] */
+    const char *title;
+    int (*draw)(rp *r, int p);     /* writes data/STEM.{dat,gp}, runs gnuplot */
+    const struct lines_fig *lines; /* settings of draw = plot_lines; NULL otherwise */
+} rp_figure;
+
+extern const rp_figure rp_figures[P_N];
+
+/* The two plan kinds of the queries (their 'plan' column), as panel rows. */
+extern const char *const rp_lens_key[2];
+extern const char *const rp_lens_title[2];
+
+/* ---- report context ------------------------------------------------------------------- */
+
+struct rp {
+    const report_opts *o;
+    FILE *log;
+    ccs_err *err;
+    storeq_db *db;
+    int64_t run;
+    storeq_param par[2]; /* :run, :tp */
+    rtab runinfo, hwrows, models, hwnames, gens;
+    size_t ref; /* index into hwnames of the single-hardware plots */
+    int fixed_tp;
+    int gen_first, gen_last;
+    char dir[PATH_MAX - 64], data[PATH_MAX];
+    char gnuplot[PATH_MAX];
+    rtab q[P_N]; /* the plots' query results */
+    rtab summary;
+    rtab cls;            /* comm_class: MoE and long-context best plans */
+    int made[P_N];       /* 1 when the PNG was drawn */
+    char note[P_N][640]; /* why a plot was left out, or a remark under it */
+    int mit_gen;         /* generation of the mitigation plot, -1 when none */
+};
+
+/* report.c */
+
+/* Set r->err to the formatted message; returns rc. */
+int rp_fail(rp *r, int rc, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Open dir/name for writing; NULL with *rc set (rp_fail) when it cannot. */
+FILE *rp_open_out(rp *r, const char *dir, const char *name, int *rc);
+/* Close f (opened as dir/name); CCS_EIO when a write or the close failed. */
+int rp_close_out(rp *r, FILE *f, const char *dir, const char *name);
+
+/* report_data.c */
+
+/* Name of hardware line i of the run (r->hwnames); borrowed. */
+const char *rp_hw_name(const rp *r, size_t i);
+/* Generation i of the run, ascending (r->gens). */
+int rp_gen_at(const rp *r, size_t i);
+/* The run to report (r->run, r->runinfo, :run), checked to have fitting rows. */
+int rp_resolve_run(rp *r);
+/* The run's hardware and models, the reference hardware (--hw) and the fixed
+ * TP (:tp); fails on names that did not come from a catalog. */
+int rp_load_layout(rp *r);
+/* The figures' queries into r->q, then summary and comm_class. */
+int rp_load_queries(rp *r);
+/* Free every table r holds. */
+void rp_free_tables(rp *r);
+
+/* report_gp.c */
+
+/* Find the gnuplot program (options, $CCSWEEP_GNUPLOT, PATH) into r->gnuplot. */
+int rp_find_gnuplot(rp *r);
+/* Run gnuplot on data/NAME.gp once per format of the options. */
+int rp_gnuplot(rp *r, const char *name);
+/* Write the head of a figure's script: terminal, output, a rows x cols multiplot. */
+void rp_gp_head(FILE *g, const char *png, int w, int h, const char *title, int rows, int cols);
+/* An empty panel saying why; restore: the settings to put back afterwards. */
+void rp_gp_empty(FILE *g, const char *why, const char *restore);
+
+/* report_plot.c */
+
+/* Draw every figure of rp_figures in order (r->made, r->note, r->mit_gen). */
+int rp_plot_all(rp *r);
+
+/* report_md.c */
+
+/* Write DIR/report.md from the tables and the figures drawn. */
+int rp_write_md(rp *r);
+
+#endif
