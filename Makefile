@@ -94,6 +94,7 @@ $(BUILD)/report_queries.inc: $(wildcard tools/queries/*.sql) tools/sql2c.sh | $(
 $(BUILD)/report/report_sql.o: $(BUILD)/report_queries.inc
 
 $(LIB): $(LIB_OBJ)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 ccsweep: $(BUILD)/cli/main.o $(LIB) build/.mode

@@ -4,10 +4,12 @@
  * only; writes nothing but the output directory.
  *
  * Plans the report compares (defined once, in the queries):
- *   best   the fitting plan with the highest MFU over all plans of the run with
- *          no mitigation switched on (the fastest per device);
+ *   best   the fitting plan with the highest tokens/s (CCS_BEST_ORDER, best.h) over
+ *          all plans of the run with no mitigation switched on, compared only at
+ *          equal work (model, hardware, devices, batch, sequence), where it is
+ *          also the highest MFU;
  *   tp+dp  the paper's setting: pp = 1 and the smallest tensor-parallel degree
- *          that fits device memory (the memory-forced TP), then the highest MFU.
+ *          that fits device memory (the memory-forced TP), then CCS_BEST_ORDER.
  * Output (DIR): report.md; in each format of report_opts.formats: comm_share.png, breakdown.png,
  * ccr.png, dp_hidden.png, mitigations.png (when the run has mitigation what-ifs), forced_tp.png,
  * fixed_plan.png; data/ (the plotted numbers and gnuplot scripts, to restyle a plot); queries/ (the
