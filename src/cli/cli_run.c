@@ -323,8 +323,10 @@ static int run_setup(run_state *s, int argc, char **argv)
         return 1;
     }
     struct stat sb;
-    if (s->rank == 0 && a->shard_dir && stat(a->shard_dir, &sb) == 0 && !S_ISDIR(sb.st_mode))
-        rc = cli_fail("run", "--shard-dir %s: not a directory", a->shard_dir) ? CCS_EINPUT : 0;
+    if (s->rank == 0 && a->shard_dir && stat(a->shard_dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+        cli_fail("run", "--shard-dir %s: not a directory", a->shard_dir);
+        rc = CCS_EINPUT;
+    }
     if (dist_agree(s->w, rc) != CCS_OK)
         return 1;
     s->shown = a->staged ? a->staged : a->db;
