@@ -6,44 +6,84 @@
 #include "ccsweep/dist/dist.h"
 #include "ccsweep/sweep/search.h"
 
-#include <getopt.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #define TOP_MAX 1000
+#define XSTR(x) STR(x)
+#define STR(x) #x
 
-static void usage(FILE *f)
+/* ---- options ------------------------------------------------------------------ */
+
+typedef struct search_args {
+    const char *model, *hw, *evolution;
+    cli_catalogs catalogs;
+    long devices, gen, seq, gbs, top, max_cp; /* seq, gbs 0: the model's */
+    int dtype, json;
+} search_args;
+
+/* The bounds are project's (CCS_MAX_*): a job search takes is one project takes. */
+#define A search_args
+static const cli_opt search_opts[] = {
+    CLI_O_STR("model", "NAME", A, model, "catalog model (see 'ccsweep list models')"),
+    CLI_O_STR("hw", "NAME", A, hw, "catalog hardware (see 'ccsweep list hardware')"),
+    CLI_O_INT("devices", "N", A, devices, 1, CCS_MAX_DEVICES, "devices of the job"),
+    CLI_O_INT("gen", "G", A, gen, 0, CCS_MAX_GEN, "hardware generation (0)"),
+    CLI_O_STR("evolution", "RULE", A, evolution, "scaling rule for --gen (memory-wall)"),
+    CLI_O_INT("seq", "S", A, seq, 1, CCS_MAX_SEQ, "sequence length (the model's)"),
+    CLI_O_INT("gbs", "B", A, gbs, 1, CCS_MAX_GBS, "global batch in sequences (the model's)"),
+    CLI_O_ENUM("dtype", "T", A, dtype, dtype_parse, "bf16, fp16, fp8, tf32 or fp32",
+               "arithmetic type (bf16)"),
+    CLI_O_INT("max-cp", "C", A, max_cp, 1, CCS_MAX_DEVICES,
+              "also try context parallelism up to cp = C (1: none, the\n"
+              "space a sweep can hold; the space grows with C)"),
+    CLI_O_INT("top", "K", A, top, 1, TOP_MAX, "plans to print, 1.." XSTR(TOP_MAX) " (10)"),
+    CLI_O_FLAG("json", A, json,
+               "one JSON object: the job, counts, and the plans with\n"
+               "every output under the database's column names"),
+    CLI_O_CATALOG(A, catalogs, "catalog overlay (repeatable)"),
+    CLI_O_HELP,
+};
+#undef A
+
+static const cli_cmd search_cmd = {
+    .name = "search",
+    .synopsis = "ccsweep search --model NAME --hw NAME --devices N [--gen G]\n"
+                "                      [--evolution RULE] [--seq S] [--gbs B] [--dtype T]\n"
+                "                      [--max-cp C] [--top K] [--json] [--catalog PATH]",
+    .about = "Finds the best parallel plans for one training job: every valid plan of\n"
+             "the model on N devices of the hardware generation (tp x cp x pp x dp = N,\n"
+             "vpp, micro-batch, recompute, sequence parallelism, ZeRO 0-3, flash\n"
+             "attention, DP overlap mode) is projected, and the K best are printed with\n"
+             "their time\n"
+             "breakdown. Best: highest tokens/s at this model, hardware generation,\n"
+             "devices, global batch and sequence; ties to lower memory per device\n"
+             "(results/README.md, \"Best plan\": the best_plan view ranks the same way).\n"
+             "Under mpirun the plans are split over the ranks; rank 0 prints.",
+    .opts = search_opts,
+    .n_opts = sizeof search_opts / sizeof search_opts[0],
+    .col = 18,
+};
+
+/* CLI_OK, CLI_BAD (message printed) or CLI_DONE (--help). */
+static int parse_search_args(int argc, char **argv, search_args *a)
 {
-    fprintf(f,
-            "usage: ccsweep search --model NAME --hw NAME --devices N [--gen G]\n"
-            "                      [--evolution RULE] [--seq S] [--gbs B] [--dtype T]\n"
-            "                      [--max-cp C] [--top K] [--json] [--catalog PATH]\n\n"
-            "Finds the best parallel plans for one training job: every valid plan of\n"
-            "the model on N devices of the hardware generation (tp x cp x pp x dp = N,\n"
-            "vpp, micro-batch, recompute, sequence parallelism, ZeRO 0-3, flash\n"
-            "attention, DP overlap mode) is projected, and the K best are printed with\n"
-            "their time\n"
-            "breakdown. Best: highest tokens/s at this model, hardware generation,\n"
-            "devices, global batch and sequence; ties to lower memory per device\n"
-            "(results/README.md, \"Best plan\": the best_plan view ranks the same way).\n"
-            "Under mpirun the plans are split over the ranks; rank 0 prints.\n\n"
-            "  --model NAME       catalog model (see 'ccsweep list models')\n"
-            "  --hw NAME          catalog hardware (see 'ccsweep list hardware')\n"
-            "  --devices N        devices of the job\n"
-            "  --gen G            hardware generation (0)\n"
-            "  --evolution RULE   scaling rule for --gen (memory-wall)\n"
-            "  --seq S            sequence length (the model's)\n"
-            "  --gbs B            global batch in sequences (the model's)\n"
-            "  --dtype T          arithmetic type (bf16)\n"
-            "  --max-cp C         also try context parallelism up to cp = C (1: none, the\n"
-            "                     space a sweep can hold; the space grows with C)\n"
-            "  --top K            plans to print, 1..%d (10)\n"
-            "  --json             one JSON object: the job, counts, and the plans with\n"
-            "                     every output under the database's column names\n"
-            "  --catalog PATH     catalog overlay (repeatable)\n",
-            TOP_MAX);
+    memset(a, 0, sizeof *a);
+    a->evolution = "memory-wall";
+    a->top = 10;
+    a->max_cp = 1;
+    a->dtype = CCS_BF16;
+    int first, rc = cli_opt_parse(&search_cmd, argc, argv, a, stderr, &first);
+    if (rc != CLI_OK)
+        return rc;
+    if (first < argc)
+        return cli_fail("search", "unexpected argument '%s'", argv[first]);
+    if (!a->model || !a->hw || !a->devices)
+        return cli_fail("search", "--model, --hw and --devices are required "
+                                  "(see 'ccsweep search --help')");
+    return CLI_OK;
 }
 
 /* A launcher started this process (then MPI is used; a plain run needs none). */
@@ -139,199 +179,126 @@ static int print_json(const ccs_model *m, const ccs_hw *hw, const char *evo, int
     return rc ? -1 : 0;
 }
 
-enum {
-    O_MODEL = 1,
-    O_HW,
-    O_DEVICES,
-    O_GEN,
-    O_EVO,
-    O_SEQ,
-    O_GBS,
-    O_DTYPE,
-    O_TOP,
-    O_JSON,
-    O_CATALOG,
-    O_HELP,
-    O_MAXCP
-};
+/* ---- resolve and compute --------------------------------------------------------- */
+
+/* A job ready to search: its names looked up, its batch and sequence fixed. */
+typedef struct search_job {
+    ccs_catalog *cat;
+    const ccs_model *m; /* borrowed from cat */
+    ccs_hw hw;          /* at generation gen */
+    ccs_plan job;       /* devices, gbs, seq, dtype */
+    ccs_search *s;
+} search_job;
+
+/* 0, or the exit status with the message printed; j owns what it holds
+ * either way (search_job_free). */
+static int resolve_search(const search_args *a, search_job *j)
+{
+    memset(j, 0, sizeof *j);
+    if (!(j->cat = cli_catalog("search", &a->catalogs)))
+        return 1;
+    const ccs_model *m = j->m = catalog_model(j->cat, a->model);
+    const ccs_hw *base = catalog_hw(j->cat, a->hw);
+    const ccs_evolution *ev = catalog_evolution(j->cat, a->evolution);
+    if (!m)
+        return cli_unknown("search", j->cat, CLI_ENTRY_MODEL, a->model);
+    if (!base)
+        return cli_unknown("search", j->cat, CLI_ENTRY_HW, a->hw);
+    if (!ev && a->gen > 0)
+        return cli_unknown("search", j->cat, CLI_ENTRY_EVOLUTION, a->evolution);
+    /* The job is fixed: plans are only compared at this batch and sequence,
+     * never at one made up per plan. */
+    long gbs = a->gbs, seq = a->seq;
+    if (!gbs && !(gbs = m->gbs))
+        return cli_fail("search", "--gbs: model '%s' has no global batch; give --gbs", m->name);
+    if (!seq)
+        seq = m->seq ? m->seq : 2048;
+    hw_evolve(base, ev, (int)a->gen, &j->hw);
+    ccs_err err;
+    j->s = search_new(m, &j->hw, NULL, ev, (int)a->gen, (int32_t)a->devices, (int32_t)gbs,
+                      (int32_t)seq, a->dtype, (int32_t)a->max_cp, &err);
+    if (!j->s) {
+        cli_fail("search", "%s", err.msg);
+        return 2;
+    }
+    plan_defaults(&j->job);
+    j->job.devices = (int32_t)a->devices;
+    j->job.gbs = (int32_t)gbs;
+    j->job.seq = (int32_t)seq;
+    j->job.dtype = (int8_t)a->dtype;
+    return 0;
+}
+
+static void search_job_free(search_job *j)
+{
+    search_free(j->s);
+    catalog_free(j->cat);
+}
+
+/* The best plans found, and how they were found. */
+typedef struct search_out {
+    search_hit *top; /* n of them, best first */
+    int n, ranks, rank;
+    search_stats st;
+    double secs;
+} search_out;
+
+/* Search every plan of j, over the ranks of a launcher when there is one.
+ * 0, or 2 with the message printed. */
+static int compute_search(int argc, char **argv, long topk, search_job *j, search_out *o)
+{
+    o->ranks = 1;
+    if (!(o->top = calloc((size_t)topk, sizeof *o->top))) {
+        cli_fail("search", "out of memory");
+        return 2;
+    }
+    double t0 = now_s();
+    if (launched()) {
+        if (dist_init(&argc, &argv) != CCS_OK) {
+            cli_fail("search", "MPI_Init failed");
+            return 2;
+        }
+        dist_comm *w = dist_world();
+        o->ranks = dist_size(w);
+        o->rank = dist_rank(w);
+        int r = dist_search(w, j->s, (int)topk, o->top, &o->n, &o->st);
+        dist_finalize();
+        if (r != CCS_OK) {
+            if (o->rank == 0)
+                cli_fail("search", "out of memory");
+            return 2;
+        }
+    } else if (search_count(j->s) > 0) {
+        search_range(j->s, 0, search_count(j->s), 1, o->top, (int)topk, &o->n, &o->st);
+    }
+    o->secs = now_s() - t0;
+    return 0;
+}
+
+/* ---- the command ----------------------------------------------------------------- */
 
 int cli_search(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"model", required_argument, 0, O_MODEL},     {"hw", required_argument, 0, O_HW},
-        {"devices", required_argument, 0, O_DEVICES}, {"gen", required_argument, 0, O_GEN},
-        {"evolution", required_argument, 0, O_EVO},   {"seq", required_argument, 0, O_SEQ},
-        {"gbs", required_argument, 0, O_GBS},         {"dtype", required_argument, 0, O_DTYPE},
-        {"top", required_argument, 0, O_TOP},         {"json", no_argument, 0, O_JSON},
-        {"catalog", required_argument, 0, O_CATALOG}, {"help", no_argument, 0, O_HELP},
-        {"max-cp", required_argument, 0, O_MAXCP},    {0, 0, 0, 0}};
-    const char *model_name = NULL, *hw_name = NULL, *evo_name = "memory-wall",
-               *catdirs[CLI_MAX_CATALOGS];
-    size_t ncat = 0;
-    long devices = 0, gen = 0, seq = 0, gbs = 0, topk = 10, max_cp = 1;
-    int dtype = CCS_BF16, json = 0;
-    const long IMAX = 2147483647L;
-
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        int bad = 0;
-        switch (c) {
-        case O_MODEL:
-            model_name = optarg;
-            break;
-        case O_HW:
-            hw_name = optarg;
-            break;
-        case O_DEVICES:
-            bad = cli_int("search", "--devices", optarg, 1, IMAX, &devices);
-            break;
-        case O_GEN:
-            bad = cli_int("search", "--gen", optarg, 0, 64, &gen);
-            break;
-        case O_EVO:
-            evo_name = optarg;
-            break;
-        case O_SEQ:
-            bad = cli_int("search", "--seq", optarg, 1, IMAX, &seq);
-            break;
-        case O_GBS:
-            bad = cli_int("search", "--gbs", optarg, 1, IMAX, &gbs);
-            break;
-        case O_TOP:
-            bad = cli_int("search", "--top", optarg, 1, TOP_MAX, &topk);
-            break;
-        case O_MAXCP:
-            bad = cli_int("search", "--max-cp", optarg, 1, IMAX, &max_cp);
-            break;
-        case O_DTYPE:
-            if ((dtype = dtype_parse(optarg)) < 0) {
-                fprintf(stderr,
-                        "ccsweep search: --dtype: expected bf16, fp16, fp8, tf32 or fp32, "
-                        "got '%s'\n",
-                        optarg);
-                bad = -1;
-            }
-            break;
-        case O_JSON:
-            json = 1;
-            break;
-        case O_CATALOG:
-            bad = cli_add_catalog("search", catdirs, &ncat, optarg);
-            break;
-        case O_HELP:
-            usage(stdout);
-            return 0;
-        default:
-            cli_bad_option("search", argv[optind - 1], opts);
-            return 1;
-        }
-        if (bad)
-            return 1;
-    }
-    if (optind < argc) {
-        fprintf(stderr, "ccsweep search: unexpected argument '%s'\n", argv[optind]);
-        return 1;
-    }
-    if (!model_name || !hw_name || !devices) {
-        fprintf(stderr, "ccsweep search: --model, --hw and --devices are required "
-                        "(see 'ccsweep search --help')\n");
-        return 1;
-    }
-
-    ccs_catalog *cat = cli_catalog("search", catdirs, ncat);
-    if (!cat)
-        return 1;
-    int rc = 1;
-    ccs_search *s = NULL;
-    search_hit *top = NULL;
-    const ccs_model *m = catalog_model(cat, model_name);
-    const ccs_hw *base = catalog_hw(cat, hw_name);
-    const ccs_evolution *ev = catalog_evolution(cat, evo_name);
-    if (!m) {
-        fprintf(stderr, "ccsweep search: --model: unknown model '%s' (see 'ccsweep list models')\n",
-                model_name);
-        goto out;
-    }
-    if (!base) {
-        fprintf(stderr,
-                "ccsweep search: --hw: unknown hardware '%s' (see 'ccsweep list hardware')\n",
-                hw_name);
-        goto out;
-    }
-    if (!ev && gen > 0) {
-        fprintf(stderr,
-                "ccsweep search: --evolution: unknown rule '%s' (see 'ccsweep list evolutions')\n",
-                evo_name);
-        goto out;
-    }
-    /* The job is fixed: plans are only compared at this batch and sequence,
-     * never at one made up per plan. */
-    if (!gbs && !(gbs = m->gbs)) {
-        fprintf(stderr, "ccsweep search: --gbs: model '%s' has no global batch; give --gbs\n",
-                m->name);
-        goto out;
-    }
-    if (!seq)
-        seq = m->seq ? m->seq : 2048;
-
-    ccs_hw hw;
-    hw_evolve(base, ev, (int)gen, &hw);
-    ccs_err err;
-    s = search_new(m, &hw, NULL, ev, (int)gen, (int32_t)devices, (int32_t)gbs, (int32_t)seq, dtype,
-                   (int32_t)max_cp, &err);
-    top = calloc((size_t)topk, sizeof *top);
-    if (!s || !top) {
-        fprintf(stderr, "ccsweep search: %s\n", s ? "out of memory" : err.msg);
-        rc = 2;
-        goto out;
-    }
-    ccs_plan job;
-    plan_defaults(&job);
-    job.devices = (int32_t)devices;
-    job.gbs = (int32_t)gbs;
-    job.seq = (int32_t)seq;
-    job.dtype = (int8_t)dtype;
-
-    int n = 0, ranks = 1, rank = 0, mpi = launched();
-    search_stats st = {0, 0};
-    double t0 = now_s();
-    if (mpi) {
-        if (dist_init(&argc, &argv) != CCS_OK) {
-            fprintf(stderr, "ccsweep search: MPI_Init failed\n");
-            rc = 2;
-            goto out;
-        }
-        dist_comm *w = dist_world();
-        ranks = dist_size(w);
-        rank = dist_rank(w);
-        int r = dist_search(w, s, (int)topk, top, &n, &st);
-        dist_finalize();
-        if (r != CCS_OK) {
-            if (rank == 0)
-                fprintf(stderr, "ccsweep search: out of memory\n");
-            rc = 2;
-            goto out;
-        }
-    } else if (search_count(s) > 0) {
-        search_range(s, 0, search_count(s), 1, top, (int)topk, &n, &st);
-    }
-    double secs = now_s() - t0;
-    rc = 0;
-    if (rank != 0)
-        goto out;
-    if (json) {
-        if (print_json(m, &hw, evo_name, (int)gen, &job, top, n, &st, secs, ranks)) {
-            fprintf(stderr, "ccsweep search: out of memory writing JSON\n");
+    search_args a;
+    int rc = parse_search_args(argc, argv, &a);
+    if (rc != CLI_OK)
+        return rc == CLI_DONE ? 0 : 1;
+    search_job j;
+    search_out o = {0};
+    rc = resolve_search(&a, &j);
+    if (rc == 0)
+        rc = compute_search(argc, argv, a.top, &j, &o);
+    if (rc == 0 && o.rank == 0 && a.json) {
+        if (print_json(j.m, &j.hw, a.evolution, (int)a.gen, &j.job, o.top, o.n, &o.st, o.secs,
+                       o.ranks)) {
+            cli_fail("search", "out of memory writing JSON");
             rc = 2;
         }
-    } else {
-        print_table(m, &hw, evo_name, (int)gen, &job, top, n, &st, secs, ranks);
+    } else if (rc == 0 && o.rank == 0) {
+        print_table(j.m, &j.hw, a.evolution, (int)a.gen, &j.job, o.top, o.n, &o.st, o.secs,
+                    o.ranks);
     }
-out:
-    free(top);
-    search_free(s);
-    catalog_free(cat);
+    free(o.top);
+    search_job_free(&j);
     return rc;
 }

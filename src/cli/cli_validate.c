@@ -9,7 +9,6 @@
 #include "ccsweep/cost/opmodel.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
@@ -33,38 +32,55 @@ typedef struct vcfg {
     double meas, meas_rg[V_NREG]; /* s per iteration; region columns < 0 when absent */
     double proj, lo, hi, extrap, proj_rg[V_NREG];
 } vcfg;
+/* ---- options ------------------------------------------------------------------ */
 
-static void usage(FILE *f)
+typedef struct validate_args {
+    const char *profile, *measured, *hw_entry, *hw, *sweep;
+    cli_catalogs catalogs;
+    long iters;
+    double max_mean, max_err; /* as given, in percent; 0: no target */
+    int json, regions, allow_busy;
+    char guess[4096]; /* the --hw-entry guessed from --profile */
+} validate_args;
+
+/* clang-format off */
+#define A validate_args
+static const cli_opt validate_opts[] = {
+    CLI_O_STR("profile", "CSV", A, profile,
+              "calibration profile (tools/profiler; format in sweeps/README.md)"),
+    CLI_O_STR("measured", "CSV", A, measured, "ground-truth measurements"),
+    CLI_O_STR("hw-entry", "YAML", A, hw_entry,
+              "hardware description of the measured machine, in the catalog\n"
+              "format (tools/profiler --hw-out); default: the profile's name\n"
+              "with .yaml instead of .csv"),
+    CLI_O_STR("hw", "NAME", A, hw,
+              "a catalog hardware entry instead (or the entry of that name\n"
+              "in --hw-entry)"),
+    CLI_O_CATALOG(A, catalogs, "catalog overlay for --hw and --sweep (repeatable)"),
+    {.name = "sweep", .kind = CLI_STR, .arg = "SPEC", CLI_AT(A, sweep),
+     .help = "also report the profiling-cost reduction: the wall time to\n"
+             "measure every scenario of this sweep end to end (projected,\n"
+             "--iters iterations each, default 10) over the profiling time"},
+    {.name = "iters", .kind = CLI_INT, CLI_AT(A, iters), .min = 1, .max = 1000000},
+    {.name = "max-mean", .kind = CLI_REAL, .arg = "PCT", CLI_AT(A, max_mean), .fmax = HUGE_VAL,
+     .expect = "a positive percentage",
+     .help = "exit 2 when the mean absolute error exceeds PCT"},
+    {.name = "max-err", .kind = CLI_REAL, .arg = "PCT", CLI_AT(A, max_err), .fmax = HUGE_VAL,
+     .expect = "a positive percentage",
+     .help = "exit 2 when any configuration's error exceeds PCT"},
+    CLI_O_FLAG("regions", A, regions, "also print measured vs projected time per region"),
+    CLI_O_FLAG("json", A, json, "one JSON object instead of the table"),
+    CLI_O_FLAG("allow-busy", A, allow_busy,
+               "report the errors even when the measurements were disturbed"),
+    CLI_O_HELP,
+};
+#undef A
+/* clang-format on */
+
+static void validate_notes(FILE *f)
 {
     fprintf(f,
-            "usage: ccsweep validate --profile CSV --measured CSV [--hw-entry YAML | --hw NAME]\n"
-            "                        [--catalog PATH] [--sweep SPEC.yaml] [--iters N]\n"
-            "                        [--max-mean PCT] [--max-err PCT] [--regions] [--json]\n"
-            "                        [--allow-busy]\n\n"
-            "Projects every configuration of a ground-truth CSV (tools/groundtruth: one row\n"
-            "per configuration, times per region and total_s for all layers of one\n"
-            "micro-batch, fp32, ffn given, GPT-style layers with dropout) from the operator\n"
-            "models of a calibration profile (tools/profiler), and prints projected vs\n"
-            "measured time and error per configuration, then mean and max absolute error\n"
-            "for the configurations whose operators lie inside the profiled range and for\n"
-            "those that extrapolate beyond it.\n\n"
-            "  --profile CSV     calibration profile (tools/profiler; format in sweeps/README.md)\n"
-            "  --measured CSV    ground-truth measurements\n"
-            "  --hw-entry YAML   hardware description of the measured machine, in the catalog\n"
-            "                    format (tools/profiler --hw-out); default: the profile's name\n"
-            "                    with .yaml instead of .csv\n"
-            "  --hw NAME         a catalog hardware entry instead (or the entry of that name\n"
-            "                    in --hw-entry)\n"
-            "  --catalog PATH    catalog overlay for --hw and --sweep (repeatable)\n"
-            "  --sweep SPEC      also report the profiling-cost reduction: the wall time to\n"
-            "                    measure every scenario of this sweep end to end (projected,\n"
-            "                    --iters iterations each, default 10) over the profiling time\n"
-            "  --max-mean PCT    exit 2 when the mean absolute error exceeds PCT\n"
-            "  --max-err PCT     exit 2 when any configuration's error exceeds PCT\n"
-            "  --regions         also print measured vs projected time per region\n"
-            "  --json            one JSON object instead of the table\n"
-            "  --allow-busy      report the errors even when the measurements were disturbed\n\n"
-            "Interference: both tools time a probe GEMM between their phases and rounds and\n"
+            "\nInterference: both tools time a probe GEMM between their phases and rounds and\n"
             "measure again what ran while it was slow; their files record the probes and a\n"
             "verdict. When either says the machine was busy, or the two tools' probes differ\n"
             "by more than %.0f%% (one ran under load the other did not see), the timings do not\n"
@@ -74,6 +90,49 @@ static void usage(FILE *f)
             "Exit status: 0 ok, 1 usage or input error, 2 runtime failure or a missed target,\n"
             "3 the machine was too busy to measure (see above).\n",
             100 * NOISE_TOL, 100 * (V_EXTRAP_TOL - 1));
+}
+
+static const cli_cmd validate_cmd = {
+    .name = "validate",
+    .synopsis = "ccsweep validate --profile CSV --measured CSV [--hw-entry YAML | --hw NAME]\n"
+                "                        [--catalog PATH] [--sweep SPEC.yaml] [--iters N]\n"
+                "                        [--max-mean PCT] [--max-err PCT] [--regions] [--json]\n"
+                "                        [--allow-busy]",
+    .about = "Projects every configuration of a ground-truth CSV (tools/groundtruth: one row\n"
+             "per configuration, times per region and total_s for all layers of one\n"
+             "micro-batch, fp32, ffn given, GPT-style layers with dropout) from the operator\n"
+             "models of a calibration profile (tools/profiler), and prints projected vs\n"
+             "measured time and error per configuration, then mean and max absolute error\n"
+             "for the configurations whose operators lie inside the profiled range and for\n"
+             "those that extrapolate beyond it.",
+    .opts = validate_opts,
+    .n_opts = sizeof validate_opts / sizeof validate_opts[0],
+    .col = 17,
+    .notes = validate_notes,
+};
+
+/* CLI_OK, CLI_BAD (message printed) or CLI_DONE (--help). */
+static int parse_validate_args(int argc, char **argv, validate_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->iters = 10;
+    int first, rc = cli_opt_parse(&validate_cmd, argc, argv, a, stderr, &first);
+    if (rc != CLI_OK)
+        return rc;
+    if (first < argc || !a->profile || !a->measured) {
+        cli_fail("validate", "%s",
+                 first < argc ? "unexpected argument" : "--profile and --measured are required");
+        cli_opt_help(&validate_cmd, stderr);
+        return CLI_BAD;
+    }
+    if (!a->hw_entry && !a->hw) {
+        size_t l = strlen(a->profile);
+        if (!(l > 4 && l < sizeof a->guess - 1 && !strcmp(a->profile + l - 4, ".csv")))
+            return cli_fail("validate", "give --hw-entry YAML or --hw NAME");
+        snprintf(a->guess, sizeof a->guess, "%.*s.yaml", (int)(l - 4), a->profile);
+        a->hw_entry = a->guess;
+    }
+    return CLI_OK;
 }
 
 /* ---- measured CSV ------------------------------------------------------------ */
@@ -326,291 +385,222 @@ static double rel_err(double proj, double meas)
     return (proj - meas) / meas;
 }
 
-enum {
-    O_PROFILE = 256,
-    O_MEASURED,
-    O_HWENTRY,
-    O_HW,
-    O_CATALOG,
-    O_SWEEP,
-    O_ITERS,
-    O_MAXMEAN,
-    O_MAXERR,
-    O_REGIONS,
-    O_JSON,
-    O_BUSY,
-    O_HELP
-};
+/* ---- resolve -------------------------------------------------------------------- */
 
-int cli_validate(int argc, char **argv)
+/* What a validation reads: the hardware, the profile, the measurements. */
+typedef struct validate_job {
+    ccs_catalog *cat, *own; /* the layered catalog (--hw, --sweep); the --hw-entry file's */
+    const ccs_hw *hw;       /* borrowed from one of them */
+    ccs_opmodel *om;
+    vcfg *cf; /* ncf measured configurations */
+    int ncf;
+    double gt_wall, prof_wall; /* s the measurements and the profiling took; 0 unknown */
+    vnoise nz;                 /* the measurements' interference probes */
+    sweepcost sc;              /* of --sweep */
+} validate_job;
+
+/* 0, or 1 with the message printed; j owns what it holds either way
+ * (validate_job_free). */
+static int resolve_validate(const validate_args *a, validate_job *j)
 {
-    static const struct option opts[] = {{"profile", required_argument, 0, O_PROFILE},
-                                         {"measured", required_argument, 0, O_MEASURED},
-                                         {"hw-entry", required_argument, 0, O_HWENTRY},
-                                         {"hw", required_argument, 0, O_HW},
-                                         {"catalog", required_argument, 0, O_CATALOG},
-                                         {"sweep", required_argument, 0, O_SWEEP},
-                                         {"iters", required_argument, 0, O_ITERS},
-                                         {"max-mean", required_argument, 0, O_MAXMEAN},
-                                         {"max-err", required_argument, 0, O_MAXERR},
-                                         {"regions", no_argument, 0, O_REGIONS},
-                                         {"json", no_argument, 0, O_JSON},
-                                         {"allow-busy", no_argument, 0, O_BUSY},
-                                         {"help", no_argument, 0, O_HELP},
-                                         {0, 0, 0, 0}};
-    const char *profile = NULL, *measured = NULL, *hw_entry = NULL, *hw_name = NULL,
-               *catdirs[CLI_MAX_CATALOGS], *sweep = NULL;
-    long iters = 10;
-    size_t ncat = 0;
-    double max_mean = -1, max_err = -1;
-    int json = 0, show_rg = 0, allow_busy = 0, c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        char *end;
-        switch (c) {
-        case O_PROFILE:
-            profile = optarg;
-            break;
-        case O_MEASURED:
-            measured = optarg;
-            break;
-        case O_HWENTRY:
-            hw_entry = optarg;
-            break;
-        case O_HW:
-            hw_name = optarg;
-            break;
-        case O_CATALOG:
-            if (cli_add_catalog("validate", catdirs, &ncat, optarg))
-                return 1;
-            break;
-        case O_SWEEP:
-            sweep = optarg;
-            break;
-        case O_ITERS:
-            if (cli_int("validate", "--iters", optarg, 1, 1000000, &iters))
-                return 1;
-            break;
-        case O_MAXMEAN:
-        case O_MAXERR: {
-            double x = strtod(optarg, &end);
-            if (!*optarg || *end || !(x > 0)) {
-                fprintf(stderr, "ccsweep validate: %s: expected a positive percentage, got '%s'\n",
-                        c == O_MAXMEAN ? "--max-mean" : "--max-err", optarg);
-                return 1;
-            }
-            *(c == O_MAXMEAN ? &max_mean : &max_err) = x / 100;
-            break;
-        }
-        case O_REGIONS:
-            show_rg = 1;
-            break;
-        case O_JSON:
-            json = 1;
-            break;
-        case O_BUSY:
-            allow_busy = 1;
-            break;
-        case O_HELP:
-            usage(stdout);
-            return 0;
-        default:
-            cli_bad_option("validate", argv[optind - 1], opts);
-            return 1;
-        }
-    }
-    if (optind < argc || !profile || !measured) {
-        fprintf(stderr, "ccsweep validate: %s\n",
-                optind < argc ? "unexpected argument" : "--profile and --measured are required");
-        usage(stderr);
-        return 1;
-    }
-    char guess[4096];
-    if (!hw_entry && !hw_name) {
-        size_t l = strlen(profile);
-        if (l > 4 && l < sizeof guess - 1 && !strcmp(profile + l - 4, ".csv")) {
-            snprintf(guess, sizeof guess, "%.*s.yaml", (int)(l - 4), profile);
-            hw_entry = guess;
-        } else {
-            fprintf(stderr, "ccsweep validate: give --hw-entry YAML or --hw NAME\n");
-            return 1;
-        }
-    }
-
-    int rc = 1;
-    ccs_err err;
-    ccs_catalog *cat = NULL, *own = NULL;
-    ccs_opmodel *om = NULL;
     static vcfg cf[V_MAX_CFG];
-    int ncf = 0;
-    double gt_wall = 0;
-    if (hw_name || sweep) {
-        if (!(cat = cli_catalog("validate", catdirs, ncat)))
-            return 1;
-    }
-    const ccs_hw *hw = NULL;
-    if (hw_entry) {
-        own = catalog_new();
-        if (!own || catalog_load_hardware(own, hw_entry, &err) != CCS_OK) {
-            fprintf(stderr, "ccsweep validate: --hw-entry: %s\n", own ? err.msg : "out of memory");
-            goto out;
-        }
-        hw = hw_name ? catalog_hw(own, hw_name) : catalog_hw_at(own, 0);
+    ccs_err err;
+    memset(j, 0, sizeof *j);
+    j->cf = cf;
+    if ((a->hw || a->sweep) && !(j->cat = cli_catalog("validate", &a->catalogs)))
+        return 1;
+    if (a->hw_entry) {
+        j->own = catalog_new();
+        if (!j->own || catalog_load_hardware(j->own, a->hw_entry, &err) != CCS_OK)
+            return cli_fail("validate", "--hw-entry: %s", j->own ? err.msg : "out of memory");
+        j->hw = a->hw ? catalog_hw(j->own, a->hw) : catalog_hw_at(j->own, 0);
     } else {
-        hw = catalog_hw(cat, hw_name);
+        j->hw = catalog_hw(j->cat, a->hw);
     }
-    if (!hw) {
-        fprintf(stderr, "ccsweep validate: --hw: unknown hardware '%s'\n", hw_name);
-        goto out;
-    }
-    if (!(om = opmodel_load(profile, &err))) {
-        fprintf(stderr, "ccsweep validate: --profile: %s\n", err.msg);
-        goto out;
-    }
-    vnoise nz;
-    memset(&nz, 0, sizeof nz);
-    if (read_measured(measured, cf, &ncf, &gt_wall, &nz, &err) != CCS_OK) {
-        fprintf(stderr, "ccsweep validate: --measured: %s\n", err.msg);
-        goto out;
-    }
-    sweepcost sc = {0};
-    if (sweep && sweep_cost(sweep, cat, (int)iters, &sc, &err) != CCS_OK) {
-        fprintf(stderr, "ccsweep validate: --sweep: %s\n", err.msg);
-        goto out;
-    }
-    const char *pw = opmodel_meta(om, "profiling_wall_s");
-    double prof_wall = pw ? atof(pw) : 0;
+    if (!j->hw)
+        return cli_fail("validate", "--hw: unknown hardware '%s'", a->hw);
+    if (!(j->om = opmodel_load(a->profile, &err)))
+        return cli_fail("validate", "--profile: %s", err.msg);
+    if (read_measured(a->measured, j->cf, &j->ncf, &j->gt_wall, &j->nz, &err) != CCS_OK)
+        return cli_fail("validate", "--measured: %s", err.msg);
+    if (a->sweep && sweep_cost(a->sweep, j->cat, (int)a->iters, &j->sc, &err) != CCS_OK)
+        return cli_fail("validate", "--sweep: %s", err.msg);
+    const char *pw = opmodel_meta(j->om, "profiling_wall_s");
+    j->prof_wall = pw ? atof(pw) : 0;
+    return 0;
+}
 
-    /* Interference: either tool's own verdict, and whether both ran under the
-     * same load (their probes agree). Files without probes (older tools, or
-     * imported) are taken as they are. */
-    double pprobe[NOISE_MAX_PROBES];
-    const char *pp = opmodel_meta(om, "probe_s"), *pv = opmodel_meta(om, "interference");
-    int npp = pp ? noise_parse(pp, pprobe, NOISE_MAX_PROBES) : -1;
-    noise_verdict vp, vm;
-    noise_judge(pprobe, npp > 0 ? npp : 0, NOISE_TOL, &vp);
-    noise_judge(nz.probe, nz.nprobe > 0 ? nz.nprobe : 0, NOISE_TOL, &vm);
+static void validate_job_free(validate_job *j)
+{
+    opmodel_free(j->om);
+    catalog_free(j->own);
+    catalog_free(j->cat);
+}
+
+/* ---- interference ---------------------------------------------------------------- */
+
+/* Whether the measurements measured the model, and if not, why. */
+typedef struct vbusy {
+    noise_verdict vp, vm; /* the profiler's probes, the ground truth's */
     char why[3][320];
-    int nwhy = 0;
-    if ((pv && !strncmp(pv, "busy", 4)) || vp.busy)
-        snprintf(why[nwhy++], sizeof why[0],
+    int nwhy; /* > 0: busy */
+} vbusy;
+
+/* Interference: either tool's own verdict, and whether both ran under the
+ * same load (their probes agree). Files without probes (older tools, or
+ * imported) are taken as they are. */
+static void judge_busy(const validate_args *a, const validate_job *j, vbusy *b)
+{
+    double pprobe[NOISE_MAX_PROBES];
+    const char *pp = opmodel_meta(j->om, "probe_s"), *pv = opmodel_meta(j->om, "interference");
+    int npp = pp ? noise_parse(pp, pprobe, NOISE_MAX_PROBES) : -1;
+    noise_verdict *vp = &b->vp, *vm = &b->vm;
+    noise_judge(pprobe, npp > 0 ? npp : 0, NOISE_TOL, vp);
+    noise_judge(j->nz.probe, j->nz.nprobe > 0 ? j->nz.nprobe : 0, NOISE_TOL, vm);
+    b->nwhy = 0;
+    if ((pv && !strncmp(pv, "busy", 4)) || vp->busy)
+        snprintf(b->why[b->nwhy++], sizeof b->why[0],
                  "while profiling (%s) the probe ran a median %.0f%% and at worst %.0f%% slower "
                  "than its fastest",
-                 profile, 100 * noise_slowdown(vp.median, vp.fastest), 100 * vp.slowdown);
-    if (!strncmp(nz.verdict, "busy", 4) || vm.busy)
-        snprintf(why[nwhy++], sizeof why[0],
+                 a->profile, 100 * noise_slowdown(vp->median, vp->fastest), 100 * vp->slowdown);
+    if (!strncmp(j->nz.verdict, "busy", 4) || vm->busy)
+        snprintf(b->why[b->nwhy++], sizeof b->why[0],
                  "while measuring the layers (%s) the probe ran a median %.0f%% and at worst "
                  "%.0f%% slower than its fastest",
-                 measured, 100 * noise_slowdown(vm.median, vm.fastest), 100 * vm.slowdown);
-    double mism = vp.n && vm.n ? noise_mismatch(vp.median, vm.median) : 0;
+                 a->measured, 100 * noise_slowdown(vm->median, vm->fastest), 100 * vm->slowdown);
+    double mism = vp->n && vm->n ? noise_mismatch(vp->median, vm->median) : 0;
     if (mism > NOISE_TOL)
-        snprintf(why[nwhy++], sizeof why[0],
+        snprintf(b->why[b->nwhy++], sizeof b->why[0],
                  "the probe took %.3g ms while profiling and %.3g ms while measuring the layers "
                  "(%.0f%% apart): the two ran under different load",
-                 1e3 * vp.median, 1e3 * vm.median, 100 * mism);
-    int busy = nwhy > 0;
-    if (busy && !allow_busy) {
-        if (json) {
-            json_t *o = json_object(), *arr = json_array();
-            for (int i = 0; i < nwhy; i++)
-                json_array_append_new(arr, json_string(why[i]));
-            json_object_set_new(o, "busy", json_true());
-            json_object_set_new(o, "reasons", arr);
-            json_dumpf(o, stdout, JSON_INDENT(2));
-            fputc('\n', stdout);
-            json_decref(o);
-        }
-        fprintf(stderr, "ccsweep validate: the machine was too busy to measure:");
-        for (int i = 0; i < nwhy; i++)
-            fprintf(stderr, "%s %s", i ? ";" : "", why[i]);
-        fprintf(stderr, ".\nOther work slowed the measurements, so their difference from the "
-                        "projection would be load, not model error: no error is reported.\n"
-                        "Measure again on a quiet machine, or add --allow-busy to see the "
-                        "numbers anyway.\n");
-        rc = 3;
-        goto out;
-    }
-    if (busy && !json)
-        printf("warning (--allow-busy): the machine was too busy to measure: %s; the errors "
-               "below include that load\n",
-               why[0]);
-    double lam0, la, lb, lc;
-    int have_terms = opmodel_gemm_terms(om, CCS_FP32, &lam0, &la, &lb, &lc) == 0;
+                 1e3 * vp->median, 1e3 * vm->median, 100 * mism);
+}
 
-    stats in = {0}, ex = {0}, all = {0};
-    for (int i = 0; i < ncf; i++) {
-        int reason = project(&cf[i], hw, om, CCS_FP32, &cf[i]);
-        if (reason != CCS_R_OK) {
-            fprintf(stderr, "ccsweep validate: %s: configuration '%s': %s\n", measured, cf[i].name,
-                    plan_reason_text(reason));
-            goto out;
-        }
-        double e = rel_err(cf[i].proj, cf[i].meas);
-        acc(cf[i].extrap > V_EXTRAP_TOL ? &ex : &in, e);
-        acc(&all, e);
-    }
-    rc = 0;
-    if ((max_mean > 0 && mean(&all) > max_mean) || (max_err > 0 && all.max > max_err))
-        rc = 2;
-
+/* Say the machine was too busy (and as JSON when json is set); returns 3. */
+static int print_busy(const vbusy *b, int json)
+{
     if (json) {
         json_t *o = json_object(), *arr = json_array();
-        for (int i = 0; o && arr && i < ncf; i++) {
-            const vcfg *v = &cf[i];
-            json_t *e =
-                json_pack("{s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:f,s:f,s:f,s:f,s:f,s:o}", "config",
-                          v->name, "hidden", v->hidden, "heads", v->heads, "ffn", v->ffn, "seq",
-                          v->seq, "mbs", v->mbs, "tp", v->tp, "layers", v->layers, "measured_s",
-                          v->meas, "projected_s", v->proj, "projected_lo_s", v->lo,
-                          "projected_hi_s", v->hi, "error", rel_err(v->proj, v->meas),
-                          "extrapolation", v->extrap > 0 ? json_real(v->extrap) : json_null());
-            json_t *rg = json_object();
-            for (int r = 0; e && rg && r < V_NREG; r++)
-                json_object_set_new(
-                    rg, region_name(layer_regions[r]),
-                    json_pack("{s:o,s:f}", "measured_s",
-                              v->meas_rg[r] >= 0 ? json_real(v->meas_rg[r]) : json_null(),
-                              "projected_s", v->proj_rg[r]));
-            json_object_set_new(e, "regions", rg);
-            json_array_append_new(arr, e);
-        }
-        json_object_set_new(o, "profile", json_string(profile));
-        json_object_set_new(o, "measured", json_string(measured));
-        json_object_set_new(o, "hardware", json_string(hw->name));
-        json_object_set_new(o, "configs", arr);
-        json_object_set_new(o, "inside", jstats(&in));
-        json_object_set_new(o, "extrapolated", jstats(&ex));
-        json_object_set_new(o, "all", jstats(&all));
-        json_object_set_new(o, "profiling_wall_s",
-                            prof_wall > 0 ? json_real(prof_wall) : json_null());
-        json_object_set_new(o, "measured_wall_s", gt_wall > 0 ? json_real(gt_wall) : json_null());
-        if (sweep)
-            json_object_set_new(
-                o, "sweep",
-                json_pack("{s:s,s:I,s:I,s:i,s:f,s:o}", "spec", sweep, "scenarios",
-                          (json_int_t)sc.scenarios, "measurable", (json_int_t)sc.measured, "iters",
-                          (int)iters, "measure_wall_s", sc.wall, "reduction",
-                          prof_wall > 0 ? json_real(sc.wall / prof_wall) : json_null()));
-        json_object_set_new(o, "pass", json_boolean(rc == 0));
-        json_object_set_new(o, "busy", json_boolean(busy));
-        json_object_set_new(o, "extrapolation_tolerance", json_real(V_EXTRAP_TOL));
-        if (have_terms)
-            json_object_set_new(
-                o, "gemm_terms",
-                json_pack("{s:f,s:f,s:f,s:f}", "per_call", lam0, "a", la, "b", lb, "c", lc));
-        if (json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(8)) != 0)
-            rc = 2;
+        for (int i = 0; i < b->nwhy; i++)
+            json_array_append_new(arr, json_string(b->why[i]));
+        json_object_set_new(o, "busy", json_true());
+        json_object_set_new(o, "reasons", arr);
+        json_dumpf(o, stdout, JSON_INDENT(2));
         fputc('\n', stdout);
         json_decref(o);
-        goto out;
     }
+    fprintf(stderr, "ccsweep validate: the machine was too busy to measure:");
+    for (int i = 0; i < b->nwhy; i++)
+        fprintf(stderr, "%s %s", i ? ";" : "", b->why[i]);
+    fprintf(stderr, ".\nOther work slowed the measurements, so their difference from the "
+                    "projection would be load, not model error: no error is reported.\n"
+                    "Measure again on a quiet machine, or add --allow-busy to see the "
+                    "numbers anyway.\n");
+    return 3;
+}
 
-    printf("validation of %s against %s on %s\n", profile, measured, hw->name);
+/* ---- compute ------------------------------------------------------------------- */
+
+/* The errors of the projections against the measurements. */
+typedef struct verrors {
+    stats in, ex, all;       /* inside the profiled range, extrapolated, all */
+    double lam0, la, lb, lc; /* the profile's fp32 GEMM terms, when have_terms */
+    int have_terms;
+    double max_mean, max_err; /* the targets as fractions; <= 0: none */
+    int missed;               /* a target was missed */
+} verrors;
+
+/* Project every configuration of j and gather the errors. 0, or 1 with the
+ * message printed when a configuration is no valid plan. */
+static int compute_validate(const validate_args *a, validate_job *j, verrors *e)
+{
+    memset(e, 0, sizeof *e);
+    e->max_mean = a->max_mean > 0 ? a->max_mean / 100 : -1;
+    e->max_err = a->max_err > 0 ? a->max_err / 100 : -1;
+    e->have_terms = opmodel_gemm_terms(j->om, CCS_FP32, &e->lam0, &e->la, &e->lb, &e->lc) == 0;
+    for (int i = 0; i < j->ncf; i++) {
+        vcfg *v = &j->cf[i];
+        int reason = project(v, j->hw, j->om, CCS_FP32, v);
+        if (reason != CCS_R_OK)
+            return cli_fail("validate", "%s: configuration '%s': %s", a->measured, v->name,
+                            plan_reason_text(reason));
+        double err = rel_err(v->proj, v->meas);
+        acc(v->extrap > V_EXTRAP_TOL ? &e->ex : &e->in, err);
+        acc(&e->all, err);
+    }
+    e->missed = (e->max_mean > 0 && mean(&e->all) > e->max_mean) ||
+                (e->max_err > 0 && e->all.max > e->max_err);
+    return 0;
+}
+
+/* ---- JSON ------------------------------------------------------------------------- */
+
+/* Print the validation as one JSON object. Returns the exit status: 0, or 2
+ * when a target was missed or the output failed. */
+static int print_validate_json(const validate_args *a, const validate_job *j, const verrors *e,
+                               int busy)
+{
+    int rc = e->missed ? 2 : 0;
+    json_t *o = json_object(), *arr = json_array();
+    for (int i = 0; o && arr && i < j->ncf; i++) {
+        const vcfg *v = &j->cf[i];
+        json_t *c = json_pack("{s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:f,s:f,s:f,s:f,s:f,s:o}", "config",
+                              v->name, "hidden", v->hidden, "heads", v->heads, "ffn", v->ffn, "seq",
+                              v->seq, "mbs", v->mbs, "tp", v->tp, "layers", v->layers, "measured_s",
+                              v->meas, "projected_s", v->proj, "projected_lo_s", v->lo,
+                              "projected_hi_s", v->hi, "error", rel_err(v->proj, v->meas),
+                              "extrapolation", v->extrap > 0 ? json_real(v->extrap) : json_null());
+        json_t *rg = json_object();
+        for (int r = 0; c && rg && r < V_NREG; r++)
+            json_object_set_new(
+                rg, region_name(layer_regions[r]),
+                json_pack("{s:o,s:f}", "measured_s",
+                          v->meas_rg[r] >= 0 ? json_real(v->meas_rg[r]) : json_null(),
+                          "projected_s", v->proj_rg[r]));
+        json_object_set_new(c, "regions", rg);
+        json_array_append_new(arr, c);
+    }
+    const sweepcost *sc = &j->sc;
+    double prof_wall = j->prof_wall;
+    json_object_set_new(o, "profile", json_string(a->profile));
+    json_object_set_new(o, "measured", json_string(a->measured));
+    json_object_set_new(o, "hardware", json_string(j->hw->name));
+    json_object_set_new(o, "configs", arr);
+    json_object_set_new(o, "inside", jstats(&e->in));
+    json_object_set_new(o, "extrapolated", jstats(&e->ex));
+    json_object_set_new(o, "all", jstats(&e->all));
+    json_object_set_new(o, "profiling_wall_s", prof_wall > 0 ? json_real(prof_wall) : json_null());
+    json_object_set_new(o, "measured_wall_s", j->gt_wall > 0 ? json_real(j->gt_wall) : json_null());
+    if (a->sweep)
+        json_object_set_new(
+            o, "sweep",
+            json_pack("{s:s,s:I,s:I,s:i,s:f,s:o}", "spec", a->sweep, "scenarios",
+                      (json_int_t)sc->scenarios, "measurable", (json_int_t)sc->measured, "iters",
+                      (int)a->iters, "measure_wall_s", sc->wall, "reduction",
+                      prof_wall > 0 ? json_real(sc->wall / prof_wall) : json_null()));
+    json_object_set_new(o, "pass", json_boolean(rc == 0));
+    json_object_set_new(o, "busy", json_boolean(busy));
+    json_object_set_new(o, "extrapolation_tolerance", json_real(V_EXTRAP_TOL));
+    if (e->have_terms)
+        json_object_set_new(o, "gemm_terms",
+                            json_pack("{s:f,s:f,s:f,s:f}", "per_call", e->lam0, "a", e->la, "b",
+                                      e->lb, "c", e->lc));
+    if (json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(8)) != 0)
+        rc = 2;
+    fputc('\n', stdout);
+    json_decref(o);
+    return rc;
+}
+
+/* ---- text ------------------------------------------------------------------------- */
+
+/* The table of configurations and the error summary. */
+static void print_configs(const validate_job *j, const verrors *e)
+{
     printf("%-14s %6s %5s %5s %4s %3s %3s %11s %11s %23s %8s %7s\n", "config", "hidden", "heads",
            "seq", "mbs", "tp", "L", "measured s", "projected s", "band s", "error", "extrap");
-    for (int i = 0; i < ncf; i++) {
-        const vcfg *v = &cf[i];
+    for (int i = 0; i < j->ncf; i++) {
+        const vcfg *v = &j->cf[i];
         char ext[16] = "-";
         if (v->extrap > 0) /* 1.04x is at the edge, 1.3x beyond: two decimals below 10x */
             snprintf(ext, sizeof ext, v->extrap < 10 ? "%.2fx" : "%.1fx", v->extrap);
@@ -624,7 +614,7 @@ int cli_validate(int argc, char **argv)
     const struct {
         const char *label;
         const stats *s;
-    } rows[] = {{"inside the profiled range", &in}, {"extrapolated", &ex}, {"all", &all}};
+    } rows[] = {{"inside the profiled range", &e->in}, {"extrapolated", &e->ex}, {"all", &e->all}};
     for (int i = 0; i < 3; i++) {
         if (rows[i].s->n)
             printf("%-26s %2d configs: mean |error| %5.1f%%, max |error| %5.1f%%\n", rows[i].label,
@@ -632,59 +622,100 @@ int cli_validate(int argc, char **argv)
         else
             printf("%-26s %2d configs\n", rows[i].label, 0);
     }
-    if (show_rg) {
-        printf("\nper region (all layers, one micro-batch): measured / projected s\n%-14s",
-               "config");
+}
+
+/* --regions: measured and projected time per region, and the profile's curves. */
+static void print_regions(const validate_job *j)
+{
+    printf("\nper region (all layers, one micro-batch): measured / projected s\n%-14s", "config");
+    for (int r = 0; r < V_NREG; r++)
+        printf(" %19s", region_name(layer_regions[r]));
+    printf("\n");
+    for (int i = 0; i < j->ncf; i++) {
+        printf("%-14s", j->cf[i].name);
         for (int r = 0; r < V_NREG; r++)
-            printf(" %19s", region_name(layer_regions[r]));
+            printf(" %9.4f/%9.4f", j->cf[i].meas_rg[r], j->cf[i].proj_rg[r]);
         printf("\n");
-        for (int i = 0; i < ncf; i++) {
-            printf("%-14s", cf[i].name);
-            for (int r = 0; r < V_NREG; r++)
-                printf(" %9.4f/%9.4f", cf[i].meas_rg[r], cf[i].proj_rg[r]);
-            printf("\n");
-        }
-        printf("\noperator curves of the profile:\n");
-        opmodel_describe(om, stdout);
     }
-    if (have_terms && la == 0 && lb == 0 && lc == 0)
+    printf("\noperator curves of the profile:\n");
+    opmodel_describe(j->om, stdout);
+}
+
+/* Print the validation as text. Returns the exit status: 0, or 2 when a
+ * target was missed. */
+static int print_validate_text(const validate_args *a, const validate_job *j, const verrors *e,
+                               const vbusy *b)
+{
+    int busy = b->nwhy > 0;
+    const noise_verdict *vp = &b->vp, *vm = &b->vm;
+    printf("validation of %s against %s on %s\n", a->profile, a->measured, j->hw->name);
+    print_configs(j, e);
+    if (a->regions)
+        print_regions(j);
+    if (e->have_terms && e->la == 0 && e->lb == 0 && e->lc == 0)
         printf("\nGEMM shape terms (fp32): none fitted - the profile's GEMM timings do not "
                "separate operand traffic from FLOPs (too few points, or disturbed by other "
                "load); FLOPs alone are used\n");
-    else if (have_terms)
+    else if (e->have_terms)
         printf("\nGEMM shape terms (fp32), FLOP equivalents: %.3g per call, %.3g per A, %.3g "
                "per B, %.3g per C element\n",
-               lam0, la, lb, lc);
-    if (vp.n || vm.n)
+               e->lam0, e->la, e->lb, e->lc);
+    if (vp->n || vm->n)
         printf("interference: probe median %.3g ms profiling (%d probes, slowest +%.0f%%), "
                "%.3g ms measuring layers (%d probes, slowest +%.0f%%)%s\n",
-               1e3 * vp.median, vp.n, 100 * vp.slowdown, 1e3 * vm.median, vm.n, 100 * vm.slowdown,
-               busy ? ": BUSY" : ": quiet");
+               1e3 * vp->median, vp->n, 100 * vp->slowdown, 1e3 * vm->median, vm->n,
+               100 * vm->slowdown, busy ? ": BUSY" : ": quiet");
     printf("\nprofiling wall time: ");
-    if (prof_wall > 0)
-        printf("%.1f s (%d measurements, %d curves)\n", prof_wall, opmodel_rows(om),
-               opmodel_curves(om));
+    if (j->prof_wall > 0)
+        printf("%.1f s (%d measurements, %d curves)\n", j->prof_wall, opmodel_rows(j->om),
+               opmodel_curves(j->om));
     else
         printf("unknown (the profile has no 'profiling_wall_s' comment)\n");
-    if (gt_wall > 0)
-        printf("measuring these %d configurations end to end took %.1f s\n", ncf, gt_wall);
-    if (sweep) {
+    if (j->gt_wall > 0)
+        printf("measuring these %d configurations end to end took %.1f s\n", j->ncf, j->gt_wall);
+    if (a->sweep) {
+        const sweepcost *sc = &j->sc;
         printf("sweep %s: %lld scenarios, %lld measurable (valid, fit memory); measuring each\n"
                "  end to end (%ld iterations) would take %.4g s = %.4g h (projected)",
-               sweep, (long long)sc.scenarios, (long long)sc.measured, iters, sc.wall,
-               sc.wall / 3600);
-        if (prof_wall > 0)
-            printf(" -> profiling-cost reduction %.0fx\n", sc.wall / prof_wall);
+               a->sweep, (long long)sc->scenarios, (long long)sc->measured, a->iters, sc->wall,
+               sc->wall / 3600);
+        if (j->prof_wall > 0)
+            printf(" -> profiling-cost reduction %.0fx\n", sc->wall / j->prof_wall);
         else
             printf("\n");
     }
-    if (max_mean > 0 || max_err > 0)
+    if (e->max_mean > 0 || e->max_err > 0)
         printf("target: mean |error| <= %.0f%%, every configuration <= %.0f%%: %s\n",
-               100 * (max_mean > 0 ? max_mean : HUGE_VAL), 100 * (max_err > 0 ? max_err : HUGE_VAL),
-               rc == 0 ? "met" : "MISSED");
-out:
-    opmodel_free(om);
-    catalog_free(own);
-    catalog_free(cat);
+               100 * (e->max_mean > 0 ? e->max_mean : HUGE_VAL),
+               100 * (e->max_err > 0 ? e->max_err : HUGE_VAL), e->missed ? "MISSED" : "met");
+    return e->missed ? 2 : 0;
+}
+
+/* ---- the command ------------------------------------------------------------------ */
+
+int cli_validate(int argc, char **argv)
+{
+    static validate_args a; /* large: the guessed --hw-entry path */
+    int rc = parse_validate_args(argc, argv, &a);
+    if (rc != CLI_OK)
+        return rc == CLI_DONE ? 0 : 1;
+    validate_job j;
+    vbusy b;
+    verrors e;
+    rc = resolve_validate(&a, &j);
+    if (rc == 0)
+        judge_busy(&a, &j, &b);
+    if (rc == 0 && b.nwhy > 0 && !a.allow_busy)
+        rc = print_busy(&b, a.json);
+    if (rc == 0 && b.nwhy > 0 && !a.json)
+        printf("warning (--allow-busy): the machine was too busy to measure: %s; the errors "
+               "below include that load\n",
+               b.why[0]);
+    if (rc == 0)
+        rc = compute_validate(&a, &j, &e);
+    if (rc == 0)
+        rc = a.json ? print_validate_json(&a, &j, &e, b.nwhy > 0)
+                    : print_validate_text(&a, &j, &e, &b);
+    validate_job_free(&j);
     return rc;
 }

@@ -24,15 +24,16 @@ static void usage(FILE *f)
                "today's and future hardware, for one scenario or millions.\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
-    fprintf(f, "\n'ccsweep COMMAND --help' describes a command. 'ccsweep --version' prints the version.\n");
+    fprintf(f, "\n'ccsweep COMMAND --help' describes a command. 'ccsweep --version' prints the "
+               "version.\n");
 }
 
 int main(int argc, char **argv)
 {
     /* Only 'run' and 'search' are MPI programs: under a launcher (mpirun -n 2
      * ccsweep list ...) every other command runs on the first rank only. */
-    if (cli_launch_rank() > 0 && !(argc > 1 && (!strcmp(argv[1], "run") ||
-                                                !strcmp(argv[1], "search"))))
+    if (cli_launch_rank() > 0 &&
+        !(argc > 1 && (!strcmp(argv[1], "run") || !strcmp(argv[1], "search"))))
         return 0;
     if (argc < 2) {
         usage(stderr);

@@ -87,6 +87,11 @@ check "list hardware has an fp16 column; v100 shows fp16 125 and no bf16" \
     "head -1 '$T/hw' | grep -q 'fp16 TF/s' && grep -q '^v100 *125.0 *- ' '$T/hw'"
 check "list evolutions has memory-wall" "grep -q '^memory-wall' \"$T/evo\""
 check "--help and --version exit 0" "$B --help >/dev/null && $B --version >/dev/null && $B project --help >/dev/null && $B list --help >/dev/null"
+$B project --model gpt3-175b -h >"$T/h.out" 2>"$T/h.err"; rc=$?
+check "project -h is --help (exit 0, the usage on stdout)" \
+    "[ $rc -eq 0 ] && grep -q '^usage: ccsweep project' '$T/h.out' && [ ! -s '$T/h.err' ]"
+$B project -h >"$T/h2.out"
+check "project -h and --help print the same" "$B project --help | cmp -s - '$T/h2.out'"
 
 # JSON: counts are exact integers; keys are the database's column names
 check "JSON params is the exact integer 174604259328" "grep -q '^  \"params\": 174604259328,\$' '$T/a.json'"

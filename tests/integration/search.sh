@@ -129,5 +129,13 @@ expect "search without --devices" "--devices are required" $BIN search --model g
 expect "an unknown model" "unknown model 'gpt9'" $BIN search --model gpt9 --hw h100-sxm --devices 8
 expect "--top 0" "--top" $BIN search --model gpt3-175b --hw h100-sxm --devices 8 --top 0
 expect "--devices x" "--devices" $BIN search --model gpt3-175b --hw h100-sxm --devices x
+# the same bounds as 'ccsweep project' (CCS_MAX_*): one past each is refused
+expect "--devices 16777217" "--devices: expected an integer in \[1, 16777216\]" \
+    $BIN search --model gpt3-175b --hw h100-sxm --devices 16777217
+expect "--seq 16777217" "--seq: expected an integer in \[1, 16777216\]" \
+    $BIN search --model gpt3-175b --hw h100-sxm --devices 8 --seq 16777217
+expect "--gbs 1073741825" "--gbs: expected an integer in \[1, 1073741824\]" \
+    $BIN search --model gpt3-175b --hw h100-sxm --devices 8 --gbs 1073741825
 check "search --help exits 0 and ccsweep --help lists search" \
     sh -c "$BIN search --help >/dev/null && $BIN --help | grep -q '^  search '"
+check "search -h is --help" sh -c "$BIN search -h | grep -q '^usage: ccsweep search'"

@@ -6,21 +6,19 @@
 
 #include "ccsweep/model/catalog.h"
 #include "ccsweep/cost/timeline.h"
+#include "ccsweep/cli/cli_opt.h"
 
 #include <stdio.h>
 
-int cli_project(int argc, char **argv);
-int cli_list(int argc, char **argv);
+int cli_project(int argc, char **argv);  /* cli_project.c: one scenario */
+int cli_list(int argc, char **argv);     /* cli_list.c: catalog entries */
 int cli_run(int argc, char **argv);      /* cli_run.c: the MPI sweep */
 int cli_validate(int argc, char **argv); /* cli_validate.c: projection vs measurement */
 int cli_report(int argc, char **argv);   /* cli_report.c: report and plots from a database */
 int cli_search(int argc, char **argv);   /* cli_search.c: the best plans of one training job */
 
-/* Shared helpers for subcommands. */
-
-/* Parse a decimal integer option value in [min, max]; on error prints
- * "ccsweep CMD: --opt: expected ..., got 'text'" and returns -1. */
-int cli_int(const char *cmd, const char *opt, const char *text, long min, long max, long *out);
+/* Shared helpers for subcommands; messages for bad input go through
+ * cli_fail (cli_opt.h). */
 
 /* The process's rank when a launcher (mpirun, srun) started it, from the
  * launcher's environment (OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK,
@@ -28,27 +26,18 @@ int cli_int(const char *cmd, const char *opt, const char *text, long min, long m
  * main runs them on rank 0 only, so a launcher prints their output once. */
 int cli_launch_rank(void);
 
-/* The candidate closest to word (edit distance, or word a prefix of it) when
- * it is close enough to be a likely typo, else NULL. Borrowed from cands. */
-const char *cli_suggest(const char *word, const char *const *cands, size_t n);
-
-/* One line on stderr for an option getopt_long rejected (arg as typed):
- * "needs a value" for a known option, else "unknown option" with the closest
- * option of opts (NULL-terminated getopt table) as a suggestion. */
-struct option;
-void cli_bad_option(const char *cmd, const char *arg, const struct option *opts);
-
-/* Most --catalog options one command takes. */
-#define CLI_MAX_CATALOGS 16
-
-/* Add a --catalog value to overlays[*n] (at most CLI_MAX_CATALOGS); prints the
- * error and returns -1 when there are too many. */
-int cli_add_catalog(const char *cmd, const char **overlays, size_t *n, const char *path);
-
 /* Load the layered catalog (catalog_load_layers: the built-in one,
- * $CCSWEEP_CATALOG_PATH, then overlays[0..n)). Prints the error and returns
- * NULL on failure. */
-ccs_catalog *cli_catalog(const char *cmd, const char *const *overlays, size_t n);
+ * $CCSWEEP_CATALOG_PATH, then the overlays). Prints the error and returns
+ * NULL on failure; the caller owns the catalog (catalog_free). */
+ccs_catalog *cli_catalog(const char *cmd, const cli_catalogs *overlays);
+
+/* The kinds of catalog entry a command line names. */
+typedef enum cli_entry { CLI_ENTRY_MODEL, CLI_ENTRY_HW, CLI_ENTRY_EVOLUTION } cli_entry;
+
+/* Print that name is no entry of kind in cat ("ccsweep CMD: --hw: unknown
+ * hardware 'h100'; did you mean 'h100-sxm'? (see 'ccsweep list hardware')"),
+ * with the hint when an entry is close. Returns 1. */
+int cli_unknown(const char *cmd, const ccs_catalog *cat, cli_entry kind, const char *name);
 
 /* Where the operators of one scenario are costed from: one entry per
  * operator kind and dtype (compute) or level (collectives, 0 intra, 1 inter)

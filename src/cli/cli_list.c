@@ -1,0 +1,113 @@
+/* cli_list.c - 'ccsweep list models|hardware|evolutions': the catalog's
+ * entries with their key figures, a table per kind. */
+#include "ccsweep/cli/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct list_args {
+    cli_catalogs catalogs;
+    const char *what; /* the positional argument */
+} list_args;
+
+static const cli_opt list_opts[] = {
+    CLI_O_CATALOG(list_args, catalogs, "catalog overlay (directory or YAML file); repeatable"),
+    CLI_O_HELP,
+};
+
+static const cli_cmd list_cmd = {
+    .name = "list",
+    .synopsis = "ccsweep list models|hardware|evolutions [--catalog PATH]...",
+    .about = "Lists the catalog entries with their key figures: the built-in catalog,\n"
+             "then the overlays of $CCSWEEP_CATALOG_PATH and --catalog (repeatable),\n"
+             "whose entries add to and override earlier ones by name.",
+    .opts = list_opts,
+    .n_opts = sizeof list_opts / sizeof list_opts[0],
+    .col = 18,
+};
+
+static const char *const subjects[] = {"models", "hardware", "evolutions"};
+
+/* CLI_OK with a->what one of subjects, CLI_BAD (message printed) or CLI_DONE. */
+static int parse_list_args(int argc, char **argv, list_args *a)
+{
+    memset(a, 0, sizeof *a);
+    int first, rc = cli_opt_parse(&list_cmd, argc, argv, a, stderr, &first);
+    if (rc != CLI_OK)
+        return rc;
+    if (first + 1 < argc)
+        return cli_fail("list", "unexpected argument '%s'", argv[first + 1]);
+    if (first == argc)
+        return cli_fail("list", "what to list? expected models, hardware or evolutions");
+    a->what = argv[first];
+    for (size_t i = 0; i < sizeof subjects / sizeof subjects[0]; i++)
+        if (!strcmp(a->what, subjects[i]))
+            return CLI_OK;
+    const char *best = cli_suggest(a->what, subjects, 3);
+    return cli_fail("list", "unknown list '%s' (expected models, hardware or evolutions)%s%s%s",
+                    a->what, best ? "; did you mean '" : "", best ? best : "", best ? "'?" : "");
+}
+
+static void print_models(const ccs_catalog *cat)
+{
+    printf("%-14s %7s %7s %6s %4s %7s %7s %5s %5s %9s\n", "name", "layers", "hidden", "heads", "kv",
+           "ffn", "vocab", "gated", "seq", "params");
+    for (size_t i = 0; i < catalog_n_models(cat); i++) {
+        const ccs_model *m = catalog_model_at(cat, i);
+        printf("%-14s %7d %7d %6d %4d %7d %7d %5s %5d %8.2fB\n", m->name, m->layers, m->hidden,
+               m->heads, m->kv_heads, m->ffn, m->vocab, m->gated ? "yes" : "no", m->seq,
+               model_params(m) / 1e9);
+    }
+}
+
+static void print_hardware(const ccs_catalog *cat)
+{
+    /* dense peaks; '-' where the device has no such arithmetic */
+    printf("%-10s %9s %9s %9s %9s %7s %8s %5s %10s %10s\n", "name", "fp16 TF/s", "bf16 TF/s",
+           "fp8 TF/s", "fp32 TF/s", "HBM GiB", "HBM GB/s", "/node", "intra GB/s", "inter GB/s");
+    for (size_t i = 0; i < catalog_n_hw(cat); i++) {
+        const ccs_hw *h = catalog_hw_at(cat, i);
+        const int dt[] = {CCS_FP16, CCS_BF16, CCS_FP8, CCS_FP32};
+        char pk[4][16];
+        for (int k = 0; k < 4; k++) {
+            double v = h->peak_flops[dt[k]] / 1e12;
+            if (v > 0)
+                snprintf(pk[k], sizeof pk[k], "%.1f", v);
+            else
+                ccs_strlcpy(pk[k], "-", sizeof pk[k]);
+        }
+        printf("%-10s %9s %9s %9s %9s %7.0f %8.0f %5d %10.0f %10.1f\n", h->name, pk[0], pk[1],
+               pk[2], pk[3], h->mem_cap / 1073741824.0, h->mem_bw / 1e9, h->devices_per_node,
+               h->intra_bw / 1e9, h->inter_bw / 1e9);
+    }
+}
+
+static void print_evolutions(const ccs_catalog *cat)
+{
+    printf("%-16s %6s %7s %7s %8s %9s %9s %8s\n", "name", "years", "flops", "mem_bw", "mem_cap",
+           "intra_bw", "inter_bw", "latency");
+    for (size_t i = 0; i < catalog_n_evolutions(cat); i++) {
+        const ccs_evolution *e = catalog_evolution_at(cat, i);
+        printf("%-16s %6.1f %7.2f %7.2f %8.2f %9.2f %9.2f %8.2f\n", e->name, e->years, e->flops,
+               e->mem_bw, e->mem_cap, e->intra_bw, e->inter_bw, e->latency);
+    }
+}
+
+int cli_list(int argc, char **argv)
+{
+    list_args a;
+    int rc = parse_list_args(argc, argv, &a);
+    if (rc != CLI_OK)
+        return rc == CLI_DONE ? 0 : 1;
+    ccs_catalog *cat = cli_catalog("list", &a.catalogs);
+    if (!cat)
+        return 1;
+    if (!strcmp(a.what, "models"))
+        print_models(cat);
+    else if (!strcmp(a.what, "hardware"))
+        print_hardware(cat);
+    else
+        print_evolutions(cat);
+    catalog_free(cat);
+    return 0;
+}
