@@ -3,6 +3,7 @@
  * record how the run ended. Each phase is a function of the run's state
  * (run_state) that returns an exit status, or RUN_GO to go on. */
 #include "ccsweep/cli/cli.h"
+#include "ccsweep/util/shquote.h"
 #include "ccsweep/dist/dist.h"
 
 #include <float.h>
@@ -515,10 +516,13 @@ static void run_summary(const run_state *s, int status, const store_counts *fin,
     if (!a->quiet && ds->writer_cpu > 0)
         fprintf(stderr, "ccsweep: rank 0 writer thread CPU %.3f s (of the above)\n",
                 ds->writer_cpu);
-    if (status == STORE_INTERRUPTED)
-        printf("ccsweep run: interrupted by signal %d; committed rows are kept, finish with "
-               "'ccsweep run %s --db %s --resume'\n",
-               ds->signal, a->spec, s->shown);
+    if (status == STORE_INTERRUPTED) {
+        /* each word quoted for the shell, so the command pastes as it is */
+        char qs[4 * PATH_MAX + 3], qd[4 * PATH_MAX + 3];
+        printf("ccsweep run: interrupted by signal %d; committed rows are kept, finish with: "
+               "ccsweep run %s --db %s --resume\n",
+               ds->signal, ccs_shquote(qs, sizeof qs, a->spec), ccs_shquote(qd, sizeof qd, s->shown));
+    }
     fflush(stdout);
 }
 
