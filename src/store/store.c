@@ -70,6 +70,22 @@ static int make_parent(const char *path)
     return mkdir(dir, 0777) == 0 || errno == EEXIST ? 0 : -1;
 }
 
+/* What the existing path is when it is not a regular file, or NULL (also when
+ * it does not exist yet: SQLite creates it). SQLite would open a device and
+ * fail later, after creating PATH-journal beside it. */
+static const char *not_regular(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0 || S_ISREG(sb.st_mode))
+        return NULL;
+    return S_ISDIR(sb.st_mode)    ? "a directory"
+           : S_ISCHR(sb.st_mode)  ? "a character device"
+           : S_ISBLK(sb.st_mode)  ? "a block device"
+           : S_ISFIFO(sb.st_mode) ? "a FIFO"
+           : S_ISSOCK(sb.st_mode) ? "a socket"
+                                  : "not a regular file";
+}
+
 /* 1 when the file has tables already (a between() test of sti_begin_polling). */
 static int schema_exists(ccs_store *st, ccs_err *err)
 {
@@ -79,6 +95,15 @@ static int schema_exists(ccs_store *st, ccs_err *err)
 
 ccs_store *store_open(const char *path, int locking, int *rc, ccs_err *err)
 {
+    const char *what = not_regular(path);
+    if (what) {
+        ccs_err_set(err,
+                    "%s: is %s, not a database file: give a --db path of a regular file, "
+                    "or of one to create",
+                    path, what);
+        *rc = CCS_EINPUT;
+        return NULL;
+    }
     ccs_store *st = calloc(1, sizeof *st);
     *rc = CCS_EIO;
     if (!st) {
