@@ -66,7 +66,7 @@ _Static_assert(CCS_RG_N <= 62, "region_rows.present holds a bit per region in an
  * assert_store_state() checks each one's invariants at the entry of every
  * function that moves between them.
  *
- *   OPEN ----------------> MIGRATING ------> OPEN          (store_open)
+ *   OPEN ----------------> MIGRATING ------> OPEN          sti_migrate (in store_open)
  *   OPEN --(CLAIMING)----> WRITER                          store_prepare_run
  *   OPEN --(CLAIMING)----> DONE                            store_prepare_run: STORE_NOTHING
  *   WRITER <-------------> WRITING                         sti_begin / store_commit, write_failed
@@ -86,7 +86,8 @@ _Static_assert(CCS_RG_N <= 62, "region_rows.present holds a bit per region in an
  *   set, a write transaction holds the file while sti_claim_writer writes the
  *   writer row and the run is registered or found; locked is still 0 (the row
  *   is not this process's until the commit). No flag marks it: it never
- *   outlives the call; a failure rolls back to OPEN.
+ *   outlives the call. A failure rolls the transaction back; g stays set, so
+ *   the store reads as DONE and is only closed.
  * WRITER: store_prepare_run returned STORE_NEW or STORE_RESUMED. locked == 1
  *   (the writer row names this process), g set, !in_tx; nothing pending:
  *   n_pend == 0, tx_rows == tx_done == 0, tx all zero. Shards are merged in
