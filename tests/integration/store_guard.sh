@@ -1,8 +1,9 @@
 #!/bin/sh
 # store_guard.sh - what protects committed rows: one writer per database file
 # (concurrent --resume, concurrent new sweeps, stale lock recovery), resume
-# refusing changed catalog entries or calibration profiles, a full disk, and
-# a damaged file that must not be appended to.
+# refusing changed catalog entries or calibration profiles, a damaged file
+# that must not be appended to, a --db that is not a regular file, and a
+# full disk.
 . tests/integration/sweep_common.inc
 need_tools "database guards"
 SMALL=tests/data/sweep_small.yaml
@@ -131,7 +132,23 @@ check "a sweep into a damaged database exits 1 saying so" \
     sh -c "[ $rc -eq 1 ] && grep -q 'the database is damaged: PRAGMA quick_check says' '$TMP/d.out'"
 check "the damaged database is left byte for byte as it was" cmp -s "$TMP/bad.db" "$TMP/bad.copy"
 
-# 6. a full disk: a small tmpfs holds the database
+# 6. --db naming what is not a regular file is refused before SQLite opens it
+#    (on a character device it created PATH-journal beside it, then failed
+#    with "disk I/O error", exit 2); a device node of our own, /dev/null if
+#    this user cannot make one
+dev="$TMP/null"
+mknod "$dev" c 1 3 2>/dev/null || dev=/dev/null
+$BIN run $SMALL --db "$dev" --quiet >"$TMP/n.out" 2>&1; rc=$?
+check "--db a character device: exit 1 (rc $rc), the message names the path and what it is" \
+    sh -c "[ $rc -eq 1 ] && grep -q '$dev: is a character device, not a database file' '$TMP/n.out'"
+check "--db a character device: no $dev-journal, -wal or -shm created beside it" \
+    sh -c "[ ! -e '$dev-journal' -a ! -e '$dev-wal' -a ! -e '$dev-shm' ]"
+mkdir "$TMP/dir.db"
+$BIN run $SMALL --db "$TMP/dir.db" --quiet >"$TMP/n.out" 2>&1; rc=$?
+check "--db a directory: exit 1 (rc $rc) naming it" \
+    sh -c "[ $rc -eq 1 ] && grep -q '$TMP/dir.db: is a directory, not a database file' '$TMP/n.out'"
+
+# 7. a full disk: a small tmpfs holds the database
 mkdir "$TMP/mnt"
 if mount -t tmpfs -o size=8m tmpfs "$TMP/mnt" 2>/dev/null; then
     trap 'umount "$TMP/mnt" 2>/dev/null; rm -rf "$TMP"' EXIT

@@ -62,9 +62,10 @@ typedef struct store_counts {
 /* Open or create the database at path (creating its parent directory if
  * missing), with the schema when new; a file of schema version 5 is migrated
  * to CCS_STORE_SCHEMA first (in one transaction: on failure it is left as it
- * was). Returns NULL with err: CCS_EINPUT in *rc when the file is not a
- * ccsweep database, has another schema version, or another process is
- * writing it while it needs a migration; CCS_EIO otherwise. */
+ * was). Returns NULL with err: CCS_EINPUT in *rc when path exists but is not
+ * a regular file (a device, a directory: refused before SQLite opens it), the
+ * file is not a ccsweep database, has another schema version, or another
+ * process is writing it while it needs a migration; CCS_EIO otherwise. */
 ccs_store *store_open(const char *path, int locking, int *rc, ccs_err *err);
 /* Migrate the existing ccsweep database at path to CCS_STORE_SCHEMA if it has
  * an older version store_open migrates; store_open's return codes. */

@@ -1,0 +1,66 @@
+/* store_migrate.c - a database of schema version CCS_STORE_MIGRATE_FROM or
+ * later migrated to CCS_STORE_SCHEMA in place, in one transaction, from the
+ * steps of store_schema.c. */
+#include "store_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Version 5, 6, 7 or 8 to 9 in place, in one transaction (all of it or
+ * nothing). From 5, first to 6: the new columns with the values version 5
+ * computed without storing them (cp and ep 1, so no context- or
+ * expert-parallel traffic; hfu from the stored mfu, hw_flops and
+ * model_flops, as the version-5 view derived it), its views dropped. Then to
+ * 7: the keep.aggregate tables and view, empty (older versions had no
+ * aggregates). Then to 8: the regions rows moved to region_rows
+ * (sti_v8_regions). Then to 9: the views (re)created (version 9 derives five
+ * outputs in the view). No value is removed or changed otherwise. A process
+ * writing the file (an older ccsweep) is waited for, not raced.
+ * OPEN -> MIGRATING (from its BEGIN IMMEDIATE to the COMMIT or ROLLBACK) -> OPEN. */
+int sti_migrate(ccs_store *st, int64_t from, ccs_err *err)
+{
+    assert(assert_store_state(st));
+    assert(!st->g && !st->created && !st->migrating); /* OPEN, an old file */
+    static const char *const drop_views =
+        "DROP VIEW best_plan; DROP VIEW comm_share; DROP VIEW plan_rank; "
+        "DROP VIEW results_view; DROP VIEW results;"; /* the trigger goes with results */
+    /* the same, also when a user dropped one of them */
+    static const char *const drop_views_if =
+        "DROP VIEW IF EXISTS best_plan; DROP VIEW IF EXISTS comm_share; "
+        "DROP VIEW IF EXISTS plan_rank; DROP VIEW IF EXISTS results_view; "
+        "DROP VIEW IF EXISTS results;";
+    char fill[512] = "UPDATE result_rows SET hfu = CASE WHEN model_flops > 0 THEN mfu * hw_flops "
+                     "/ model_flops ELSE 0 END";
+    for (int k = CCS_OUTPUTS_V5; k < CCS_N_OUTPUTS; k++)
+        if (strcmp(ccs_outputs[k].name, "hfu"))
+            snprintf(fill + strlen(fill), sizeof fill - strlen(fill), ", %s = 0",
+                     ccs_outputs[k].name);
+    strcat(fill, " WHERE sr & 3 != 1"); /* invalid rows keep NULL timings */
+    char pragma[64];
+    snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", CCS_STORE_SCHEMA);
+    if (sti_exec(st, "BEGIN IMMEDIATE", err))
+        return CCS_EIO;
+    st->migrating = 1; /* sti_check_writer: a stale writer row is left as it is */
+    int rc = sti_check_writer(st, err);
+    /* another process may have migrated it while this one waited */
+    if (rc == CCS_OK && sti_query_int(st, "PRAGMA user_version", -1) == from) {
+        if (from == 5 &&
+            (sti_exec(st, drop_views, err) || sti_v6_columns(st, err) || sti_exec(st, fill, err)))
+            rc = CCS_EIO;
+        if (rc == CCS_OK && from <= 6 && sti_v7_tables(st, err))
+            rc = CCS_EIO;
+        if (rc == CCS_OK && from <= 7 && sti_v8_regions(st, err))
+            rc = CCS_EIO;
+        /* to 9: the views that derive five outputs and the band's ends when
+         * a row leaves them NULL (stored rows keep their values) */
+        if (rc == CCS_OK && (sti_exec(st, drop_views_if, err) || sti_create_views(st, err) ||
+                             sti_exec(st, pragma, err)))
+            rc = CCS_EIO;
+    }
+    if (rc == CCS_OK && sti_exec(st, "COMMIT", err))
+        rc = CCS_EIO;
+    if (rc != CCS_OK)
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    st->migrating = 0;
+    return rc;
+}
