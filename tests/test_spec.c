@@ -5,6 +5,8 @@
 #include "ccsweep/sweep/spec.h"
 #include "ccsweep/util/sha256.h"
 
+#include <time.h>
+
 #define HEAD "models: gpt3-175b\nhardware: a100-80g\n"
 
 static void test_accepts(void **state)
@@ -259,12 +261,45 @@ static void test_missing_file(void **state)
     assert_non_null(strstr(err.msg, "does-not-exist.yaml: cannot open"));
 }
 
+/* CPU seconds spec_parse takes on text (clock(): the process's own time, so
+ * other load on the machine does not count). */
+static double parse_cpu_s(const char *text, size_t len, ccs_err *err)
+{
+    clock_t t0 = clock();
+    ccs_spec *s = spec_parse(text, len, "big.yaml", test_cat(), err);
+    double dt = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    assert_null(s);
+    return dt;
+}
+
+/* 100,000 repeated keys (800 KB): the duplicate is named at its line, in
+ * well under a second (a quadratic check took 18 s); 2 s of CPU is the bound. */
+static void test_many_duplicate_keys(void **state)
+{
+    (void)state;
+    const int n = 100000;
+    char *t = malloc((size_t)n * 8 + 64);
+    assert_non_null(t);
+    size_t len = (size_t)sprintf(t, HEAD "plan:\n");
+    for (int i = 0; i < n; i++)
+        len += (size_t)sprintf(t + len, "  tp: 1\n");
+    ccs_err err = {""};
+    double dt = parse_cpu_s(t, len, &err);
+    free(t);
+    assert_non_null(strstr(err.msg, "big.yaml:5:3: duplicate key 'tp' (first given at line 4)"));
+    if (dt > 2.0) {
+        print_error("100,000 duplicate keys: %.2f s of CPU\n", dt);
+        fail();
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_accepts),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_many_duplicate_keys),
     };
     return cmocka_run_group_tests_name("spec", tests, test_catalog_setup, test_catalog_teardown);
 }

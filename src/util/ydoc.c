@@ -64,18 +64,19 @@ static int check_duplicates(ydoc *d, ccs_err *err)
                 keys[k++] = (keyref){(const char *)kn->data.scalar.value,
                                      (int)kn->start_mark.line + 1, (int)kn->start_mark.column + 1};
         }
+        /* sorted by text, then position: equal keys form runs whose first
+         * element is the first occurrence and whose second is the earliest
+         * repetition; one pass, O(k log k) in all */
         qsort(keys, k, sizeof *keys, cmp_keyref);
         const keyref *dup = NULL, *first = NULL;
-        for (size_t i = 1; i < k; i++) {
-            if (strcmp(keys[i].text, keys[i - 1].text))
+        for (size_t i = 1, run = 0; i < k; i++) {
+            if (strcmp(keys[i].text, keys[run].text)) {
+                run = i;
                 continue;
-            /* the earliest second occurrence in the file, against its first */
-            size_t j = i;
-            while (j > 0 && !strcmp(keys[j - 1].text, keys[i].text))
-                j--;
-            if (!dup || keys[i].line < dup->line) {
+            }
+            if (i == run + 1 && (!dup || keys[i].line < dup->line)) {
                 dup = &keys[i];
-                first = &keys[j];
+                first = &keys[run];
             }
         }
         if (dup) {
