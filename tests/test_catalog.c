@@ -2,6 +2,7 @@
  * each kind of bad entry is rejected with file, line and field named. */
 #include "testutil.h"
 
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -355,6 +356,47 @@ static void test_overlay(void **state)
     rmdir(dir);
 }
 
+/* Overlays that are not regular files are refused at once, not read (a FIFO
+ * would block forever); so are files over 16 MiB and nesting beyond 64. */
+static void test_overlay_files(void **state)
+{
+    (void)state;
+    alarm(20); /* a blocking open fails the test instead of hanging it */
+    char dir[] = "/tmp/ccsweep-overlayXXXXXX", path[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/fifo.yaml", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    ccs_catalog *c = test_catalog();
+    ccs_err err = {""};
+    assert_int_equal(catalog_overlay(c, path, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "fifo.yaml: not a regular file"));
+    unlink(path);
+    snprintf(path, sizeof path, "%s/models.yaml", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_int_equal(catalog_overlay(c, dir, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "models.yaml: not a regular file"));
+    unlink(path);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(ftruncate(fileno(f), (off_t)(16 << 20) + 1), 0);
+    fclose(f);
+    assert_int_equal(catalog_overlay(c, dir, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "models.yaml: larger than 16 MiB"));
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("models:\n  - {name: deep, layers: 2, hidden: 64, heads: 4, vocab: 100, description: ", f);
+    for (int i = 0; i < 1000; i++)
+        fputc('[', f);
+    fclose(f);
+    assert_int_equal(catalog_overlay(c, dir, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "models.yaml:2:"));
+    assert_non_null(strstr(err.msg, "nested deeper than 64 levels"));
+    unlink(path);
+    catalog_free(c);
+    rmdir(dir);
+    alarm(0);
+}
+
 /* Layers: built-in, then $CCSWEEP_CATALOG_PATH, then the --catalog list. */
 static void test_layers(void **state)
 {
@@ -398,7 +440,7 @@ int main(void)
         cmocka_unit_test(test_shipped_catalog), cmocka_unit_test(test_good_entry),
         cmocka_unit_test(test_bad_entries),     cmocka_unit_test(test_many_entries),
         cmocka_unit_test(test_missing_file),    cmocka_unit_test(test_overlay),
-        cmocka_unit_test(test_layers),
+        cmocka_unit_test(test_layers),        cmocka_unit_test(test_overlay_files),
     };
     return cmocka_run_group_tests_name("catalog", tests, NULL, NULL);
 }

@@ -6,6 +6,9 @@
 
 #include "ccsweep/cost/opmodel.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 /* Deterministic multiplicative noise in [-amp, amp] (a 32-bit LCG). */
 static double noise(unsigned *s, double amp)
 {
@@ -323,6 +326,19 @@ static void test_parse_errors(void **state)
     ccs_err err;
     assert_null(opmodel_load("tests/data/no-such-profile.csv", &err));
     assert_non_null(strstr(err.msg, "tests/data/no-such-profile.csv: cannot open"));
+    /* a FIFO is refused at once (it would block), as is any non-regular file */
+    alarm(20);
+    char dir[] = "/tmp/ccsweep-profileXXXXXX", path[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/fifo.csv", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_null(opmodel_load(path, &err));
+    assert_non_null(strstr(err.msg, "fifo.csv: not a regular file"));
+    unlink(path);
+    assert_null(opmodel_load(dir, &err));
+    assert_non_null(strstr(err.msg, "not a regular file"));
+    rmdir(dir);
+    alarm(0);
 }
 
 int main(void)

@@ -10,6 +10,7 @@
  * the curve. The band is the RMS of the log residuals (degrees of freedom
  * corrected), widened with the distance of an extrapolation. */
 #include "ccsweep/cost/opmodel.h"
+#include "ccsweep/util/file.h"
 #include "ccsweep/util/sha256.h"
 
 #include <assert.h>
@@ -807,38 +808,10 @@ fail:
 
 ccs_opmodel *opmodel_load(const char *path, ccs_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        ccs_err_set(err, "%s: cannot open: %s", path, strerror(errno));
+    char *buf;
+    size_t len;
+    if (ccs_read_file(path, CCS_MAX_PROFILE_BYTES, "calibration profiles", &buf, &len, err))
         return NULL;
-    }
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (cap - len < 65536) {
-            size_t nc = cap ? 2 * cap : 65536;
-            char *nb = nc > ((size_t)256 << 20) ? NULL : realloc(buf, nc);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                ccs_err_set(err, "%s: too large or out of memory", path);
-                return NULL;
-            }
-            buf = nb;
-            cap = nc;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        ccs_err_set(err, "%s: read error", path);
-        return NULL;
-    }
     ccs_opmodel *om = opmodel_parse(buf, len, path, err);
     free(buf);
     return om;

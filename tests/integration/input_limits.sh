@@ -88,3 +88,14 @@ printf 'op,dtype,m,n,k,bytes,group,level,time_s,reps\ngemm,fp32,1e300,1e300,1e30
 $BIN project --model gpt3-175b --hw h100-sxm --calib "$TMP/infwork.csv" >/dev/null 2>"$TMP/err"; rc=$?
 check "calib: m*n*k beyond a double is refused at its line and field (exit $rc)" \
     sh -c "[ $rc -eq 1 ] && grep -q \"infwork.csv:2: field 'm': expected a number in\" '$TMP/err'"
+mkfifo "$TMP/fifo.yaml"
+timeout 20 $BIN run "$TMP/fifo.yaml" --db "$TMP/fifo.db" --quiet >/dev/null 2>"$TMP/err"; rc=$?
+check "spec: a FIFO is refused at once, not read (exit $rc)" \
+    sh -c "[ $rc -eq 1 ] && grep -q 'fifo.yaml: not a regular file' '$TMP/err'"
+timeout 20 $BIN list models --catalog "$TMP/fifo.yaml" >/dev/null 2>"$TMP/err"; rc=$?
+check "catalog overlay: a FIFO is refused at once (exit $rc)" \
+    sh -c "[ $rc -eq 1 ] && grep -q 'fifo.yaml: not a regular file' '$TMP/err'"
+{ printf 'models: [gpt3-175b]\nhardware: [h100-sxm]\nname: '; head -c 100000 /dev/zero | tr '\0' '['; echo; } >"$TMP/deep.yaml"
+timeout 20 $BIN run "$TMP/deep.yaml" --db "$TMP/deep.db" --quiet >/dev/null 2>"$TMP/err"; rc=$?
+check "spec: 100,000 nested levels refused at the depth limit, at its line (exit $rc)" \
+    sh -c "[ $rc -eq 1 ] && grep -q 'deep.yaml:3:.*nested deeper than 64 levels' '$TMP/err'"
