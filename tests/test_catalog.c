@@ -198,6 +198,36 @@ static void test_bad_entries(void **state)
     expect_error("evolutions",
                  "evolutions:\n  - {name: e, flops: 0, mem_bw: 2, mem_cap: 2, intra_bw: 2, inter_bw: 2}\n",
                  2, "field 'flops'", "positive");
+    /* figures beyond a physically sensible range (issue 23: mem_gib 1e308
+     * stored inf and printed "of inf GiB"): refused at the field, naming the
+     * range */
+    expect_error("hardware", hw_with("mem_gib: 80", "mem_gib: 1e308"), 4, "field 'mem_gib'",
+                 "(0, 1048576]");
+    expect_error("hardware", hw_with("peak_tflops: {bf16: 312}", "peak_tflops: {bf16: 1e300}"), 3,
+                 "field 'peak_tflops.bf16'", "(0, 1000000]");
+    expect_error("hardware", hw_with("mem_gbps: 2039", "mem_gbps: 1e30"), 5, "field 'mem_gbps'",
+                 "(0, 10000000]");
+    expect_error("hardware", hw_with("inter_gbps: 25", "inter_gbps: 1e300"), 10,
+                 "field 'inter_gbps'", "(0, 10000000]");
+    expect_error("hardware", hw_with("intra_latency_us: 2", "intra_latency_us: 1e300"), 11,
+                 "field 'intra_latency_us'", "[0, 1000000]");
+    expect_error("hardware", hw_with("devices_per_node: 8", "devices_per_node: 2147483647"), 6,
+                 "field 'devices_per_node'", "[1, 16777216]");
+    expect_error("hardware", hw_with("compute_units: 108", "compute_units: 1000000000"), 7,
+                 "field 'compute_units'", "[1, 16777216]");
+    expect_error("hardware", "hardware:\n  - name: x\n" HW_OK "    oversubscription: 1e300\n", 18,
+                 "field 'oversubscription'", "[1, 1000000]");
+    expect_error("hardware", "hardware:\n  - name: x\n" HW_OK "    gemm_ref_k: 2000000000\n", 18,
+                 "field 'gemm_ref_k'", "[1, 16777216]");
+    expect_error("evolutions",
+                 "evolutions:\n  - {name: e, flops: 1e300, mem_bw: 2, mem_cap: 2, intra_bw: 2, inter_bw: 2}\n",
+                 2, "field 'flops'", "[0.001, 1000]");
+    expect_error("evolutions",
+                 "evolutions:\n  - {name: e, flops: 2, mem_bw: 2, mem_cap: 1e-300, intra_bw: 2, inter_bw: 2}\n",
+                 2, "field 'mem_cap'", "[0.001, 1000]");
+    expect_error("evolutions",
+                 "evolutions:\n  - {name: e, years: 1e300, flops: 2, mem_bw: 2, mem_cap: 2, intra_bw: 2, inter_bw: 2}\n",
+                 2, "field 'years'", "(0, 100]");
     /* wrong top level and YAML syntax */
     expect_error("models", "model:\n  - {name: m}\n", 1, "unknown key 'model'", NULL);
     expect_error("models", "models: [\n  - {name: m\n", 2, "YAML syntax error", NULL);

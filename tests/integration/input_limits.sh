@@ -99,3 +99,8 @@ check "catalog overlay: a FIFO is refused at once (exit $rc)" \
 timeout 20 $BIN run "$TMP/deep.yaml" --db "$TMP/deep.db" --quiet >/dev/null 2>"$TMP/err"; rc=$?
 check "spec: 100,000 nested levels refused at the depth limit, at its line (exit $rc)" \
     sh -c "[ $rc -eq 1 ] && grep -q 'deep.yaml:3:.*nested deeper than 64 levels' '$TMP/err'"
+mkdir -p "$TMP/ov"
+cp tests/fuzz/regress/catalog/hardware-mem-gib-1e308.yaml "$TMP/ov/hardware.yaml"
+$BIN list hardware --catalog "$TMP/ov" >"$TMP/out" 2>"$TMP/err"; rc=$?
+check "catalog: mem_gib 1e308 is refused at its line, naming the range (exit $rc)" \
+    sh -c "[ $rc -eq 1 ] && grep -q \"hardware.yaml:5:14: field 'mem_gib': must be in (0, 1048576\]\" '$TMP/err' && ! grep -qi inf '$TMP/out'"
