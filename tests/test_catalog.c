@@ -427,6 +427,32 @@ static void test_overlay_files(void **state)
     alarm(0);
 }
 
+/* In an overlay directory a catalog file that is a dangling symbolic link or
+ * a loop of them is an error naming it, not a file left out. */
+static void test_overlay_symlinks(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/ccsweep-overlayXXXXXX", path[128], other[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/models.yaml", dir);
+    snprintf(other, sizeof other, "%s/hardware.yaml", dir);
+    write_file(other, "hardware:\n" HW_ENTRY("my-gpu", 48));
+    assert_int_equal(symlink("/nonexistent/models.yaml", path), 0);
+    ccs_catalog *c = test_catalog();
+    ccs_err err = {""};
+    assert_int_equal(catalog_overlay(c, dir, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "models.yaml: a symbolic link to nothing"));
+    unlink(path);
+    assert_int_equal(symlink(path, path), 0); /* a loop */
+    assert_int_equal(catalog_overlay(c, dir, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "models.yaml: a symbolic link to nothing"));
+    unlink(path);
+    assert_int_equal(catalog_overlay(c, dir, &err), CCS_OK); /* absent: fine */
+    catalog_free(c);
+    unlink(other);
+    rmdir(dir);
+}
+
 /* Layers: built-in, then $CCSWEEP_CATALOG_PATH, then the --catalog list. */
 static void test_layers(void **state)
 {
@@ -471,6 +497,7 @@ int main(void)
         cmocka_unit_test(test_bad_entries),     cmocka_unit_test(test_many_entries),
         cmocka_unit_test(test_missing_file),    cmocka_unit_test(test_overlay),
         cmocka_unit_test(test_layers),        cmocka_unit_test(test_overlay_files),
+        cmocka_unit_test(test_overlay_symlinks),
     };
     return cmocka_run_group_tests_name("catalog", tests, NULL, NULL);
 }

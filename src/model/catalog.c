@@ -707,9 +707,19 @@ int catalog_overlay(ccs_catalog *c, const char *path, ccs_err *err)
         if (snprintf(file, sizeof file, "%s/%s", path, files[k]) >= (int)sizeof file) {
             ccs_err_set(err, "%s: path too long", path);
             rc = CCS_EINPUT;
-        } else if (access(file, F_OK) == 0) {
-            rc = load_file(c, file, 1 << k, 1 << k, err);
+        } else if (lstat(file, &sb) == 0) {
+            /* present, as a file or as a link: a link to nothing (dangling,
+             * or a loop) is an error, not a file left out */
+            if (S_ISLNK(sb.st_mode) && stat(file, &sb) != 0) {
+                ccs_err_set(err, "%s: a symbolic link to nothing (%s)", file, strerror(errno));
+                rc = CCS_EINPUT;
+            } else {
+                rc = load_file(c, file, 1 << k, 1 << k, err);
+            }
             any |= 1 << k;
+        } else if (errno != ENOENT) {
+            ccs_err_set(err, "%s: cannot open: %s", file, strerror(errno));
+            rc = CCS_EINPUT;
         }
     }
     if (rc == CCS_OK && !any) {
