@@ -453,6 +453,45 @@ static void test_overlay_symlinks(void **state)
     rmdir(dir);
 }
 
+/* The three kinds share one add path: past the first growth of their arrays
+ * every entry is found again by name, and a repeated name is named with its
+ * kind. */
+static void test_add_entries(void **state)
+{
+    (void)state;
+    ccs_catalog *c = catalog_new();
+    ccs_err err;
+    ccs_model m;
+    ccs_hw hw;
+    ccs_evolution ev;
+    memset(&m, 0, sizeof m);
+    memset(&hw, 0, sizeof hw);
+    memset(&ev, 0, sizeof ev);
+    for (int i = 0; i < 40; i++) {
+        snprintf(m.name, sizeof m.name, "m%d", i);
+        snprintf(hw.name, sizeof hw.name, "h%d", i);
+        snprintf(ev.name, sizeof ev.name, "e%d", i);
+        m.layers = hw.devices_per_node = i;
+        ev.flops = i;
+        assert_int_equal(catalog_add_model(c, &m, &err), CCS_OK);
+        assert_int_equal(catalog_add_hw(c, &hw, &err), CCS_OK);
+        assert_int_equal(catalog_add_evolution(c, &ev, &err), CCS_OK);
+    }
+    assert_int_equal(catalog_n_models(c), 40);
+    assert_int_equal(catalog_n_hw(c), 40);
+    assert_int_equal(catalog_n_evolutions(c), 40);
+    assert_int_equal(catalog_model(c, "m33")->layers, 33);
+    assert_int_equal(catalog_hw(c, "h17")->devices_per_node, 17);
+    assert_true(catalog_evolution(c, "e39")->flops == 39);
+    assert_int_equal(catalog_add_model(c, &m, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "model 'm39' is defined twice"));
+    assert_int_equal(catalog_add_hw(c, &hw, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "hardware 'h39' is defined twice"));
+    assert_int_equal(catalog_add_evolution(c, &ev, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "evolution 'e39' is defined twice"));
+    catalog_free(c);
+}
+
 /* Layers: built-in, then $CCSWEEP_CATALOG_PATH, then the --catalog list. */
 static void test_layers(void **state)
 {
@@ -497,7 +536,7 @@ int main(void)
         cmocka_unit_test(test_bad_entries),     cmocka_unit_test(test_many_entries),
         cmocka_unit_test(test_missing_file),    cmocka_unit_test(test_overlay),
         cmocka_unit_test(test_layers),        cmocka_unit_test(test_overlay_files),
-        cmocka_unit_test(test_overlay_symlinks),
+        cmocka_unit_test(test_overlay_symlinks), cmocka_unit_test(test_add_entries),
     };
     return cmocka_run_group_tests_name("catalog", tests, NULL, NULL);
 }

@@ -2,6 +2,7 @@
  * Catalog units are the datasheets' (TFLOP/s, GiB, GB/s, microseconds);
  * entries are converted to SI here, once. */
 #include "ccsweep/model/catalog.h"
+#include "ccsweep/util/buf.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -45,19 +46,6 @@ void catalog_free(ccs_catalog *c)
     for (int k = 0; k < 3; k++)
         ccs_names_free(c->idx[k]);
     free(c);
-}
-
-static int grow(void **arr, size_t *cap, size_t n, size_t elem)
-{
-    if (n < *cap)
-        return 0;
-    size_t nc = *cap ? *cap * 2 : 16;
-    void *p = realloc(*arr, nc * elem);
-    if (!p)
-        return -1;
-    *arr = p;
-    *cap = nc;
-    return 0;
 }
 
 /* ---- field readers ---------------------------------------------------- */
@@ -503,88 +491,56 @@ int catalog_parse_evolution(const ydoc *d, const ynode *map, ccs_evolution *out,
 
 /* ---- collections ---------------------------------------------------------- */
 
-int catalog_add_model(ccs_catalog *c, const ccs_model *m, ccs_err *err)
+enum { K_MODEL, K_HW, K_EVO };
+
+/* Add entry e (elem bytes, named name) of kind k: an overlay's entry replaces
+ * the same-named one of an earlier layer in place; otherwise a repeated name
+ * is an error and a new one is appended and indexed. */
+static int add_entry(ccs_catalog *c, int k, const void *e, size_t elem, const char *name,
+                     ccs_err *err)
 {
-    if (!c->idx[0] && !(c->idx[0] = ccs_names_new())) {
+    static const char *const what[] = {"model", "hardware", "evolution"};
+    void **arr = k == K_MODEL ? (void **)&c->models : k == K_HW ? (void **)&c->hw : (void **)&c->evo;
+    size_t *n = k == K_MODEL ? &c->n_models : k == K_HW ? &c->n_hw : &c->n_evo;
+    size_t *cap = k == K_MODEL ? &c->cap_models : k == K_HW ? &c->cap_hw : &c->cap_evo;
+    size_t below = k == K_MODEL ? c->below_models : k == K_HW ? c->below_hw : c->below_evo;
+    if (!c->idx[k] && !(c->idx[k] = ccs_names_new())) {
         ccs_err_set(err, "out of memory");
         return CCS_ENOMEM;
     }
-    const ccs_model *old = catalog_model(c, m->name);
-    if (old && (size_t)(old - c->models) < c->below_models) {
-        c->models[old - c->models] = *m; /* an overlay redefines it */
+    long old = ccs_names_find(c->idx[k], name);
+    if (old >= 0 && (size_t)old < below) {
+        memcpy((char *)*arr + (size_t)old * elem, e, elem); /* an overlay redefines it */
         return CCS_OK;
     }
-    if (old) {
-        ccs_err_set(err, "model '%s' is defined twice", m->name);
+    if (old >= 0) {
+        ccs_err_set(err, "%s '%s' is defined twice", what[k], name);
         return CCS_EINPUT;
     }
-    if (grow((void **)&c->models, &c->cap_models, c->n_models, sizeof *m)) {
+    if (ccs_grow(arr, cap, *n + 1, elem) || ccs_names_add(c->idx[k], name, (long)*n)) {
         ccs_err_set(err, "out of memory");
         return CCS_ENOMEM;
     }
-    if (ccs_names_add(c->idx[0], m->name, (long)c->n_models)) {
-        ccs_err_set(err, "out of memory");
-        return CCS_ENOMEM;
-    }
-    c->models[c->n_models++] = *m;
+    memcpy((char *)*arr + *n * elem, e, elem);
+    (*n)++;
     return CCS_OK;
+}
+
+int catalog_add_model(ccs_catalog *c, const ccs_model *m, ccs_err *err)
+{
+    return add_entry(c, K_MODEL, m, sizeof *m, m->name, err);
 }
 
 int catalog_add_hw(ccs_catalog *c, const ccs_hw *hw, ccs_err *err)
 {
-    if (!c->idx[1] && !(c->idx[1] = ccs_names_new())) {
-        ccs_err_set(err, "out of memory");
-        return CCS_ENOMEM;
-    }
-    const ccs_hw *old = catalog_hw(c, hw->name);
-    if (old && (size_t)(old - c->hw) < c->below_hw) {
-        c->hw[old - c->hw] = *hw; /* an overlay redefines it */
-        return CCS_OK;
-    }
-    if (old) {
-        ccs_err_set(err, "hardware '%s' is defined twice", hw->name);
-        return CCS_EINPUT;
-    }
-    if (grow((void **)&c->hw, &c->cap_hw, c->n_hw, sizeof *hw)) {
-        ccs_err_set(err, "out of memory");
-        return CCS_ENOMEM;
-    }
-    if (ccs_names_add(c->idx[1], hw->name, (long)c->n_hw)) {
-        ccs_err_set(err, "out of memory");
-        return CCS_ENOMEM;
-    }
-    c->hw[c->n_hw++] = *hw;
-    return CCS_OK;
+    return add_entry(c, K_HW, hw, sizeof *hw, hw->name, err);
 }
 
 int catalog_add_evolution(ccs_catalog *c, const ccs_evolution *ev, ccs_err *err)
 {
-    if (!c->idx[2] && !(c->idx[2] = ccs_names_new())) {
-        ccs_err_set(err, "out of memory");
-        return CCS_ENOMEM;
-    }
-    const ccs_evolution *old = catalog_evolution(c, ev->name);
-    if (old && (size_t)(old - c->evo) < c->below_evo) {
-        c->evo[old - c->evo] = *ev; /* an overlay redefines it */
-        return CCS_OK;
-    }
-    if (old) {
-        ccs_err_set(err, "evolution '%s' is defined twice", ev->name);
-        return CCS_EINPUT;
-    }
-    if (grow((void **)&c->evo, &c->cap_evo, c->n_evo, sizeof *ev)) {
-        ccs_err_set(err, "out of memory");
-        return CCS_ENOMEM;
-    }
-    if (ccs_names_add(c->idx[2], ev->name, (long)c->n_evo)) {
-        ccs_err_set(err, "out of memory");
-        return CCS_ENOMEM;
-    }
-    c->evo[c->n_evo++] = *ev;
-    return CCS_OK;
+    return add_entry(c, K_EVO, ev, sizeof *ev, ev->name, err);
 }
 
-enum { K_MODEL, K_HW, K_EVO };
 static const char *const tops[] = {"models", "hardware", "evolutions"};
 
 /* Load a file whose root maps some of the keys allowed by mask (bit k: tops[k])
