@@ -216,6 +216,15 @@ static void test_xsum_bounds(void **state)
         assert_int_equal(xsum_decode(&y, out, n), n);
         assert_true(xsum_value(&y) == sign * INFINITY);
     }
+    /* a saturated top limb, then additions whose carries reach it (found by
+     * fuzz_xsum: tests/fuzz/regress/xsum/top-limb-after-adds) */
+    n = craft(buf, 0, 0, -((INT64_C(1) << 32) - 1));
+    assert_int_equal(xsum_decode(&x, buf, n), n);
+    for (int i = 0; i < 1000; i++)
+        xsum_add(&x, -DBL_MAX);
+    n = xsum_encode(&x, out);
+    assert_int_equal(xsum_decode(&y, out, n), n);
+    assert_true(xsum_value(&y) == -INFINITY);
     /* additions of infinities saturate too */
     xsum_zero(&x);
     x.pinf = (int64_t)inf_max;

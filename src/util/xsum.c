@@ -21,7 +21,12 @@ void xsum_zero(ccs_xsum *x)
 }
 
 /* Carry every limb but the top into [0, 2^32); the top one keeps the sign.
- * (limb - low) is a multiple of 2^32, so the division is exact for either sign. */
+ * (limb - low) is a multiple of 2^32, so the division is exact for either sign.
+ * A top limb of 2^32 or more in magnitude weighs 2^1102, beyond any double by
+ * far and beyond any sum of 2^63 of them: only merges of crafted decoded
+ * states reach it. It saturates at +-(2^32 - 1) (the value is infinite either
+ * way), so that no later addition overflows and xsum_encode writes what
+ * xsum_decode reads. */
 static void carry(ccs_xsum *x)
 {
     for (int i = 0; i < XSUM_LIMBS - 1; i++) {
@@ -29,6 +34,11 @@ static void carry(ccs_xsum *x)
         x->limb[i + 1] += (x->limb[i] - low) / LIMB_BASE;
         x->limb[i] = low;
     }
+    int64_t *top = &x->limb[XSUM_LIMBS - 1];
+    if (*top >= LIMB_BASE)
+        *top = LIMB_BASE - 1;
+    else if (*top <= -LIMB_BASE)
+        *top = -(LIMB_BASE - 1);
     x->loose = 0;
 }
 
@@ -83,15 +93,7 @@ void xsum_merge(ccs_xsum *x, const ccs_xsum *y)
         x->limb[i] += t.limb[i];
     x->pinf = sat_count(x->pinf, t.pinf);
     x->ninf = sat_count(x->ninf, t.ninf);
-    carry(x);
-    /* A top limb of 2^32 or more weighs 2^1102, beyond any double by far (the
-     * value is infinite either way); it saturates, so that merging never
-     * overflows and xsum_encode writes what xsum_decode reads. */
-    int64_t *top = &x->limb[XSUM_LIMBS - 1];
-    if (*top >= LIMB_BASE)
-        *top = LIMB_BASE - 1;
-    else if (*top <= -LIMB_BASE)
-        *top = -(LIMB_BASE - 1);
+    carry(x); /* the top limb saturates there */
 }
 
 double xsum_value(const ccs_xsum *x)
