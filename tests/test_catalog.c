@@ -2,6 +2,7 @@
  * each kind of bad entry is rejected with file, line and field named. */
 #include "testutil.h"
 
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -197,6 +198,36 @@ static void test_bad_entries(void **state)
     expect_error("evolutions",
                  "evolutions:\n  - {name: e, flops: 0, mem_bw: 2, mem_cap: 2, intra_bw: 2, inter_bw: 2}\n",
                  2, "field 'flops'", "positive");
+    /* figures beyond a physically sensible range (issue 23: mem_gib 1e308
+     * stored inf and printed "of inf GiB"): refused at the field, naming the
+     * range */
+    expect_error("hardware", hw_with("mem_gib: 80", "mem_gib: 1e308"), 4, "field 'mem_gib'",
+                 "(0, 1048576]");
+    expect_error("hardware", hw_with("peak_tflops: {bf16: 312}", "peak_tflops: {bf16: 1e300}"), 3,
+                 "field 'peak_tflops.bf16'", "(0, 1000000]");
+    expect_error("hardware", hw_with("mem_gbps: 2039", "mem_gbps: 1e30"), 5, "field 'mem_gbps'",
+                 "(0, 10000000]");
+    expect_error("hardware", hw_with("inter_gbps: 25", "inter_gbps: 1e300"), 10,
+                 "field 'inter_gbps'", "(0, 10000000]");
+    expect_error("hardware", hw_with("intra_latency_us: 2", "intra_latency_us: 1e300"), 11,
+                 "field 'intra_latency_us'", "[0, 1000000]");
+    expect_error("hardware", hw_with("devices_per_node: 8", "devices_per_node: 2147483647"), 6,
+                 "field 'devices_per_node'", "[1, 16777216]");
+    expect_error("hardware", hw_with("compute_units: 108", "compute_units: 1000000000"), 7,
+                 "field 'compute_units'", "[1, 16777216]");
+    expect_error("hardware", "hardware:\n  - name: x\n" HW_OK "    oversubscription: 1e300\n", 18,
+                 "field 'oversubscription'", "[1, 1000000]");
+    expect_error("hardware", "hardware:\n  - name: x\n" HW_OK "    gemm_ref_k: 2000000000\n", 18,
+                 "field 'gemm_ref_k'", "[1, 16777216]");
+    expect_error("evolutions",
+                 "evolutions:\n  - {name: e, flops: 1e300, mem_bw: 2, mem_cap: 2, intra_bw: 2, inter_bw: 2}\n",
+                 2, "field 'flops'", "[0.001, 1000]");
+    expect_error("evolutions",
+                 "evolutions:\n  - {name: e, flops: 2, mem_bw: 2, mem_cap: 1e-300, intra_bw: 2, inter_bw: 2}\n",
+                 2, "field 'mem_cap'", "[0.001, 1000]");
+    expect_error("evolutions",
+                 "evolutions:\n  - {name: e, years: 1e300, flops: 2, mem_bw: 2, mem_cap: 2, intra_bw: 2, inter_bw: 2}\n",
+                 2, "field 'years'", "(0, 100]");
     /* wrong top level and YAML syntax */
     expect_error("models", "model:\n  - {name: m}\n", 1, "unknown key 'model'", NULL);
     expect_error("models", "models: [\n  - {name: m\n", 2, "YAML syntax error", NULL);
@@ -355,6 +386,112 @@ static void test_overlay(void **state)
     rmdir(dir);
 }
 
+/* Overlays that are not regular files are refused at once, not read (a FIFO
+ * would block forever); so are files over 16 MiB and nesting beyond 64. */
+static void test_overlay_files(void **state)
+{
+    (void)state;
+    alarm(20); /* a blocking open fails the test instead of hanging it */
+    char dir[] = "/tmp/ccsweep-overlayXXXXXX", path[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/fifo.yaml", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    ccs_catalog *c = test_catalog();
+    ccs_err err = {""};
+    assert_int_equal(catalog_overlay(c, path, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "fifo.yaml: not a regular file"));
+    unlink(path);
+    snprintf(path, sizeof path, "%s/models.yaml", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_int_equal(catalog_overlay(c, dir, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "models.yaml: not a regular file"));
+    unlink(path);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(ftruncate(fileno(f), (off_t)(16 << 20) + 1), 0);
+    fclose(f);
+    assert_int_equal(catalog_overlay(c, dir, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "models.yaml: larger than 16 MiB"));
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("models:\n  - {name: deep, layers: 2, hidden: 64, heads: 4, vocab: 100, description: ", f);
+    for (int i = 0; i < 1000; i++)
+        fputc('[', f);
+    fclose(f);
+    assert_int_equal(catalog_overlay(c, dir, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "models.yaml:2:"));
+    assert_non_null(strstr(err.msg, "nested deeper than 64 levels"));
+    unlink(path);
+    catalog_free(c);
+    rmdir(dir);
+    alarm(0);
+}
+
+/* In an overlay directory a catalog file that is a dangling symbolic link or
+ * a loop of them is an error naming it, not a file left out. */
+static void test_overlay_symlinks(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/ccsweep-overlayXXXXXX", path[128], other[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/models.yaml", dir);
+    snprintf(other, sizeof other, "%s/hardware.yaml", dir);
+    write_file(other, "hardware:\n" HW_ENTRY("my-gpu", 48));
+    assert_int_equal(symlink("/nonexistent/models.yaml", path), 0);
+    ccs_catalog *c = test_catalog();
+    ccs_err err = {""};
+    assert_int_equal(catalog_overlay(c, dir, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "models.yaml: a symbolic link to nothing"));
+    unlink(path);
+    assert_int_equal(symlink(path, path), 0); /* a loop */
+    assert_int_equal(catalog_overlay(c, dir, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "models.yaml: a symbolic link to nothing"));
+    unlink(path);
+    assert_int_equal(catalog_overlay(c, dir, &err), CCS_OK); /* absent: fine */
+    catalog_free(c);
+    unlink(other);
+    rmdir(dir);
+}
+
+/* The three kinds share one add path: past the first growth of their arrays
+ * every entry is found again by name, and a repeated name is named with its
+ * kind. */
+static void test_add_entries(void **state)
+{
+    (void)state;
+    ccs_catalog *c = catalog_new();
+    ccs_err err;
+    ccs_model m;
+    ccs_hw hw;
+    ccs_evolution ev;
+    memset(&m, 0, sizeof m);
+    memset(&hw, 0, sizeof hw);
+    memset(&ev, 0, sizeof ev);
+    for (int i = 0; i < 40; i++) {
+        snprintf(m.name, sizeof m.name, "m%d", i);
+        snprintf(hw.name, sizeof hw.name, "h%d", i);
+        snprintf(ev.name, sizeof ev.name, "e%d", i);
+        m.layers = hw.devices_per_node = i;
+        ev.flops = i;
+        assert_int_equal(catalog_add_model(c, &m, &err), CCS_OK);
+        assert_int_equal(catalog_add_hw(c, &hw, &err), CCS_OK);
+        assert_int_equal(catalog_add_evolution(c, &ev, &err), CCS_OK);
+    }
+    assert_int_equal(catalog_n_models(c), 40);
+    assert_int_equal(catalog_n_hw(c), 40);
+    assert_int_equal(catalog_n_evolutions(c), 40);
+    assert_int_equal(catalog_model(c, "m33")->layers, 33);
+    assert_int_equal(catalog_hw(c, "h17")->devices_per_node, 17);
+    assert_true(catalog_evolution(c, "e39")->flops == 39);
+    assert_int_equal(catalog_add_model(c, &m, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "model 'm39' is defined twice"));
+    assert_int_equal(catalog_add_hw(c, &hw, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "hardware 'h39' is defined twice"));
+    assert_int_equal(catalog_add_evolution(c, &ev, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "evolution 'e39' is defined twice"));
+    catalog_free(c);
+}
+
 /* Layers: built-in, then $CCSWEEP_CATALOG_PATH, then the --catalog list. */
 static void test_layers(void **state)
 {
@@ -398,7 +535,8 @@ int main(void)
         cmocka_unit_test(test_shipped_catalog), cmocka_unit_test(test_good_entry),
         cmocka_unit_test(test_bad_entries),     cmocka_unit_test(test_many_entries),
         cmocka_unit_test(test_missing_file),    cmocka_unit_test(test_overlay),
-        cmocka_unit_test(test_layers),
+        cmocka_unit_test(test_layers),        cmocka_unit_test(test_overlay_files),
+        cmocka_unit_test(test_overlay_symlinks), cmocka_unit_test(test_add_entries),
     };
     return cmocka_run_group_tests_name("catalog", tests, NULL, NULL);
 }

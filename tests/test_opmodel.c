@@ -6,6 +6,9 @@
 
 #include "ccsweep/cost/opmodel.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 /* Deterministic multiplicative noise in [-amp, amp] (a 32-bit LCG). */
 static double noise(unsigned *s, double amp)
 {
@@ -299,6 +302,16 @@ static void test_parse_errors(void **state)
         {"gemm,fp32,64,64,64,0,1,,1e-5,2.5\n", "bad.csv:1: field 'reps': expected an integer"},
         {"# only comments\nop,dtype,m,n,k,bytes,group,level,time_s,reps\n",
          "bad.csv: no measurements"},
+        /* values whose products, logs or weights overflow: refused at parse
+         * time, at their line (they once drove the fit past its buffers) */
+        {"gemm,fp32,1e300,1e300,1e300,0,1,,1e-3,1\n",
+         "bad.csv:1: field 'm': expected a number in [0, 4294967296], got '1e300'"},
+        {"op,dtype,m,n,k,bytes,group,level,time_s,reps\ngemm,fp32,64,64,64,0,1,,1e-300,1\n",
+         "bad.csv:2: field 'time_s': expected a number in [1e-12, 1000000], got '1e-300'"},
+        {"elementwise,fp32,4,4,1,1e300,1,,1e-6,3\n", "bad.csv:1: field 'bytes'"},
+        {"elementwise,fp32,4,4,1,64,1,,1e-6,1e300\n", "bad.csv:1: field 'reps'"},
+        {"attention,fp32,4294967296,4294967296,4294967296,0,16777216,,1e-3,1\n",
+         "bad.csv:1: field 'm*n*k*group': the work 4*m*n*k*group"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ccs_err err;
@@ -313,6 +326,19 @@ static void test_parse_errors(void **state)
     ccs_err err;
     assert_null(opmodel_load("tests/data/no-such-profile.csv", &err));
     assert_non_null(strstr(err.msg, "tests/data/no-such-profile.csv: cannot open"));
+    /* a FIFO is refused at once (it would block), as is any non-regular file */
+    alarm(20);
+    char dir[] = "/tmp/ccsweep-profileXXXXXX", path[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/fifo.csv", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_null(opmodel_load(path, &err));
+    assert_non_null(strstr(err.msg, "fifo.csv: not a regular file"));
+    unlink(path);
+    assert_null(opmodel_load(dir, &err));
+    assert_non_null(strstr(err.msg, "not a regular file"));
+    rmdir(dir);
+    alarm(0);
 }
 
 int main(void)

@@ -7,6 +7,9 @@
 
 #include "ccsweep/sweep/search.h"
 
+#include <time.h>
+#include <unistd.h>
+
 static search_hit hit(double tokens, double mem, int tp)
 {
     search_hit h;
@@ -212,11 +215,145 @@ static void test_ep(void **state)
     catalog_free(cat);
 }
 
+/* The shapes of the search in its order, by the trial-division loops it
+ * once ran (the reference the divisor enumeration must reproduce). */
+static int64_t reference_shapes(const ccs_model *m, const ccs_hw *hw, int32_t devices, int32_t gbs,
+                                int32_t seq, int32_t max_cp, ccs_plan *out, int64_t cap)
+{
+    int64_t n = 0;
+    ccs_plan base;
+    plan_defaults(&base);
+    base.devices = devices;
+    base.gbs = gbs;
+    base.seq = seq;
+    base.dtype = CCS_BF16;
+    for (int32_t tp = 1; tp <= devices; tp++) {
+        if (devices % tp)
+            continue;
+        for (int32_t cp = 1; cp <= devices / tp && cp <= max_cp; cp++) {
+            if ((devices / tp) % cp || (cp > 1 && seq % (2 * cp) != 0))
+                continue;
+            int32_t rest = devices / tp / cp;
+            for (int32_t pp = 1; pp <= rest && pp <= m->layers; pp++) {
+                if (rest % pp)
+                    continue;
+                ccs_plan sp = base;
+                sp.pp = pp;
+                int32_t lf, lm, ll;
+                if (plan_stage_layers(m, &sp, &lf, &lm, &ll) != CCS_R_OK)
+                    continue;
+                int32_t dp = rest / pp;
+                if (gbs % dp)
+                    continue;
+                int32_t per = gbs / dp;
+                for (int32_t mbs = 1; mbs <= per; mbs++) {
+                    if (per % mbs)
+                        continue;
+                    for (int32_t vpp = 1; vpp <= (pp > 1 ? lm : 1); vpp++) {
+                        if (lm % vpp)
+                            continue;
+                        for (int32_t ep = 1; ep <= (m->experts > 0 ? m->experts : 1); ep++) {
+                            if ((m->experts > 0 && m->experts % ep) || ((int64_t)dp * cp) % ep)
+                                continue;
+                            ccs_plan p = base;
+                            p.tp = tp;
+                            p.cp = cp;
+                            p.ep = ep;
+                            p.pp = pp;
+                            p.dp = dp;
+                            p.vpp = vpp;
+                            p.mbs = mbs;
+                            if (plan_check(m, hw, &p) != CCS_R_OK)
+                                continue;
+                            assert_true(n < cap);
+                            out[n++] = p;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return n;
+}
+
+/* The same shapes in the same order as the reference loops, for dense and
+ * mixture-of-experts models, with and without context parallelism. */
+static void test_same_shapes(void **state)
+{
+    (void)state;
+    ccs_catalog *cat = test_catalog();
+    static const struct {
+        const char *model, *hw;
+        int32_t devices, gbs, seq, max_cp;
+    } cases[] = {{"megatron-8.3b", "a100-80g", 64, 512, 1024, 1},
+                 {"megatron-8.3b", "a100-80g", 96, 720, 1024, 8},
+                 {"mixtral-8x7b", "h100-sxm", 16, 256, 4096, 4},
+                 {"gpt3-175b", "h100-sxm", 256, 1536, 2048, 16},
+                 {"deepseek-v3", "h100-sxm", 128, 960, 4096, 2}};
+    const int64_t cap = 1 << 20;
+    ccs_plan *ref = malloc(sizeof *ref * (size_t)cap);
+    assert_non_null(ref);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const ccs_model *m = catalog_model(cat, cases[c].model);
+        assert_non_null(m);
+        ccs_hw hw = *catalog_hw(cat, cases[c].hw);
+        ccs_err err;
+        ccs_search *s = search_new(m, &hw, NULL, NULL, 0, cases[c].devices, cases[c].gbs,
+                                   cases[c].seq, CCS_BF16, cases[c].max_cp, &err);
+        assert_non_null(s);
+        int64_t n = reference_shapes(m, &hw, cases[c].devices, cases[c].gbs, cases[c].seq,
+                                     cases[c].max_cp, ref, cap);
+        assert_true(n > 0);
+        int64_t per_shape = search_count(s) / n;
+        assert_int_equal(search_count(s), n * per_shape);
+        for (int64_t i = 0; i < n; i++) {
+            ccs_plan p;
+            search_plan(s, i * per_shape, &p);
+            if (p.tp != ref[i].tp || p.cp != ref[i].cp || p.ep != ref[i].ep ||
+                p.pp != ref[i].pp || p.dp != ref[i].dp || p.vpp != ref[i].vpp ||
+                p.mbs != ref[i].mbs) {
+                print_error("%s: shape %lld differs\n", cases[c].model, (long long)i);
+                fail();
+            }
+        }
+        search_free(s);
+    }
+    free(ref);
+    catalog_free(cat);
+}
+
+/* The plan space of 4096 devices with context parallelism up to 4096 and a
+ * global batch of 2^30: shapes found by enumerating divisors, in well under
+ * a second (trial division up to gbs / dp per shape ran past 300 s); 2 s of
+ * CPU is the bound. */
+static void test_large_space(void **state)
+{
+    (void)state;
+    alarm(60); /* the slow enumeration fails the test rather than stall it */
+    ccs_catalog *cat = test_catalog();
+    const ccs_model *m = catalog_model(cat, "gpt3-175b");
+    ccs_hw hw = *catalog_hw(cat, "h100-sxm");
+    ccs_err err;
+    clock_t t0 = clock();
+    ccs_search *s = search_new(m, &hw, NULL, NULL, 0, 4096, 1 << 30, 1 << 24, CCS_BF16, 4096, &err);
+    double dt = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    assert_non_null(s);
+    assert_true(search_count(s) > 0);
+    if (dt > 2.0) {
+        print_error("search_new: %.2f s of CPU\n", dt);
+        fail();
+    }
+    search_free(s);
+    catalog_free(cat);
+    alarm(0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_order), cmocka_unit_test(test_split), cmocka_unit_test(test_complete),
-        cmocka_unit_test(test_cp),    cmocka_unit_test(test_ep),
+        cmocka_unit_test(test_cp),    cmocka_unit_test(test_ep),    cmocka_unit_test(test_same_shapes),
+        cmocka_unit_test(test_large_space),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,10 @@
 #include "ccsweep/sweep/spec.h"
 #include "ccsweep/util/sha256.h"
 
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
 #define HEAD "models: gpt3-175b\nhardware: a100-80g\n"
 
 static void test_accepts(void **state)
@@ -259,12 +263,114 @@ static void test_missing_file(void **state)
     assert_non_null(strstr(err.msg, "does-not-exist.yaml: cannot open"));
 }
 
+/* CPU seconds spec_parse takes on text (clock(): the process's own time, so
+ * other load on the machine does not count). */
+static double parse_cpu_s(const char *text, size_t len, ccs_err *err)
+{
+    clock_t t0 = clock();
+    ccs_spec *s = spec_parse(text, len, "big.yaml", test_cat(), err);
+    double dt = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    assert_null(s);
+    return dt;
+}
+
+/* 100,000 repeated keys (800 KB): the duplicate is named at its line, in
+ * well under a second (a quadratic check took 18 s); 2 s of CPU is the bound. */
+static void test_many_duplicate_keys(void **state)
+{
+    (void)state;
+    const int n = 100000;
+    char *t = malloc((size_t)n * 8 + 64);
+    assert_non_null(t);
+    size_t len = (size_t)sprintf(t, HEAD "plan:\n");
+    for (int i = 0; i < n; i++)
+        len += (size_t)sprintf(t + len, "  tp: 1\n");
+    ccs_err err = {""};
+    double dt = parse_cpu_s(t, len, &err);
+    free(t);
+    assert_non_null(strstr(err.msg, "big.yaml:5:3: duplicate key 'tp' (first given at line 4)"));
+    if (dt > 2.0) {
+        print_error("100,000 duplicate keys: %.2f s of CPU\n", dt);
+        fail();
+    }
+}
+
+/* Nesting is bounded (64 levels) while libyaml parses: 100,000 levels (200
+ * KB) are refused at the line where the limit is passed, in well under a
+ * second (the whole document took 25 s); 64 levels are still read. */
+static void test_deep_nesting(void **state)
+{
+    (void)state;
+    const int n = 100000;
+    char *t = malloc((size_t)n * 2 + 64);
+    assert_non_null(t);
+    size_t len = (size_t)sprintf(t, HEAD "name: ");
+    for (int i = 0; i < n; i++)
+        t[len++] = '[';
+    for (int i = 0; i < n; i++)
+        t[len++] = ']';
+    t[len++] = '\n';
+    ccs_err err = {""};
+    double dt = parse_cpu_s(t, len, &err);
+    assert_non_null(strstr(err.msg, "big.yaml:3:"));
+    assert_non_null(strstr(err.msg, "nested deeper than 64 levels"));
+    if (dt > 2.0) {
+        print_error("100,000 nested levels: %.2f s of CPU\n", dt);
+        fail();
+    }
+    /* the root mapping and 63 sequences: 64 levels, read (and refused as a
+     * spec for the name's type, not for its depth) */
+    len = (size_t)sprintf(t, HEAD "name: ");
+    for (int i = 0; i < 63; i++)
+        t[len++] = '[';
+    for (int i = 0; i < 63; i++)
+        t[len++] = ']';
+    t[len++] = '\n';
+    parse_cpu_s(t, len, &err);
+    assert_null(strstr(err.msg, "nested deeper"));
+    free(t);
+}
+
+/* Spec files: at most 16 MiB, and only regular files (a FIFO is refused at
+ * once instead of blocking the open). */
+static void test_file_limits(void **state)
+{
+    (void)state;
+    alarm(20); /* a blocking open fails the test instead of hanging it */
+    char dir[] = "/tmp/ccsweep-specXXXXXX", path[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/big.yaml", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(ftruncate(fileno(f), (off_t)(16 << 20) + 1), 0);
+    fclose(f);
+    ccs_err err = {""};
+    assert_null(spec_load(path, test_cat(), &err));
+    assert_non_null(strstr(err.msg, "big.yaml: larger than 16 MiB"));
+    char *text;
+    size_t len;
+    assert_int_equal(spec_read_file(path, &text, &len, &err), CCS_EINPUT);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/fifo.yaml", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_null(spec_load(path, test_cat(), &err));
+    assert_non_null(strstr(err.msg, "fifo.yaml: not a regular file"));
+    unlink(path);
+    assert_null(spec_load(dir, test_cat(), &err));
+    assert_non_null(strstr(err.msg, "not a regular file"));
+    rmdir(dir);
+    alarm(0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_accepts),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_many_duplicate_keys),
+        cmocka_unit_test(test_deep_nesting),
+        cmocka_unit_test(test_file_limits),
     };
     return cmocka_run_group_tests_name("spec", tests, test_catalog_setup, test_catalog_teardown);
 }

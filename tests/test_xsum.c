@@ -166,6 +166,88 @@ static void test_xsum_encoding(void **state)
     assert_true(xsum_value(&y) == 0);
 }
 
+/* An encoding of +inf and -inf counts and one top limb (limb 67), written by
+ * hand as a damaged or crafted file could hold it. */
+static size_t craft(unsigned char *buf, uint64_t pinf, uint64_t ninf, int64_t top)
+{
+    memset(buf, 0, XSUM_ENCODED_MAX);
+    buf[0] = 1;
+    buf[1] = top ? XSUM_LIMBS - 1 : 0;
+    buf[2] = top ? 1 : 0;
+    for (int i = 0; i < 8; i++) {
+        buf[4 + i] = (unsigned char)(pinf >> (8 * i));
+        buf[12 + i] = (unsigned char)(ninf >> (8 * i));
+        buf[20 + i] = (unsigned char)((uint64_t)top >> (8 * i));
+    }
+    return top ? 28 : 20;
+}
+
+/* Decoding bounds the infinity counts (at most 2^62); merging saturates
+ * there and at the top limb instead of overflowing, so that whatever decode
+ * accepts, merged with itself any number of times, encodes to bytes decode
+ * accepts again; decode(b) re-encodes to b (non-canonical bytes are refused). */
+static void test_xsum_bounds(void **state)
+{
+    (void)state;
+    const uint64_t inf_max = UINT64_C(1) << 62;
+    unsigned char buf[XSUM_ENCODED_MAX], out[XSUM_ENCODED_MAX];
+    ccs_xsum x, y;
+    assert_int_equal(xsum_decode(&x, buf, craft(buf, INT64_MAX, 0, 0)), 0);
+    assert_int_equal(xsum_decode(&x, buf, craft(buf, 0, inf_max + 1, 0)), 0);
+    size_t n = craft(buf, inf_max, inf_max, (INT64_C(1) << 32) - 1);
+    assert_int_equal(xsum_decode(&x, buf, n), n);
+    assert_int_equal(xsum_encode(&x, out), n);
+    assert_memory_equal(buf, out, n);
+    y = x;
+    for (int i = 0; i < 70; i++)
+        xsum_merge(&x, &x); /* 2^70 copies */
+    xsum_merge(&x, &y);
+    assert_true(x.pinf == (int64_t)inf_max && x.ninf == (int64_t)inf_max);
+    n = xsum_encode(&x, out);
+    assert_int_equal(xsum_decode(&y, out, n), n);
+    assert_true(isnan(xsum_value(&y)));
+    /* the same for the top limb alone, both signs: beyond any double */
+    for (int sign = -1; sign <= 1; sign += 2) {
+        n = craft(buf, 0, 0, sign * ((INT64_C(1) << 32) - 1));
+        assert_int_equal(xsum_decode(&x, buf, n), n);
+        for (int i = 0; i < 40; i++)
+            xsum_merge(&x, &x);
+        n = xsum_encode(&x, out);
+        assert_int_equal(xsum_decode(&y, out, n), n);
+        assert_true(xsum_value(&y) == sign * INFINITY);
+    }
+    /* a saturated top limb, then additions whose carries reach it (found by
+     * fuzz_xsum: tests/fuzz/regress/xsum/top-limb-after-adds) */
+    n = craft(buf, 0, 0, -((INT64_C(1) << 32) - 1));
+    assert_int_equal(xsum_decode(&x, buf, n), n);
+    for (int i = 0; i < 1000; i++)
+        xsum_add(&x, -DBL_MAX);
+    n = xsum_encode(&x, out);
+    assert_int_equal(xsum_decode(&y, out, n), n);
+    assert_true(xsum_value(&y) == -INFINITY);
+    /* additions of infinities saturate too */
+    xsum_zero(&x);
+    x.pinf = (int64_t)inf_max;
+    xsum_add(&x, INFINITY);
+    assert_true(x.pinf == (int64_t)inf_max);
+    /* non-canonical: a zero first or last limb, a first limb with no limbs */
+    xsum_zero(&x);
+    xsum_add(&x, 1.5);
+    n = xsum_encode(&x, buf);
+    memmove(buf + 28, buf + 20, n - 20);
+    memset(buf + 20, 0, 8);
+    buf[1]--;
+    buf[2]++;
+    assert_int_equal(xsum_decode(&y, buf, n + 8), 0);
+    n = xsum_encode(&x, buf);
+    memset(buf + n, 0, 8);
+    buf[2]++;
+    assert_int_equal(xsum_decode(&y, buf, n + 8), 0);
+    craft(buf, 0, 0, 0);
+    buf[1] = 5;
+    assert_int_equal(xsum_decode(&y, buf, 20), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -173,6 +255,7 @@ int main(void)
         cmocka_unit_test(test_xsum_integers),
         cmocka_unit_test(test_xsum_order_and_parts),
         cmocka_unit_test(test_xsum_encoding),
+        cmocka_unit_test(test_xsum_bounds),
     };
     return cmocka_run_group_tests_name("xsum", tests, NULL, NULL);
 }

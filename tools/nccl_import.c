@@ -16,13 +16,22 @@
  * The operation comes from the log's file name (all_reduce_perf.log, ...) or
  * --op allreduce|allgather|reducescatter|p2p. */
 #include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define MAX_HOSTS 4096
 #define HOSTLEN 128
+/* The bounds a calibration profile accepts (src/cost/opmodel.c): a row beyond
+ * them would not load, so it is refused here, at its line. */
+#define MAX_TIME_S 1e6
+#define MIN_TIME_S 1e-12
+#define MAX_BYTES 1125899906842624.0 /* 2^50 */
 
 typedef struct opts {
     const char *op;
@@ -183,6 +192,19 @@ static int nccl_import_stream(FILE *f, const char *path, const opts *o, FILE *ou
             ts = tok[base + (o->in_place ? 0 : 4)];
         double t = is_num(ts) ? atof(ts) * unit : 0;
         double size = atof(tok[0]);
+        if (size > 0 && (!isfinite(t) || t > MAX_TIME_S || (t > 0 && t < MIN_TIME_S))) {
+            fprintf(stderr,
+                    "nccl_import: %s:%d: field 'time': expected a time in [%g, %g] s, got '%s'\n",
+                    path, ln, MIN_TIME_S, MAX_TIME_S, ts);
+            bad = 1;
+            break;
+        }
+        if (size > MAX_BYTES) {
+            fprintf(stderr, "nccl_import: %s:%d: field 'size': expected at most 2^50 bytes, got '%s'\n",
+                    path, ln, tok[0]);
+            bad = 1;
+            break;
+        }
         if (!(t > 0) || !(size > 0)) {
             if (size > 0) {
                 fprintf(stderr,
@@ -225,6 +247,61 @@ static int import(const char *path, const opts *o, FILE *out)
     int rows = nccl_import_stream(f, path, o, out);
     fclose(f);
     return rows;
+}
+
+/* Create outp.XXXXXX beside outp, with outp's permissions (0666 less the
+ * umask for a new file) and, when appending, a copy of outp's bytes. Returns
+ * 0 with *tmp (the caller frees it) and *out open for writing, or -1 with a
+ * message (nothing left behind). */
+static int open_temp(const char *outp, int append, char **tmp, FILE **out)
+{
+    size_t n = strlen(outp);
+    char *t = malloc(n + 8);
+    if (!t) {
+        fprintf(stderr, "nccl_import: out of memory\n");
+        return -1;
+    }
+    memcpy(t, outp, n);
+    memcpy(t + n, ".XXXXXX", 8);
+    struct stat sb;
+    int have = stat(outp, &sb) == 0;
+    if (have && !S_ISREG(sb.st_mode)) {
+        fprintf(stderr, "nccl_import: %s: not a regular file\n", outp);
+        free(t);
+        return -1;
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    int fd = mkstemp(t);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    int bad = !f || fchmod(fd, have ? sb.st_mode & 07777 : 0666 & ~mask) != 0;
+    if (!bad && append && have) {
+        FILE *in = fopen(outp, "rb");
+        char buf[65536];
+        size_t got;
+        bad = !in;
+        while (!bad && (got = fread(buf, 1, sizeof buf, in)) > 0)
+            bad = fwrite(buf, 1, got, f) != got;
+        if (in && ferror(in))
+            bad = 1;
+        if (in)
+            fclose(in);
+    }
+    if (bad) {
+        fprintf(stderr, "nccl_import: %s: cannot write a temporary copy beside it (%s): %s\n",
+                outp, t, strerror(errno));
+        if (f)
+            fclose(f);
+        else if (fd >= 0)
+            close(fd);
+        if (fd >= 0)
+            unlink(t);
+        free(t);
+        return -1;
+    }
+    *tmp = t;
+    *out = f;
+    return 0;
 }
 
 static void usage(FILE *f)
@@ -300,20 +377,36 @@ int main(int argc, char **argv)
         usage(stderr);
         return 1;
     }
-    FILE *out = outp ? fopen(outp, append ? "a" : "w") : stdout;
-    if (!out) {
-        perror(outp);
+    /* --out writes a temporary file beside the target (with the target's rows
+     * first when appending) and renames it over the target only when every log
+     * imported: a failed import leaves the profile as it was. */
+    char *tmp = NULL;
+    FILE *out = stdout;
+    if (outp && open_temp(outp, append, &tmp, &out) != 0)
         return 2;
-    }
     if (!append)
         fprintf(out, "op,dtype,m,n,k,bytes,group,level,time_s,reps\n");
     int rc = 0;
     for (int i = optind; i < argc && !rc; i++)
         if (import(argv[i], &o, out) < 0)
             rc = 1;
-    if (out != stdout && fclose(out)) {
-        perror(outp);
-        rc = 2;
+    if (out != stdout) {
+        if ((fflush(out) || fsync(fileno(out))) && !rc) {
+            perror(tmp);
+            rc = 2;
+        }
+        if (fclose(out) && !rc) {
+            perror(tmp);
+            rc = 2;
+        }
+        if (!rc && rename(tmp, outp)) {
+            fprintf(stderr, "nccl_import: %s: cannot rename %s over it: %s\n", outp, tmp,
+                    strerror(errno));
+            rc = 2;
+        }
+        if (rc)
+            unlink(tmp);
+        free(tmp);
     }
     return rc;
 }

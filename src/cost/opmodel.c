@@ -10,8 +10,10 @@
  * the curve. The band is the RMS of the log residuals (degrees of freedom
  * corrected), widened with the distance of an extrapolation. */
 #include "ccsweep/cost/opmodel.h"
+#include "ccsweep/util/file.h"
 #include "ccsweep/util/sha256.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <gsl/gsl_errno.h>
@@ -86,15 +88,35 @@ static char *trim(char *s)
     return s;
 }
 
+/* Bounds of a profile row, checked at parse time so that every quantity the
+ * fit derives from a row (products, logs, 1/t^2 weights, intensities) is
+ * finite: dimensions up to 2^32, buffers up to 2^50 bytes (1 PiB; 0 or at
+ * least 1), times from a picosecond to 10^6 s, reps up to 10^9, and the work of
+ * one kernel (FLOPs times batch, or bytes) up to 10^30. */
+#define OM_MAX_DIM 4294967296.0 /* m, n, k */
+#define OM_MAX_BYTES 1125899906842624.0
+#define OM_MIN_TIME 1e-12 /* s */
+#define OM_MAX_TIME 1e6   /* s */
+#define OM_MAX_REPS 1e9
+#define OM_MAX_WORK 1e30
+
+/* A number in [min, max] (strict: above min); a number out of range is named
+ * with the range. */
 static int num_field(const char *name, int line, const char *field, const char *text, double min,
-                     int strict, double *out, ccs_err *err)
+                     int strict, double max, double *out, ccs_err *err)
 {
     char *end;
     errno = 0;
     double v = strtod(text, &end);
-    if (!*text || *end || errno || !isfinite(v) || v < min || (strict && v <= min)) {
+    if (!*text || *end || isnan(v) || v < 0 || (strict && v <= 0)) {
         ccs_err_set(err, "%s:%d: field '%s': expected a %s number, got '%s'", name, line, field,
                     strict ? "positive" : "non-negative", text);
+        return CCS_EINPUT;
+    }
+    /* beyond the range, or beyond a double (errno ERANGE: inf or underflow) */
+    if (errno || !isfinite(v) || v < min || v > max) {
+        ccs_err_set(err, "%s:%d: field '%s': expected a number in [%.10g, %.10g], got '%s'", name,
+                    line, field, min, max, text);
         return CCS_EINPUT;
     }
     *out = v;
@@ -147,14 +169,19 @@ static int parse_row(char *line, const char *name, int lineno, row *r, ccs_err *
         return CCS_EINPUT;
     }
     double g, reps;
-    if (num_field(name, lineno, "m", f[2], 0, 0, &r->m, err) ||
-        num_field(name, lineno, "n", f[3], 0, 0, &r->n, err) ||
-        num_field(name, lineno, "k", f[4], 0, 0, &r->k, err) ||
-        num_field(name, lineno, "bytes", f[5], 0, 0, &r->bytes, err) ||
-        num_field(name, lineno, "group", f[6], 0, 0, &g, err) ||
-        num_field(name, lineno, "time_s", f[8], 0, 1, &r->t, err) ||
-        num_field(name, lineno, "reps", f[9], 1, 0, &reps, err))
+    if (num_field(name, lineno, "m", f[2], 0, 0, OM_MAX_DIM, &r->m, err) ||
+        num_field(name, lineno, "n", f[3], 0, 0, OM_MAX_DIM, &r->n, err) ||
+        num_field(name, lineno, "k", f[4], 0, 0, OM_MAX_DIM, &r->k, err) ||
+        num_field(name, lineno, "bytes", f[5], 0, 0, OM_MAX_BYTES, &r->bytes, err) ||
+        num_field(name, lineno, "group", f[6], 0, 0, HUGE_VAL, &g, err) ||
+        num_field(name, lineno, "time_s", f[8], OM_MIN_TIME, 1, OM_MAX_TIME, &r->t, err) ||
+        num_field(name, lineno, "reps", f[9], 1, 0, OM_MAX_REPS, &reps, err))
         return CCS_EINPUT;
+    if (r->bytes > 0 && r->bytes < 1) {
+        ccs_err_set(err, "%s:%d: field 'bytes': expected 0 or a number in [1, %.10g], got '%s'",
+                    name, lineno, OM_MAX_BYTES, f[5]);
+        return CCS_EINPUT;
+    }
     if (g != floor(g) || g > 1 << 24 || reps != floor(reps)) {
         ccs_err_set(err, "%s:%d: field '%s': expected an integer, got '%s'", name, lineno,
                     g != floor(g) || g > 1 << 24 ? "group" : "reps",
@@ -286,6 +313,33 @@ static double row_work(const row *r, const double lam[OM_NLAM])
 static double row_intensity(const row *r)
 {
     return r->m * r->n * r->k / r->bytes;
+}
+
+/* The quantities the fit derives from a row, under the FLOPs-only work
+ * measure: the work (and its log) within OM_MAX_WORK, the intensity of a
+ * memory-bound kernel finite. The field bounds imply both; this states it
+ * where the fit depends on it. */
+static int row_derived_check(const row *r, const char *name, ccs_err *err)
+{
+    static const double flops_only[OM_NLAM] = {0, 1, 0, 0, 0};
+    double w = row_work(r, flops_only);
+    if (!(w > 0 && w <= OM_MAX_WORK && isfinite(log(w)))) {
+        const char *what = is_gemm(r->kind) ? (row_batch(r) > 1 ? "2*m*n*k*group" : "2*m*n*k")
+                           : r->kind == CCS_OP_ATTENTION ? "4*m*n*k*group"
+                                                         : "bytes";
+        ccs_err_set(err, "%s:%d: field '%s': the work %s = %g is beyond (0, %g]", name, r->line,
+                    r->kind == CCS_OP_ATTENTION || (is_gemm(r->kind) && row_batch(r) > 1)
+                        ? "m*n*k*group"
+                        : is_gemm(r->kind) ? "m*n*k" : "bytes",
+                    what, w, OM_MAX_WORK);
+        return CCS_EINPUT;
+    }
+    if (is_membound(r->kind) && !isfinite(row_intensity(r))) {
+        ccs_err_set(err, "%s:%d: field 'bytes': the intensity m*n*k/bytes is not finite", name,
+                    r->line);
+        return CCS_EINPUT;
+    }
+    return CCS_OK;
 }
 
 /* Coefficients of t = sum_j c_j x_j over the rows, weighted by 1/t^2 (relative
@@ -433,10 +487,24 @@ static int lin_fit(const pt *p, int i0, int i1, double *a, double *b, double *b_
     return 0;
 }
 
-/* Build cv's knots, interpolant, extensions and band from points (sorted in
- * place). Returns CCS_OK, CCS_ENOMEM or CCS_ERUNTIME (GSL failure). */
+/* 1 when every point's log work and log time is finite. */
+static int points_finite(const pt *p, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!isfinite(p[i].lw) || !isfinite(p[i].lt))
+            return 0;
+    return 1;
+}
+
+/* Build cv's knots, interpolant, extensions and band from n >= 1 points
+ * (sorted in place). Returns CCS_OK, CCS_ENOMEM or CCS_ERUNTIME (GSL failure,
+ * or a point that is not finite: the binning below needs finite logs to
+ * advance, and parsing bounds every row so that they are). */
 static int curve_build(curve *cv, pt *p, int n)
 {
+    assert(n >= 1);
+    if (n < 1 || !points_finite(p, n))
+        return CCS_ERUNTIME;
     qsort(p, (size_t)n, sizeof *p, cmp_pt);
     curve_clear(cv);
     cv->npts = n;
@@ -456,6 +524,7 @@ static int curve_build(curve *cv, pt *p, int n)
             by[m] = p[j].lt;
             m++, j++;
         }
+        assert(m >= 1 && nk < n); /* p[i] itself is in its bin */
         kx[nk] = median(bx, m);
         ky[nk] = median(by, m);
         kw[nk] = m;
@@ -576,6 +645,11 @@ static int fit_group(curve *cv, const row *r, int n)
         fit_lambda(r, n, cv->lam);
     }
     make_points(r, n, cv->lam, p);
+    if (!points_finite(p, n)) { /* fitted coefficients too large: FLOPs only */
+        memset(cv->lam, 0, sizeof cv->lam);
+        cv->lam[1] = 1;
+        make_points(r, n, cv->lam, p);
+    }
     rc = curve_build(cv, p, n);
     free(p);
     return rc;
@@ -675,7 +749,8 @@ ccs_opmodel *opmodel_parse(const char *text, size_t len, const char *name, ccs_e
             rows = nr;
             cap = nc;
         }
-        if (parse_row(s, name, lineno, &rows[nrows], err) != CCS_OK)
+        if (parse_row(s, name, lineno, &rows[nrows], err) != CCS_OK ||
+            row_derived_check(&rows[nrows], name, err) != CCS_OK)
             goto fail;
         nrows++;
     }
@@ -733,38 +808,10 @@ fail:
 
 ccs_opmodel *opmodel_load(const char *path, ccs_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        ccs_err_set(err, "%s: cannot open: %s", path, strerror(errno));
+    char *buf;
+    size_t len;
+    if (ccs_read_file(path, CCS_MAX_PROFILE_BYTES, "calibration profiles", &buf, &len, err))
         return NULL;
-    }
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (cap - len < 65536) {
-            size_t nc = cap ? 2 * cap : 65536;
-            char *nb = nc > ((size_t)256 << 20) ? NULL : realloc(buf, nc);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                ccs_err_set(err, "%s: too large or out of memory", path);
-                return NULL;
-            }
-            buf = nb;
-            cap = nc;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        ccs_err_set(err, "%s: read error", path);
-        return NULL;
-    }
     ccs_opmodel *om = opmodel_parse(buf, len, path, err);
     free(buf);
     return om;

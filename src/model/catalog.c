@@ -2,9 +2,11 @@
  * Catalog units are the datasheets' (TFLOP/s, GiB, GB/s, microseconds);
  * entries are converted to SI here, once. */
 #include "ccsweep/model/catalog.h"
+#include "ccsweep/util/buf.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,24 +48,27 @@ void catalog_free(ccs_catalog *c)
     free(c);
 }
 
-static int grow(void **arr, size_t *cap, size_t n, size_t elem)
-{
-    if (n < *cap)
-        return 0;
-    size_t nc = *cap ? *cap * 2 : 16;
-    void *p = realloc(*arr, nc * elem);
-    if (!p)
-        return -1;
-    *arr = p;
-    *cap = nc;
-    return 0;
-}
-
 /* ---- field readers ---------------------------------------------------- */
 
-/* Read an integer field; required fields must be present. Values must be >= min. */
+/* Ranges of the hardware and evolution figures, in catalog units: wide
+ * enough for any device of the coming decades, narrow enough that every
+ * product the projection forms stays finite (a mem_gib of 1e308 once gave
+ * infinite capacity). Stated in sweeps/README.md; model sizes are bounded by
+ * model_validate (CCS_MAX_* in util/common.h). */
+#define CAT_MAX_TFLOPS 1e6  /* peak_tflops.*, TFLOP/s */
+#define CAT_MAX_GIB 1048576 /* mem_gib: 1 PiB */
+#define CAT_MAX_GBPS 1e7    /* mem_gbps, intra_gbps, inter_gbps: 10 PB/s */
+#define CAT_MAX_LAT_US 1e6  /* latencies: 1 s */
+#define CAT_MAX_COUNT CCS_MAX_DEVICES /* devices_per_node, compute_units, scaleup_domain, *_ref_k */
+#define CAT_MAX_OVERSUB CCS_MAX_FACTOR
+#define CAT_MIN_EVO 1e-3 /* evolution factors per generation, in [1e-3, 1e3]: */
+#define CAT_MAX_EVO 1e3  /* over 64 generations still finite and non-zero */
+#define CAT_MAX_YEARS 100
+
+/* Read an integer field; required fields must be present. Values must be in
+ * [min, max]. */
 static int get_int(const ydoc *d, const ynode *map, const char *key, int required, int64_t min,
-                   int32_t *out, ccs_err *err)
+                   int64_t max, int32_t *out, ccs_err *err)
 {
     ynode *v = ynode_get(d, map, key);
     if (!v) {
@@ -80,13 +85,19 @@ static int get_int(const ydoc *d, const ynode *map, const char *key, int require
                    min > 0 ? "a positive" : "a non-negative", (long long)x);
         return CCS_EINPUT;
     }
+    if (x > max) {
+        ydoc_error(d, v, err, "field '%s': must be in [%lld, %lld] (got %lld)", key,
+                   (long long)min, (long long)max, (long long)x);
+        return CCS_EINPUT;
+    }
     *out = (int32_t)x;
     return CCS_OK;
 }
 
-/* Read a positive number (or in (0, 1] when frac), scaled by `unit`. */
+/* Read a positive number at most max (or in (0, 1] when frac), scaled by
+ * `unit`. */
 static int get_num(const ydoc *d, const ynode *map, const char *key, int required, int frac,
-                   double unit, double *out, ccs_err *err)
+                   double max, double unit, double *out, ccs_err *err)
 {
     ynode *v = ynode_get(d, map, key);
     if (!v) {
@@ -103,12 +114,17 @@ static int get_num(const ydoc *d, const ynode *map, const char *key, int require
                    frac ? "in (0, 1]" : "a positive number", x);
         return CCS_EINPUT;
     }
+    if (!frac && x > max) {
+        ydoc_error(d, v, err, "field '%s': must be in (0, %.10g] (got %g)", key, max, x);
+        return CCS_EINPUT;
+    }
     *out = x * unit;
     return CCS_OK;
 }
 
-static int get_nonneg(const ydoc *d, const ynode *map, const char *key, double unit, double *out,
-                      ccs_err *err)
+/* Read a number in [0, max], scaled by `unit`. */
+static int get_nonneg(const ydoc *d, const ynode *map, const char *key, double max, double unit,
+                      double *out, ccs_err *err)
 {
     ynode *v = ynode_get(d, map, key);
     if (!v) {
@@ -122,7 +138,43 @@ static int get_nonneg(const ydoc *d, const ynode *map, const char *key, double u
         ydoc_error(d, v, err, "field '%s': must not be negative (got %g)", key, x);
         return CCS_EINPUT;
     }
+    if (x > max) {
+        ydoc_error(d, v, err, "field '%s': must be in [0, %.10g] (got %g)", key, max, x);
+        return CCS_EINPUT;
+    }
     *out = x * unit;
+    return CCS_OK;
+}
+
+/* oversubscription: optional, in [1, CAT_MAX_OVERSUB] (hw_validate also
+ * refuses below 1, for entries built in code). */
+static int get_oversub(const ydoc *d, const ynode *map, double *out, ccs_err *err)
+{
+    double x = *out;
+    if (get_num(d, map, "oversubscription", 0, 0, HUGE_VAL, 1, &x, err))
+        return CCS_EINPUT;
+    if (!(x >= 1 && x <= CAT_MAX_OVERSUB)) {
+        ydoc_error(d, ynode_get(d, map, "oversubscription"), err,
+                   "field 'oversubscription': must be in [1, %.10g] (got %g)", CAT_MAX_OVERSUB, x);
+        return CCS_EINPUT;
+    }
+    *out = x;
+    return CCS_OK;
+}
+
+/* An evolution factor per generation: positive, in [CAT_MIN_EVO, CAT_MAX_EVO]. */
+static int get_factor(const ydoc *d, const ynode *map, const char *key, int required, double *out,
+                      ccs_err *err)
+{
+    double x = *out;
+    if (get_num(d, map, key, required, 0, HUGE_VAL, 1, &x, err))
+        return CCS_EINPUT;
+    if (!(x >= CAT_MIN_EVO && x <= CAT_MAX_EVO)) {
+        ydoc_error(d, ynode_get(d, map, key), err, "field '%s': must be in [%g, %g] (got %g)", key,
+                   CAT_MIN_EVO, CAT_MAX_EVO, x);
+        return CCS_EINPUT;
+    }
+    *out = x;
     return CCS_OK;
 }
 
@@ -233,7 +285,7 @@ static int parse_attention(const ydoc *d, const ynode *map, ccs_model *out, ccs_
         }
         int req = mla && f[i].required;
         int64_t min = req && f[i].out != &out->qk_rope_dim ? 1 : 0;
-        if (get_int(d, map, f[i].key, req, min, f[i].out, err))
+        if (get_int(d, map, f[i].key, req, min, INT32_MAX, f[i].out, err))
             return CCS_EINPUT;
     }
     return CCS_OK;
@@ -264,22 +316,22 @@ int catalog_parse_model(const ydoc *d, const ynode *map, ccs_model *out, ccs_err
     out->tied = 1;
     if (expect_map(d, map, "model entry", err) ||
         ydoc_check_keys(d, map, "a model entry", model_keys, err) || get_name(d, map, out->name, err) ||
-        get_int(d, map, "layers", 1, 1, &out->layers, err) ||
-        get_int(d, map, "hidden", 1, 1, &out->hidden, err) ||
-        get_int(d, map, "heads", 1, 1, &out->heads, err) ||
-        get_int(d, map, "kv_heads", 0, 1, &out->kv_heads, err) ||
-        get_int(d, map, "ffn", 0, 1, &out->ffn, err) ||
-        get_int(d, map, "vocab", 1, 1, &out->vocab, err) ||
-        get_int(d, map, "max_pos", 0, 0, &out->max_pos, err) ||
-        get_int(d, map, "seq", 0, 0, &out->seq, err) ||
-        get_int(d, map, "gbs", 0, 0, &out->gbs, err) || get_bool(d, map, "gated", &out->gated, err) ||
+        get_int(d, map, "layers", 1, 1, INT32_MAX, &out->layers, err) ||
+        get_int(d, map, "hidden", 1, 1, INT32_MAX, &out->hidden, err) ||
+        get_int(d, map, "heads", 1, 1, INT32_MAX, &out->heads, err) ||
+        get_int(d, map, "kv_heads", 0, 1, INT32_MAX, &out->kv_heads, err) ||
+        get_int(d, map, "ffn", 0, 1, INT32_MAX, &out->ffn, err) ||
+        get_int(d, map, "vocab", 1, 1, INT32_MAX, &out->vocab, err) ||
+        get_int(d, map, "max_pos", 0, 0, INT32_MAX, &out->max_pos, err) ||
+        get_int(d, map, "seq", 0, 0, INT32_MAX, &out->seq, err) ||
+        get_int(d, map, "gbs", 0, 0, INT32_MAX, &out->gbs, err) || get_bool(d, map, "gated", &out->gated, err) ||
         get_bool(d, map, "bias", &out->bias, err) || get_bool(d, map, "tied", &out->tied, err) ||
-        get_int(d, map, "experts", 0, 0, &out->experts, err) ||
-        get_int(d, map, "top_k", 0, 1, &out->top_k, err) ||
-        get_int(d, map, "shared_experts", 0, 0, &out->shared_experts, err) ||
-        get_int(d, map, "moe_ffn", 0, 1, &out->moe_ffn, err) ||
-        get_int(d, map, "dense_layers", 0, 0, &out->dense_layers, err) ||
-        get_int(d, map, "route_nodes", 0, 1, &out->route_nodes, err) ||
+        get_int(d, map, "experts", 0, 0, INT32_MAX, &out->experts, err) ||
+        get_int(d, map, "top_k", 0, 1, INT32_MAX, &out->top_k, err) ||
+        get_int(d, map, "shared_experts", 0, 0, INT32_MAX, &out->shared_experts, err) ||
+        get_int(d, map, "moe_ffn", 0, 1, INT32_MAX, &out->moe_ffn, err) ||
+        get_int(d, map, "dense_layers", 0, 0, INT32_MAX, &out->dense_layers, err) ||
+        get_int(d, map, "route_nodes", 0, 1, INT32_MAX, &out->route_nodes, err) ||
         parse_attention(d, map, out, err))
         return CCS_EINPUT;
     model_fill_defaults(out);
@@ -331,6 +383,11 @@ static int parse_peaks(const ydoc *d, const ynode *map, ccs_hw *out, ccs_err *er
             ydoc_error(d, v, err, "field '%s': must be a positive number (got %g)", field, x);
             return CCS_EINPUT;
         }
+        if (x > CAT_MAX_TFLOPS) {
+            ydoc_error(d, v, err, "field '%s': must be in (0, %.10g] (got %g)", field,
+                       CAT_MAX_TFLOPS, x);
+            return CCS_EINPUT;
+        }
         out->peak_flops[dt] = x * 1e12;
     }
     return CCS_OK;
@@ -353,7 +410,7 @@ static int parse_tile(const ydoc *d, const ynode *map, ccs_hw *out, ccs_err *err
         if (ynode_int(d, it, "gemm_tile", &v[i], err) != CCS_OK)
             return CCS_EINPUT;
         if (v[i] <= 0 || v[i] > 4096) {
-            ydoc_error(d, it, err, "field 'gemm_tile': must be positive (got %lld)",
+            ydoc_error(d, it, err, "field 'gemm_tile': must be positive and at most 4096 (got %lld)",
                        (long long)v[i]);
             return CCS_EINPUT;
         }
@@ -373,27 +430,27 @@ int catalog_parse_hw(const ydoc *d, const ynode *map, ccs_hw *out, ccs_err *err)
     if (expect_map(d, map, "hardware entry", err) ||
         ydoc_check_keys(d, map, "a hardware entry", hw_keys, err) ||
         get_name(d, map, out->name, err) || parse_peaks(d, map, out, err) ||
-        get_num(d, map, "mem_gib", 1, 0, 1073741824.0, &out->mem_cap, err) ||
-        get_num(d, map, "mem_gbps", 1, 0, 1e9, &out->mem_bw, err) ||
-        get_int(d, map, "devices_per_node", 1, 1, &out->devices_per_node, err) ||
-        get_int(d, map, "compute_units", 1, 1, &out->compute_units, err) ||
+        get_num(d, map, "mem_gib", 1, 0, CAT_MAX_GIB, 1073741824.0, &out->mem_cap, err) ||
+        get_num(d, map, "mem_gbps", 1, 0, CAT_MAX_GBPS, 1e9, &out->mem_bw, err) ||
+        get_int(d, map, "devices_per_node", 1, 1, CAT_MAX_COUNT, &out->devices_per_node, err) ||
+        get_int(d, map, "compute_units", 1, 1, CAT_MAX_COUNT, &out->compute_units, err) ||
         parse_tile(d, map, out, err) ||
-        get_int(d, map, "gemm_ref_k", 0, 1, &out->gemm_ref_k, err) ||
-        get_int(d, map, "gemm_fp8_ref_k", 0, 1, &out->gemm_fp8_ref_k, err) ||
-        get_num(d, map, "gemm_efficiency_fp8", 0, 1, 1, &out->gemm_eff_fp8, err) ||
-        get_int(d, map, "scaleup_domain", 0, 1, &out->scaleup, err) ||
-        get_num(d, map, "nvls_efficiency", 0, 1, 1, &out->nvls_eff, err) ||
-        get_num(d, map, "oversubscription", 0, 0, 1, &out->oversub, err) ||
-        get_num(d, map, "intra_gbps", 1, 0, 1e9, &out->intra_bw, err) ||
-        get_num(d, map, "inter_gbps", 1, 0, 1e9, &out->inter_bw, err) ||
-        get_nonneg(d, map, "intra_latency_us", 1e-6, &out->intra_lat, err) ||
-        get_nonneg(d, map, "inter_latency_us", 1e-6, &out->inter_lat, err) ||
-        get_nonneg(d, map, "kernel_latency_us", 1e-6, &out->kernel_lat, err) ||
-        get_num(d, map, "gemm_efficiency", 1, 1, 1, &out->gemm_eff, err) ||
-        get_num(d, map, "clock_ratio", 0, 1, 1, &out->clock_ratio, err) ||
-        get_num(d, map, "mem_efficiency", 1, 1, 1, &out->mem_eff, err) ||
-        get_num(d, map, "intra_efficiency", 1, 1, 1, &out->intra_eff, err) ||
-        get_num(d, map, "inter_efficiency", 1, 1, 1, &out->inter_eff, err) ||
+        get_int(d, map, "gemm_ref_k", 0, 1, CAT_MAX_COUNT, &out->gemm_ref_k, err) ||
+        get_int(d, map, "gemm_fp8_ref_k", 0, 1, CAT_MAX_COUNT, &out->gemm_fp8_ref_k, err) ||
+        get_num(d, map, "gemm_efficiency_fp8", 0, 1, 1, 1, &out->gemm_eff_fp8, err) ||
+        get_int(d, map, "scaleup_domain", 0, 1, CAT_MAX_COUNT, &out->scaleup, err) ||
+        get_num(d, map, "nvls_efficiency", 0, 1, 1, 1, &out->nvls_eff, err) ||
+        get_oversub(d, map, &out->oversub, err) ||
+        get_num(d, map, "intra_gbps", 1, 0, CAT_MAX_GBPS, 1e9, &out->intra_bw, err) ||
+        get_num(d, map, "inter_gbps", 1, 0, CAT_MAX_GBPS, 1e9, &out->inter_bw, err) ||
+        get_nonneg(d, map, "intra_latency_us", CAT_MAX_LAT_US, 1e-6, &out->intra_lat, err) ||
+        get_nonneg(d, map, "inter_latency_us", CAT_MAX_LAT_US, 1e-6, &out->inter_lat, err) ||
+        get_nonneg(d, map, "kernel_latency_us", CAT_MAX_LAT_US, 1e-6, &out->kernel_lat, err) ||
+        get_num(d, map, "gemm_efficiency", 1, 1, 1, 1, &out->gemm_eff, err) ||
+        get_num(d, map, "clock_ratio", 0, 1, 1, 1, &out->clock_ratio, err) ||
+        get_num(d, map, "mem_efficiency", 1, 1, 1, 1, &out->mem_eff, err) ||
+        get_num(d, map, "intra_efficiency", 1, 1, 1, 1, &out->intra_eff, err) ||
+        get_num(d, map, "inter_efficiency", 1, 1, 1, 1, &out->inter_eff, err) ||
         get_frac0(d, map, "variability", &out->variability, err))
         return CCS_EINPUT;
     ynode *src = ynode_get(d, map, "sources");
@@ -421,101 +478,69 @@ int catalog_parse_evolution(const ydoc *d, const ynode *map, ccs_evolution *out,
     if (expect_map(d, map, "evolution entry", err) ||
         ydoc_check_keys(d, map, "an evolution entry", evo_keys, err) ||
         get_name(d, map, out->name, err) ||
-        get_num(d, map, "years", 0, 0, 1, &out->years, err) ||
-        get_num(d, map, "flops", 1, 0, 1, &out->flops, err) ||
-        get_num(d, map, "mem_bw", 1, 0, 1, &out->mem_bw, err) ||
-        get_num(d, map, "mem_cap", 1, 0, 1, &out->mem_cap, err) ||
-        get_num(d, map, "intra_bw", 1, 0, 1, &out->intra_bw, err) ||
-        get_num(d, map, "inter_bw", 1, 0, 1, &out->inter_bw, err) ||
-        get_num(d, map, "latency", 0, 0, 1, &out->latency, err))
+        get_num(d, map, "years", 0, 0, CAT_MAX_YEARS, 1, &out->years, err) ||
+        get_factor(d, map, "flops", 1, &out->flops, err) ||
+        get_factor(d, map, "mem_bw", 1, &out->mem_bw, err) ||
+        get_factor(d, map, "mem_cap", 1, &out->mem_cap, err) ||
+        get_factor(d, map, "intra_bw", 1, &out->intra_bw, err) ||
+        get_factor(d, map, "inter_bw", 1, &out->inter_bw, err) ||
+        get_factor(d, map, "latency", 0, &out->latency, err))
         return CCS_EINPUT;
     return CCS_OK;
 }
 
 /* ---- collections ---------------------------------------------------------- */
 
-int catalog_add_model(ccs_catalog *c, const ccs_model *m, ccs_err *err)
+enum { K_MODEL, K_HW, K_EVO };
+
+/* Add entry e (elem bytes, named name) of kind k: an overlay's entry replaces
+ * the same-named one of an earlier layer in place; otherwise a repeated name
+ * is an error and a new one is appended and indexed. */
+static int add_entry(ccs_catalog *c, int k, const void *e, size_t elem, const char *name,
+                     ccs_err *err)
 {
-    if (!c->idx[0] && !(c->idx[0] = ccs_names_new())) {
+    static const char *const what[] = {"model", "hardware", "evolution"};
+    void **arr = k == K_MODEL ? (void **)&c->models : k == K_HW ? (void **)&c->hw : (void **)&c->evo;
+    size_t *n = k == K_MODEL ? &c->n_models : k == K_HW ? &c->n_hw : &c->n_evo;
+    size_t *cap = k == K_MODEL ? &c->cap_models : k == K_HW ? &c->cap_hw : &c->cap_evo;
+    size_t below = k == K_MODEL ? c->below_models : k == K_HW ? c->below_hw : c->below_evo;
+    if (!c->idx[k] && !(c->idx[k] = ccs_names_new())) {
         ccs_err_set(err, "out of memory");
         return CCS_ENOMEM;
     }
-    const ccs_model *old = catalog_model(c, m->name);
-    if (old && (size_t)(old - c->models) < c->below_models) {
-        c->models[old - c->models] = *m; /* an overlay redefines it */
+    long old = ccs_names_find(c->idx[k], name);
+    if (old >= 0 && (size_t)old < below) {
+        memcpy((char *)*arr + (size_t)old * elem, e, elem); /* an overlay redefines it */
         return CCS_OK;
     }
-    if (old) {
-        ccs_err_set(err, "model '%s' is defined twice", m->name);
+    if (old >= 0) {
+        ccs_err_set(err, "%s '%s' is defined twice", what[k], name);
         return CCS_EINPUT;
     }
-    if (grow((void **)&c->models, &c->cap_models, c->n_models, sizeof *m)) {
+    if (ccs_grow(arr, cap, *n + 1, elem) || ccs_names_add(c->idx[k], name, (long)*n)) {
         ccs_err_set(err, "out of memory");
         return CCS_ENOMEM;
     }
-    if (ccs_names_add(c->idx[0], m->name, (long)c->n_models)) {
-        ccs_err_set(err, "out of memory");
-        return CCS_ENOMEM;
-    }
-    c->models[c->n_models++] = *m;
+    memcpy((char *)*arr + *n * elem, e, elem);
+    (*n)++;
     return CCS_OK;
+}
+
+int catalog_add_model(ccs_catalog *c, const ccs_model *m, ccs_err *err)
+{
+    return add_entry(c, K_MODEL, m, sizeof *m, m->name, err);
 }
 
 int catalog_add_hw(ccs_catalog *c, const ccs_hw *hw, ccs_err *err)
 {
-    if (!c->idx[1] && !(c->idx[1] = ccs_names_new())) {
-        ccs_err_set(err, "out of memory");
-        return CCS_ENOMEM;
-    }
-    const ccs_hw *old = catalog_hw(c, hw->name);
-    if (old && (size_t)(old - c->hw) < c->below_hw) {
-        c->hw[old - c->hw] = *hw; /* an overlay redefines it */
-        return CCS_OK;
-    }
-    if (old) {
-        ccs_err_set(err, "hardware '%s' is defined twice", hw->name);
-        return CCS_EINPUT;
-    }
-    if (grow((void **)&c->hw, &c->cap_hw, c->n_hw, sizeof *hw)) {
-        ccs_err_set(err, "out of memory");
-        return CCS_ENOMEM;
-    }
-    if (ccs_names_add(c->idx[1], hw->name, (long)c->n_hw)) {
-        ccs_err_set(err, "out of memory");
-        return CCS_ENOMEM;
-    }
-    c->hw[c->n_hw++] = *hw;
-    return CCS_OK;
+    return add_entry(c, K_HW, hw, sizeof *hw, hw->name, err);
 }
 
 int catalog_add_evolution(ccs_catalog *c, const ccs_evolution *ev, ccs_err *err)
 {
-    if (!c->idx[2] && !(c->idx[2] = ccs_names_new())) {
-        ccs_err_set(err, "out of memory");
-        return CCS_ENOMEM;
-    }
-    const ccs_evolution *old = catalog_evolution(c, ev->name);
-    if (old && (size_t)(old - c->evo) < c->below_evo) {
-        c->evo[old - c->evo] = *ev; /* an overlay redefines it */
-        return CCS_OK;
-    }
-    if (old) {
-        ccs_err_set(err, "evolution '%s' is defined twice", ev->name);
-        return CCS_EINPUT;
-    }
-    if (grow((void **)&c->evo, &c->cap_evo, c->n_evo, sizeof *ev)) {
-        ccs_err_set(err, "out of memory");
-        return CCS_ENOMEM;
-    }
-    if (ccs_names_add(c->idx[2], ev->name, (long)c->n_evo)) {
-        ccs_err_set(err, "out of memory");
-        return CCS_ENOMEM;
-    }
-    c->evo[c->n_evo++] = *ev;
-    return CCS_OK;
+    return add_entry(c, K_EVO, ev, sizeof *ev, ev->name, err);
 }
 
-enum { K_MODEL, K_HW, K_EVO };
 static const char *const tops[] = {"models", "hardware", "evolutions"};
 
 /* Load a file whose root maps some of the keys allowed by mask (bit k: tops[k])
@@ -638,9 +663,19 @@ int catalog_overlay(ccs_catalog *c, const char *path, ccs_err *err)
         if (snprintf(file, sizeof file, "%s/%s", path, files[k]) >= (int)sizeof file) {
             ccs_err_set(err, "%s: path too long", path);
             rc = CCS_EINPUT;
-        } else if (access(file, F_OK) == 0) {
-            rc = load_file(c, file, 1 << k, 1 << k, err);
+        } else if (lstat(file, &sb) == 0) {
+            /* present, as a file or as a link: a link to nothing (dangling,
+             * or a loop) is an error, not a file left out */
+            if (S_ISLNK(sb.st_mode) && stat(file, &sb) != 0) {
+                ccs_err_set(err, "%s: a symbolic link to nothing (%s)", file, strerror(errno));
+                rc = CCS_EINPUT;
+            } else {
+                rc = load_file(c, file, 1 << k, 1 << k, err);
+            }
             any |= 1 << k;
+        } else if (errno != ENOENT) {
+            ccs_err_set(err, "%s: cannot open: %s", file, strerror(errno));
+            rc = CCS_EINPUT;
         }
     }
     if (rc == CCS_OK && !any) {

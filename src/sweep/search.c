@@ -54,6 +54,27 @@ static int push_shape(ccs_search *s, int64_t *cap, const shape *sh)
     return 0;
 }
 
+/* Divisors of a positive n in ascending order (at most SEARCH_MAX_DIV: no
+ * n below 2^31 has more than 1600), by trial division up to sqrt(n) once;
+ * 0 for n <= 0. The shape loops below filter these lists instead of trial
+ * dividing each candidate (gbs / dp up to 2^30 per shape took minutes). */
+#define SEARCH_MAX_DIV 2048
+static int divisors(int64_t n, int32_t *d)
+{
+    int lo = 0, hi = 0;
+    int32_t big[SEARCH_MAX_DIV];
+    for (int64_t i = 1; n > 0 && i * i <= n; i++) {
+        if (n % i)
+            continue;
+        d[lo++] = (int32_t)i;
+        if (i * i != n)
+            big[hi++] = (int32_t)(n / i);
+    }
+    while (hi > 0)
+        d[lo++] = big[--hi];
+    return lo;
+}
+
 ccs_search *search_new(const ccs_model *m, const ccs_hw *hw, const struct ccs_opmodel *om,
                        const ccs_evolution *ev, int gen, int32_t devices, int32_t gbs, int32_t seq,
                        int dtype, int32_t max_cp, ccs_err *err)
@@ -77,15 +98,33 @@ ccs_search *search_new(const ccs_model *m, const ccs_hw *hw, const struct ccs_op
     s->base.dtype = (int8_t)dtype;
     cost_init(&s->cost, &s->hw, om, ev, gen, &s->base);
 
+    /* The loops run over divisors in ascending order, the order of the
+     * trial-division loops they replace (tests/test_search.c keeps those as
+     * the reference): tp | devices, cp | devices/tp (at most max_cp; seq a
+     * multiple of 2 cp), pp | rest (at most the layers), mbs | gbs/dp,
+     * vpp | the middle stages' layers, ep | experts and dp * cp. */
+    int32_t *div = malloc(sizeof(int32_t) * 4 * SEARCH_MAX_DIV);
+    if (!div) {
+        ccs_err_set(err, "out of memory");
+        search_free(s);
+        return NULL;
+    }
+    int32_t *dev_div = div, *gbs_div = div + SEARCH_MAX_DIV, *exp_div = div + 2 * SEARCH_MAX_DIV,
+            *lm_div = div + 3 * SEARCH_MAX_DIV;
+    static const int32_t one[1] = {1};
+    int n_dev = divisors(devices, dev_div), n_gbs = divisors(gbs, gbs_div);
+    const int32_t *eps = m->experts > 0 ? exp_div : one;
+    int n_ep = m->experts > 0 ? divisors(m->experts, exp_div) : 1;
     int64_t cap = 0;
-    for (int32_t tp = 1; tp <= devices; tp++) {
-        if (devices % tp)
-            continue;
-        for (int32_t cp = 1; cp <= devices / tp && cp <= max_cp; cp++) {
+    for (int a = 0; a < n_dev; a++) {
+        int32_t tp = dev_div[a];
+        for (int b = 0; b < n_dev && dev_div[b] <= max_cp; b++) {
+            int32_t cp = dev_div[b];
             if ((devices / tp) % cp || (cp > 1 && seq % (2 * cp) != 0))
                 continue;
             int32_t rest = devices / tp / cp; /* pp * dp */
-            for (int32_t pp = 1; pp <= rest && pp <= m->layers; pp++) {
+            for (int c = 0; c < n_dev && dev_div[c] <= m->layers; c++) {
+                int32_t pp = dev_div[c];
                 if (rest % pp)
                     continue;
                 /* pp need not divide the layers: plan_stage_layers' default split */
@@ -98,19 +137,27 @@ ccs_search *search_new(const ccs_model *m, const ccs_hw *hw, const struct ccs_op
                 if (gbs % dp)
                     continue;
                 int32_t per = gbs / dp; /* sequences per replica */
-                for (int32_t mbs = 1; mbs <= per; mbs++) {
+                const int32_t *vpps = one;
+                int n_vpp = 1;
+                if (pp > 1) {
+                    vpps = lm_div;
+                    n_vpp = divisors(lm, lm_div);
+                }
+                for (int e = 0; e < n_gbs; e++) {
+                    int32_t mbs = gbs_div[e];
                     if (per % mbs)
                         continue;
-                    for (int32_t vpp = 1; vpp <= (pp > 1 ? lm : 1); vpp++) {
-                        if (lm % vpp)
-                            continue;
+                    for (int f = 0; f < n_vpp; f++) {
+                        int32_t vpp = vpps[f];
                         /* expert parallelism over the dp x cp ranks (MoE only) */
-                        for (int32_t ep = 1; ep <= (m->experts > 0 ? m->experts : 1); ep++) {
-                            if ((m->experts > 0 && m->experts % ep) || ((int64_t)dp * cp) % ep)
+                        for (int g = 0; g < n_ep; g++) {
+                            int32_t ep = eps[g];
+                            if (((int64_t)dp * cp) % ep)
                                 continue;
                             shape sh = {tp, cp, ep, pp, dp, vpp, mbs};
                             if (push_shape(s, &cap, &sh)) {
                                 ccs_err_set(err, "out of memory");
+                                free(div);
                                 search_free(s);
                                 return NULL;
                             }
@@ -120,6 +167,7 @@ ccs_search *search_new(const ccs_model *m, const ccs_hw *hw, const struct ccs_op
             }
         }
     }
+    free(div);
     return s;
 }
 

@@ -3,6 +3,7 @@
  * database, so a bad spec fails before any output exists. */
 #include "ccsweep/sweep/spec.h"
 #include "ccsweep/cost/opmodel.h"
+#include "ccsweep/util/file.h"
 #include "ccsweep/util/sha256.h"
 
 #include <errno.h>
@@ -915,36 +916,8 @@ ccs_spec *spec_parse(const char *text, size_t len, const char *path, const ccs_c
 
 int spec_read_file(const char *path, char **text, size_t *len, ccs_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        ccs_err_set(err, "%s: cannot open: %s", path, strerror(errno));
+    if (ccs_read_file(path, CCS_MAX_YAML_BYTES, "spec and catalog files", text, len, err))
         return CCS_EINPUT;
-    }
-    size_t cap = 4096, n = 0, got;
-    char *buf = malloc(cap + 1);
-    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) {
-            char *nb = cap < ((size_t)64 << 20) ? realloc(buf, 2 * cap + 1) : NULL;
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-            } else {
-                buf = nb;
-                cap *= 2;
-            }
-        }
-    }
-    int bad = !buf || ferror(f);
-    fclose(f);
-    if (bad) {
-        ccs_err_set(err, "%s: cannot read (or larger than 64 MiB)", path);
-        free(buf);
-        return CCS_EINPUT;
-    }
-    buf[n] = 0;
-    *text = buf;
-    *len = n;
     return CCS_OK;
 }
 

@@ -21,7 +21,12 @@ void xsum_zero(ccs_xsum *x)
 }
 
 /* Carry every limb but the top into [0, 2^32); the top one keeps the sign.
- * (limb - low) is a multiple of 2^32, so the division is exact for either sign. */
+ * (limb - low) is a multiple of 2^32, so the division is exact for either sign.
+ * A top limb of 2^32 or more in magnitude weighs 2^1102, beyond any double by
+ * far and beyond any sum of 2^63 of them: only merges of crafted decoded
+ * states reach it. It saturates at +-(2^32 - 1) (the value is infinite either
+ * way), so that no later addition overflows and xsum_encode writes what
+ * xsum_decode reads. */
 static void carry(ccs_xsum *x)
 {
     for (int i = 0; i < XSUM_LIMBS - 1; i++) {
@@ -29,6 +34,11 @@ static void carry(ccs_xsum *x)
         x->limb[i + 1] += (x->limb[i] - low) / LIMB_BASE;
         x->limb[i] = low;
     }
+    int64_t *top = &x->limb[XSUM_LIMBS - 1];
+    if (*top >= LIMB_BASE)
+        *top = LIMB_BASE - 1;
+    else if (*top <= -LIMB_BASE)
+        *top = -(LIMB_BASE - 1);
     x->loose = 0;
 }
 
@@ -36,11 +46,10 @@ void xsum_add(ccs_xsum *x, double v)
 {
     if (isnan(v) || v == 0)
         return;
-    if (isinf(v)) {
-        if (v > 0)
-            x->pinf++;
-        else
-            x->ninf++;
+    if (isinf(v)) { /* counted up to XSUM_INF_MAX: only whether any were matters */
+        int64_t *c = v > 0 ? &x->pinf : &x->ninf;
+        if (*c < XSUM_INF_MAX)
+            (*c)++;
         return;
     }
     int e;
@@ -68,16 +77,23 @@ void xsum_add(ccs_xsum *x, double v)
         carry(x);
 }
 
+static int64_t sat_count(int64_t a, int64_t b)
+{
+    return a >= XSUM_INF_MAX - b ? XSUM_INF_MAX : a + b;
+}
+
 void xsum_merge(ccs_xsum *x, const ccs_xsum *y)
 {
     ccs_xsum t = *y;
     carry(&t);
     carry(x);
+    /* carried: limbs in [0, 2^32), the top one in (-2^32, 2^32) (see below),
+     * so no sum overflows */
     for (int i = 0; i < XSUM_LIMBS; i++)
         x->limb[i] += t.limb[i];
-    x->pinf += t.pinf;
-    x->ninf += t.ninf;
-    x->loose = 1; /* each limb below 2^33 again, as after one addition */
+    x->pinf = sat_count(x->pinf, t.pinf);
+    x->ninf = sat_count(x->ninf, t.ninf);
+    carry(x); /* the top limb saturates there */
 }
 
 double xsum_value(const ccs_xsum *x)
@@ -156,8 +172,12 @@ size_t xsum_decode(ccs_xsum *x, const unsigned char *buf, size_t n)
     size_t len = ENC_HEAD + 8 * (size_t)k;
     if (lo + k > XSUM_LIMBS || n < len)
         return 0;
-    int64_t pinf = (int64_t)ccs_get_le64(buf + 4), ninf = (int64_t)ccs_get_le64(buf + 12);
-    if (pinf < 0 || ninf < 0)
+    uint64_t pinf = ccs_get_le64(buf + 4), ninf = ccs_get_le64(buf + 12);
+    if (pinf > (uint64_t)XSUM_INF_MAX || ninf > (uint64_t)XSUM_INF_MAX)
+        return 0;
+    /* canonical, as xsum_encode writes: no limbs from 0, else non-zero ends */
+    if (k == 0 ? lo != 0
+               : !ccs_get_le64(buf + ENC_HEAD) || !ccs_get_le64(buf + ENC_HEAD + 8 * (size_t)(k - 1)))
         return 0;
     for (int i = 0; i < k; i++) {
         int64_t v = (int64_t)ccs_get_le64(buf + ENC_HEAD + 8 * i);
@@ -168,7 +188,7 @@ size_t xsum_decode(ccs_xsum *x, const unsigned char *buf, size_t n)
         }
         x->limb[lo + i] = v;
     }
-    x->pinf = pinf;
-    x->ninf = ninf;
+    x->pinf = (int64_t)pinf;
+    x->ninf = (int64_t)ninf;
     return len;
 }

@@ -1,5 +1,6 @@
 /* ydoc.c - libyaml document loading and typed, positioned node access. */
 #include "ccsweep/util/ydoc.h"
+#include "ccsweep/util/file.h"
 
 #include <errno.h>
 #include <math.h>
@@ -64,18 +65,19 @@ static int check_duplicates(ydoc *d, ccs_err *err)
                 keys[k++] = (keyref){(const char *)kn->data.scalar.value,
                                      (int)kn->start_mark.line + 1, (int)kn->start_mark.column + 1};
         }
+        /* sorted by text, then position: equal keys form runs whose first
+         * element is the first occurrence and whose second is the earliest
+         * repetition; one pass, O(k log k) in all */
         qsort(keys, k, sizeof *keys, cmp_keyref);
         const keyref *dup = NULL, *first = NULL;
-        for (size_t i = 1; i < k; i++) {
-            if (strcmp(keys[i].text, keys[i - 1].text))
+        for (size_t i = 1, run = 0; i < k; i++) {
+            if (strcmp(keys[i].text, keys[run].text)) {
+                run = i;
                 continue;
-            /* the earliest second occurrence in the file, against its first */
-            size_t j = i;
-            while (j > 0 && !strcmp(keys[j - 1].text, keys[i].text))
-                j--;
-            if (!dup || keys[i].line < dup->line) {
+            }
+            if (i == run + 1 && (!dup || keys[i].line < dup->line)) {
                 dup = &keys[i];
-                first = &keys[j];
+                first = &keys[run];
             }
         }
         if (dup) {
@@ -85,6 +87,51 @@ static int check_duplicates(ydoc *d, ccs_err *err)
         }
     }
     free(keys);
+    return rc;
+}
+
+/* Refuse nesting beyond YDOC_MAX_DEPTH in the first document of text,
+ * counted on libyaml's events before any document is built, so that the
+ * cost stops growing at the limit (libyaml's scanner and loader cost grows
+ * with the depth at each level). A syntax error ends the count: the load
+ * that follows reports it. */
+static int check_depth(const char *text, size_t len, const char *name, ccs_err *err)
+{
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser)) {
+        ccs_err_set(err, "%s: out of memory", name);
+        return CCS_ENOMEM;
+    }
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    int depth = 0, rc = CCS_OK, done = 0;
+    while (!done) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&parser, &ev))
+            break;
+        switch (ev.type) {
+        case YAML_SEQUENCE_START_EVENT:
+        case YAML_MAPPING_START_EVENT:
+            if (++depth > YDOC_MAX_DEPTH) {
+                ccs_err_set(err, "%s:%zu:%zu: nested deeper than %d levels", name,
+                            ev.start_mark.line + 1, ev.start_mark.column + 1, YDOC_MAX_DEPTH);
+                rc = CCS_EINPUT;
+                done = 1;
+            }
+            break;
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT:
+            depth--;
+            break;
+        case YAML_DOCUMENT_END_EVENT:
+        case YAML_STREAM_END_EVENT:
+            done = 1;
+            break;
+        default:
+            break;
+        }
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&parser);
     return rc;
 }
 
@@ -120,22 +167,24 @@ static ydoc *load(yaml_parser_t *parser, const char *name, ccs_err *err)
 
 ydoc *ydoc_load_file(const char *path, ccs_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        ccs_err_set(err, "%s: cannot open: %s", path, strerror(errno));
+    char *text;
+    size_t len;
+    if (ccs_read_file(path, CCS_MAX_YAML_BYTES, "spec and catalog files", &text, &len, err))
         return NULL;
-    }
-    yaml_parser_t parser;
-    yaml_parser_initialize(&parser);
-    yaml_parser_set_input_file(&parser, f);
-    ydoc *d = load(&parser, path, err);
-    yaml_parser_delete(&parser);
-    fclose(f);
+    ydoc *d = ydoc_load_string(text, len, path, err);
+    free(text);
     return d;
 }
 
 ydoc *ydoc_load_string(const char *text, size_t len, const char *name, ccs_err *err)
 {
+    if (len > CCS_MAX_YAML_BYTES) {
+        ccs_err_set(err, "%s: larger than %zu MiB (the limit for spec and catalog files)", name,
+                    CCS_MAX_YAML_BYTES >> 20);
+        return NULL;
+    }
+    if (check_depth(text, len, name, err))
+        return NULL;
     yaml_parser_t parser;
     yaml_parser_initialize(&parser);
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);

@@ -70,6 +70,30 @@ expect "no rank lines: exit 1, asks for --group" $rc 1 $TMP/err "--group"
 $IMP --group 8 $TMP/all_reduce_norank.log > $TMP/g.csv
 check "--group without rank lines" [ "$(grep -c ',8,intra,' $TMP/g.csv)" = 11 ]
 
+# a log cut off mid-line (a job killed while it ran): exit 1 and the profile
+# untouched, whether appended to or written
+{ head -n 23 $D/all_reduce_perf_8gpu.log; sed -n 24p $D/all_reduce_perf_8gpu.log | cut -c1-60; } \
+    > $TMP/all_reduce_cut.log
+cp $TMP/all.csv $TMP/all.before
+$IMP --append --out $TMP/all.csv $TMP/all_reduce_cut.log > /dev/null 2> $TMP/err; rc=$?
+expect "truncated log with --append: exit 1 naming the line" $rc 1 $TMP/err "all_reduce_cut.log:24:"
+check "truncated log with --append: the profile is unchanged" cmp -s $TMP/all.csv $TMP/all.before
+check "truncated log with --append: no temporary file left beside it" \
+    [ "$(ls $TMP | grep -c '^all\.csv.')" = 0 ]
+cp $TMP/all.csv $TMP/keep.csv
+$IMP --out $TMP/keep.csv $TMP/all_reduce_cut.log > /dev/null 2>&1; rc=$?
+check "truncated log with --out: exit 1, the existing file unchanged" \
+    sh -c "[ $rc -eq 1 ] && cmp -s $TMP/keep.csv $TMP/all.before"
+$IMP --out $TMP/new.csv $TMP/all_reduce_cut.log > /dev/null 2>&1; rc=$?
+check "truncated log with --out: exit 1, no new file" sh -c "[ $rc -eq 1 ] && [ ! -e $TMP/new.csv ]"
+# a time beyond a double (1e400 us would be written as inf)
+sed 's/^     4194304       1048576     float     sum      -1    43.91/     4194304       1048576     float     sum      -1    1e400/' \
+    $D/all_reduce_perf_8gpu.log > $TMP/all_reduce_huge.log
+$IMP $TMP/all_reduce_huge.log > $TMP/huge.csv 2> $TMP/err; rc=$?
+expect "time 1e400: exit 1 naming file, line and field" $rc 1 $TMP/err \
+    "all_reduce_huge.log:18: field 'time'"
+check "time 1e400: no inf written" sh -c "! grep -qi inf $TMP/huge.csv"
+
 # the imported curves drive a projection: TP all-reduces of llama3-8b on 8 H100s
 if $BIN project --model llama3-8b --hw h100-sxm --tp 8 --devices 8 --calib $TMP/ar.csv \
         --json > $TMP/p.json 2> $TMP/err; then

@@ -4,10 +4,15 @@
 # build (and under ASan/UBSan with 'make check SANITIZE=1'): each must run
 # through every input without crashing. 'make fuzz' runs the fuzzers proper.
 cd "$(dirname "$0")/../.." || exit 1
-for f in spec catalog expr calib nccl; do
+# every harness in tests/fuzz (the Makefile's FUZZERS builds replay_NAME for each)
+for f in $(ls tests/fuzz/fuzz_*.c | sed 's|.*/fuzz_\(.*\)\.c$|\1|'); do
     bin=${CCS_BUILD:-build}/tests/replay_$f
     if [ ! -x "$bin" ]; then
         echo "FAIL: fuzz replay $f ($bin is not built)"
+        continue
+    fi
+    if [ ! -d tests/fuzz/regress/$f ]; then
+        echo "FAIL: fuzz replay $f (tests/fuzz/regress/$f is missing: libFuzzer needs it)"
         continue
     fi
     out=$("$bin" tests/fuzz/corpus/$f tests/fuzz/regress/$f 2>&1); rc=$?

@@ -80,3 +80,27 @@ printf 'models: [gpt3-175b]\nhardware: [h100-sxm]\nplan: {devices: 512, tp: [1, 
 $BIN run "$TMP/dg.yaml" --db "$TMP/dg.db" --quiet >/dev/null 2>&1; rc=$?
 check "where: a guarded division runs (tp 2 kept, tp 1 dropped)" \
     [ $rc -eq 0 -a "$(q "$TMP/dg.db" "SELECT group_concat(tp) FROM results")" = 2 ]
+
+# hardening (issue 23): inputs whose derived quantities overflow, files that
+# are not regular, nesting and sizes beyond the stated limits are refused at
+# their file and line, never a crash, a hang or an infinite figure
+printf 'op,dtype,m,n,k,bytes,group,level,time_s,reps\ngemm,fp32,1e300,1e300,1e300,0,1,,1e-3,1\n' >"$TMP/infwork.csv"
+$BIN project --model gpt3-175b --hw h100-sxm --calib "$TMP/infwork.csv" >/dev/null 2>"$TMP/err"; rc=$?
+check "calib: m*n*k beyond a double is refused at its line and field (exit $rc)" \
+    sh -c "[ $rc -eq 1 ] && grep -q \"infwork.csv:2: field 'm': expected a number in\" '$TMP/err'"
+mkfifo "$TMP/fifo.yaml"
+timeout 20 $BIN run "$TMP/fifo.yaml" --db "$TMP/fifo.db" --quiet >/dev/null 2>"$TMP/err"; rc=$?
+check "spec: a FIFO is refused at once, not read (exit $rc)" \
+    sh -c "[ $rc -eq 1 ] && grep -q 'fifo.yaml: not a regular file' '$TMP/err'"
+timeout 20 $BIN list models --catalog "$TMP/fifo.yaml" >/dev/null 2>"$TMP/err"; rc=$?
+check "catalog overlay: a FIFO is refused at once (exit $rc)" \
+    sh -c "[ $rc -eq 1 ] && grep -q 'fifo.yaml: not a regular file' '$TMP/err'"
+{ printf 'models: [gpt3-175b]\nhardware: [h100-sxm]\nname: '; head -c 100000 /dev/zero | tr '\0' '['; echo; } >"$TMP/deep.yaml"
+timeout 20 $BIN run "$TMP/deep.yaml" --db "$TMP/deep.db" --quiet >/dev/null 2>"$TMP/err"; rc=$?
+check "spec: 100,000 nested levels refused at the depth limit, at its line (exit $rc)" \
+    sh -c "[ $rc -eq 1 ] && grep -q 'deep.yaml:3:.*nested deeper than 64 levels' '$TMP/err'"
+mkdir -p "$TMP/ov"
+cp tests/fuzz/regress/catalog/hardware-mem-gib-1e308.yaml "$TMP/ov/hardware.yaml"
+$BIN list hardware --catalog "$TMP/ov" >"$TMP/out" 2>"$TMP/err"; rc=$?
+check "catalog: mem_gib 1e308 is refused at its line, naming the range (exit $rc)" \
+    sh -c "[ $rc -eq 1 ] && grep -q \"hardware.yaml:5:14: field 'mem_gib': must be in (0, 1048576\]\" '$TMP/err' && ! grep -qi inf '$TMP/out'"

@@ -35,7 +35,8 @@
 
 typedef struct ccs_opmodel ccs_opmodel;
 
-/* Parse the profile CSV at path (the format above) and fit its curves.
+/* Parse the profile CSV at path (the format above; a regular file of at most
+ * CCS_MAX_PROFILE_BYTES, 256 MiB, util/file.h) and fit its curves.
  * Returns a new model the caller frees with opmodel_free, or NULL with err
  * naming the file, line and field. Turns GSL's abort-on-error handler off. */
 ccs_opmodel *opmodel_load(const char *path, ccs_err *err);

@@ -71,8 +71,10 @@ ccs_spec *spec_parse(const char *text, size_t len, const char *path, const ccs_c
                      ccs_err *err);
 void spec_free(ccs_spec *s);
 
-/* Read a whole file (at most 64 MiB) into a new NUL-terminated buffer the
- * caller frees. CCS_EINPUT with err naming the file when it cannot be read. */
+/* Read a whole spec file (a regular file of at most 16 MiB,
+ * CCS_MAX_YAML_BYTES) into a new NUL-terminated buffer the caller frees.
+ * CCS_EINPUT with err naming the file when it cannot be read, is not a
+ * regular file (a FIFO is refused, not waited on) or is larger. */
 int spec_read_file(const char *path, char **text, size_t *len, ccs_err *err);
 
 const char *spec_name(const ccs_spec *s);

@@ -13,6 +13,10 @@
 /* 32 bits per limb from 2^-1074 on: 2098 bits hold any finite double, 64
  * more any sum of up to 2^63 of them; the top limb carries the sign. */
 #define XSUM_LIMBS 68
+/* Infinities are counted up to this (2^62): xsum_add and xsum_merge
+ * saturate there, xsum_decode refuses larger counts. The value only asks
+ * whether any were added. */
+#define XSUM_INF_MAX (INT64_C(1) << 62)
 /* Bytes xsum_encode writes at most. */
 #define XSUM_ENCODED_MAX (20 + 8 * XSUM_LIMBS)
 
@@ -26,7 +30,8 @@ typedef struct ccs_xsum {
 void xsum_zero(ccs_xsum *x);
 /* Add v exactly; NaN is ignored (callers skip undefined values). */
 void xsum_add(ccs_xsum *x, double v);
-/* x += y, exactly. */
+/* x += y, exactly (x may be y); a sum beyond 2^1102 in magnitude, reachable
+ * only by merging, saturates there (its value is +-inf either way). */
 void xsum_merge(ccs_xsum *x, const ccs_xsum *y);
 /* The sum rounded to the nearest double (ties to even; a subnormal result
  * may be rounded twice), +-inf when infinities were added or the sum
@@ -36,7 +41,10 @@ double xsum_value(const ccs_xsum *x);
  * XSUM_ENCODED_MAX bytes; returns the bytes written. */
 size_t xsum_encode(const ccs_xsum *x, unsigned char *buf);
 /* Read an encoding xsum_encode wrote at the start of buf[0..n) into x:
- * returns the bytes it takes, or 0 when there is none (x is then zero). */
+ * returns the bytes it takes, or 0 when there is none (x is then zero):
+ * bytes xsum_encode would not write (a count over XSUM_INF_MAX, a limb out of
+ * range, zero limbs at either end) are refused, so that whatever it accepts
+ * encodes back to the same bytes. */
 size_t xsum_decode(ccs_xsum *x, const unsigned char *buf, size_t n);
 
 #endif

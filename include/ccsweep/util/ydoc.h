@@ -11,9 +11,14 @@ typedef struct ynode ynode; /* opaque: a node inside a ydoc */
 
 enum { YN_NONE = 0, YN_SCALAR, YN_SEQ, YN_MAP };
 
+/* Mappings and sequences nest at most this deep (the root counts as 1). */
+#define YDOC_MAX_DEPTH 64
+
 /* Load the first document of a file / of a string (name is used in messages).
- * Returns NULL with err "file:line:col: message" on a syntax error or an empty
- * document. Free with ydoc_free (NULL is a no-op). */
+ * Returns NULL with err "file:line:col: message" on a syntax error, nesting
+ * deeper than YDOC_MAX_DEPTH or an empty document, or "file: message" for a
+ * file that is not regular or exceeds CCS_MAX_YAML_BYTES (util/file.h).
+ * Free with ydoc_free (NULL is a no-op). */
 ydoc *ydoc_load_file(const char *path, ccs_err *err);
 ydoc *ydoc_load_string(const char *text, size_t len, const char *name, ccs_err *err);
 void ydoc_free(ydoc *d);
