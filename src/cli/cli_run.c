@@ -364,6 +364,15 @@ static int run_load(run_state *s)
     }
     if (agree(s->w, rc, &s->err) != CCS_OK)
         return 1;
+    /* a signal while the spec was read and checked: stop before the database
+     * is touched, with the signal's status (the highest signal of any rank) */
+    int sig = -dist_agree(s->w, -dist_signal());
+    if (sig) {
+        if (s->rank == 0)
+            cli_fail("run", "interrupted by signal %d while loading %s; nothing was written", sig,
+                     s->a.spec);
+        return 128 + sig;
+    }
     return RUN_GO;
 }
 
