@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- options ------------------------------------------------------------------ */
 
@@ -88,7 +89,8 @@ static const cli_opt run_opts[] = {
     CLI_O_STR("shard-dir", "DIR", A, shard_dir,
               "where the shards are written (the --db file's directory); rank\n"
               "0 must be able to read it (a filesystem all nodes share).\n"
-              "Shards are named DB.runR.wW.shard and removed once merged"),
+              "Shards are named DB.TAG.runR.wW.shard (TAG: of the database's\n"
+              "absolute path) and removed once merged"),
     CLI_O_HELP,
 };
 #undef A
@@ -237,7 +239,14 @@ static int open_shard(dist_comm *w, dist_comm *grp, const run_args *a, int widx,
                                .shard_of = run[0],
                                .shard_started = started};
         if (rc == CCS_OK) {
-            store_remove_file(path); /* a stale file of that name: its rows are not ours */
+            /* Shards an earlier session left were merged (or found stale and
+             * removed) before the sweep; a file still here could not be read
+             * (left by store_absorb_shards): keep it aside, never delete it. */
+            char aside[PATH_MAX + 16];
+            snprintf(aside, sizeof aside, "%s.unreadable", path);
+            if (access(path, F_OK) == 0 && rename(path, aside) == 0)
+                fprintf(stderr, "ccsweep: %s could not be merged; kept as %s\n", path, aside);
+            store_remove_file(path); /* its -wal and -shm, if any */
             /* one process writes a shard: no shared memory, fine on network filesystems */
             *st = store_open(path, STORE_LOCK_EXCLUSIVE, &rc, err);
         }

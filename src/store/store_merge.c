@@ -1,7 +1,12 @@
-/* store_merge.c - shards: one file per writer group (BASE.runR.wW.shard),
- * merged into the database by rank 0 in one transaction each, then removed. */
+/* store_merge.c - shards: one file per writer group (BASE.TAG.runR.wW.shard),
+ * merged into the database by rank 0 in one transaction each, then removed.
+ * TAG tells databases of one base name apart (a/study.db, b/study.db) when
+ * they share a shard directory, so that one run never takes or removes
+ * another database's shards. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "store_int.h"
 #include "ccsweep/util/buf.h"
+#include "ccsweep/util/sha256.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -11,16 +16,40 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The database's tag: the first SHARD_TAG_LEN hex digits of the SHA-256 of
+ * its absolute path (its directory resolved by realpath, then its base name),
+ * the same on every rank and every session that names the same file through
+ * the same directories. */
+#define SHARD_TAG_LEN 12
+static void db_tag(const char *db, char tag[SHARD_TAG_LEN + 1])
+{
+    char dir[PATH_MAX], abs[PATH_MAX], hex[65];
+    const char *slash = strrchr(db, '/');
+    const char *base = slash ? slash + 1 : db;
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - db) + (slash == db) : 1,
+             slash ? db : ".");
+    int k;
+    if (realpath(dir, abs))
+        k = snprintf(dir, sizeof dir, "%s/%s", abs, base);
+    else
+        k = snprintf(dir, sizeof dir, "%s", db); /* unresolvable: the name as given */
+    sha256_hex(dir, k < 0 ? 0 : strlen(dir), hex);
+    memcpy(tag, hex, SHARD_TAG_LEN);
+    tag[SHARD_TAG_LEN] = '\0';
+}
+
 int store_shard_path(char *out, size_t n, const char *dir, const char *db, int64_t run_id, int w)
 {
     const char *slash = strrchr(db, '/');
     const char *base = slash ? slash + 1 : db;
+    char tag[SHARD_TAG_LEN + 1];
+    db_tag(db, tag);
     int k;
     if (dir)
-        k = snprintf(out, n, "%s/%s.run%lld.w%d.shard", dir, base, (long long)run_id, w);
+        k = snprintf(out, n, "%s/%s.%s.run%lld.w%d.shard", dir, base, tag, (long long)run_id, w);
     else
-        k = snprintf(out, n, "%.*s%s.run%lld.w%d.shard", slash ? (int)(slash - db + 1) : 0, db,
-                     base, (long long)run_id, w);
+        k = snprintf(out, n, "%.*s%s.%s.run%lld.w%d.shard", slash ? (int)(slash - db + 1) : 0,
+                     db, base, tag, (long long)run_id, w);
     return k < 0 || (size_t)k >= n ? -1 : 0;
 }
 
@@ -130,9 +159,13 @@ static int merge_counts(ccs_store *st, const char *schema, int set, ccs_err *err
 }
 
 /* Is the attached shard a part of this run? NULL when it is, else why not. */
-static const char *shard_mismatch(ccs_store *st)
+static const char *shard_mismatch(ccs_store *st, int *unreadable)
 {
-    if (sti_query_int(st, "PRAGMA shard.application_id", -1) != CCS_APP_ID)
+    int app = sti_query_int(st, "PRAGMA shard.application_id", -1);
+    *unreadable = app != CCS_APP_ID;
+    if (app == -1)
+        return "it cannot be read as a database";
+    if (app != CCS_APP_ID)
         return "not a ccsweep database";
     if (sti_query_int(st, "PRAGMA shard.user_version", -1) != CCS_STORE_SCHEMA)
         return "another schema version";
@@ -181,16 +214,19 @@ int store_merge_shard(ccs_store *st, const char *path, ccs_err *err)
     int r = sqlite3_step(s);
     sqlite3_finalize(s);
     if (r != SQLITE_DONE) {
-        ccs_err_set(err, "%s: cannot attach the shard %s: %s", st->path, path,
-                    sqlite3_errmsg(st->db));
-        return CCS_EIO;
+        int code = sqlite3_errcode(st->db);
+        ccs_err_set(err, "%s: not a shard of run %lld of %s: it cannot be read as a database (%s)",
+                    path, (long long)st->run_id, st->path, sqlite3_errmsg(st->db));
+        /* damaged or foreign: reported and left, never deleted */
+        return code == SQLITE_NOMEM ? CCS_ENOMEM : STORE_UNREADABLE_SHARD;
     }
-    const char *why = shard_mismatch(st);
+    int unreadable;
+    const char *why = shard_mismatch(st, &unreadable);
     int rc = CCS_OK;
     if (why) {
         ccs_err_set(err, "%s: not a shard of run %lld of %s: %s", path, (long long)st->run_id,
                     st->path, why);
-        rc = STORE_STALE_SHARD;
+        rc = unreadable ? STORE_UNREADABLE_SHARD : STORE_STALE_SHARD;
     }
     /* Rows, regions and chunk records are the shard's own (one per index, its
      * writer had the only copy) unless an earlier merge of this shard
@@ -224,17 +260,18 @@ int store_merge_shard(ccs_store *st, const char *path, ccs_err *err)
         rc = sti_exec(st, "RELEASE fast", err);
     if (rc == CCS_OK)
         rc = sti_exec(st, "COMMIT", err);
-    if (rc != CCS_OK && rc != STORE_STALE_SHARD && !sqlite3_get_autocommit(st->db))
+    if (rc != CCS_OK && rc != STORE_STALE_SHARD && rc != STORE_UNREADABLE_SHARD &&
+        !sqlite3_get_autocommit(st->db))
         sti_exec(st, "ROLLBACK", NULL);
     sti_exec(st, "DETACH shard", NULL);
     return rc;
 }
 
-/* 1 when name is BASE.runR.wW.shard for this database and run. */
-static int is_shard_name(const char *name, const char *base, int64_t run_id)
+/* 1 when name is BASE.TAG.runR.wW.shard for this database (tag) and run. */
+static int is_shard_name(const char *name, const char *base, const char *tag, int64_t run_id)
 {
     char prefix[PATH_MAX];
-    snprintf(prefix, sizeof prefix, "%s.run%lld.w", base, (long long)run_id);
+    snprintf(prefix, sizeof prefix, "%s.%s.run%lld.w", base, tag, (long long)run_id);
     size_t np = strlen(prefix), n = strlen(name);
     if (n <= np + 6 || strncmp(name, prefix, np) || strcmp(name + n - 6, ".shard"))
         return 0;
@@ -276,6 +313,8 @@ int store_absorb_shards(ccs_store *st, const char *dir, const char *db, FILE *lo
     else
         snprintf(d, sizeof d, "%.*s", slash ? (int)(slash - db) + (slash == db) : 1,
                  slash ? db : ".");
+    char tag[SHARD_TAG_LEN + 1];
+    db_tag(db, tag);
     *n = 0;
     DIR *dp = opendir(d);
     if (!dp) {
@@ -290,7 +329,7 @@ int store_absorb_shards(ccs_store *st, const char *dir, const char *db, FILE *lo
     struct dirent *e;
     int rc = CCS_OK;
     while (rc == CCS_OK && (e = readdir(dp))) {
-        if (!is_shard_name(e->d_name, base, st->run_id))
+        if (!is_shard_name(e->d_name, base, tag, st->run_id))
             continue;
         if (ccs_grow((void **)&names, &cap, k + 1, sizeof *names)) {
             rc = CCS_ENOMEM;
@@ -311,7 +350,11 @@ int store_absorb_shards(ccs_store *st, const char *dir, const char *db, FILE *lo
             fprintf(log, "ccsweep: merging shard %s into %s\n", names[i], st->path);
         ccs_err why;
         int r = store_merge_shard(st, names[i], &why);
-        if (r == STORE_STALE_SHARD) {
+        if (r == STORE_UNREADABLE_SHARD) {
+            /* not ours to judge: a damaged file, or someone else's */
+            fprintf(stderr, "ccsweep: %s; left in place, its rows are recomputed\n", why.msg);
+            continue;
+        } else if (r == STORE_STALE_SHARD) {
             fprintf(stderr, "ccsweep: %s; removed\n", why.msg);
         } else if (r != CCS_OK) {
             *err = why;

@@ -63,7 +63,7 @@ matrix "keep best 2 per model, hardware" "$TMP/keep.yaml" "2 --writers 2;4 --ran
 rm -f "$TMP"/w.db*
 $MPIRUN -n 2 $BIN run "$TMP/mid.yaml" --db "$TMP/w.db" --writers 2 --progress 1000 >/dev/null 2>"$TMP/err"
 check "2 writers: rank 0 reports its share (half) as writer 1 of 2 and merges writer 2's shard" \
-    sh -c "grep -q '^ccsweep: writer 1 of 2: 19200/19200' '$TMP/err' && grep -q 'merging shard .*w.db.run1.w1.shard' '$TMP/err'"
+    sh -c "grep -q '^ccsweep: writer 1 of 2: 19200/19200' '$TMP/err' && grep -q 'merging shard .*w.db.[0-9a-f]*.run1.w1.shard' '$TMP/err'"
 
 # the kills: the medium grid with a third micro-batch size (230400
 # scenarios), long enough that they land mid-run; its reference on 1 rank
@@ -75,6 +75,17 @@ total=$(q "$TMP/ref.db" "SELECT total FROM runs")
 summary "$TMP/ref.db" >"$TMP/ref.sum"
 
 # wait_wal SHARD: wait (up to 30 s) until the shard's writer has written to its WAL
+# shard DB W: writer W's shard of run 1 of DB (DB.TAG.run1.wW.shard), or DB.none
+shard() { for f in "$1".*.run1.w"$2".shard; do [ -e "$f" ] && { echo "$f"; return; }; done; echo "$1.none"; }
+wait_shard_wal() {
+    i=0
+    while [ $i -lt 600 ]; do
+        [ -s "$(shard "$1" "$2")-wal" ] && return 0
+        sleep 0.05
+        i=$((i + 1))
+    done
+    return 1
+}
 wait_wal() {
     i=0
     while [ $i -lt 600 ]; do
@@ -106,7 +117,7 @@ for again in "4 --writers 2"; do
     job=$!
     # the shard is locked while it is written: watch the database and the
     # shard's WAL, then give its writer a commit's time
-    if wait_done "$TMP/kill.db" && wait_wal "$TMP/kill.db.run1.w1.shard" && sleep 1.5; then
+    if wait_done "$TMP/kill.db" && wait_shard_wal "$TMP/kill.db" 1 && sleep 1.5; then
         pid=$(rank_pid "$TMP/kill.db" 2)
         [ -n "$pid" ] && kill -KILL "$pid"
         wait $job; rc=$?
@@ -114,9 +125,10 @@ for again in "4 --writers 2"; do
         if [ -z "$pid" ] || [ "$st" = complete ]; then
             skip "SIGKILL to writer 2 (the sweep finished before the kill)"
         else
-            n=$(q "$TMP/kill.db.run1.w1.shard" "SELECT count(*) FROM results")
+            sh1=$(shard "$TMP/kill.db" 1)
+            n=$(q "$sh1" "SELECT count(*) FROM results")
             check "SIGKILL to writer 2: the job fails ($rc), the database and writer 2's shard are intact" \
-                sh -c "[ $rc -ne 0 ] && [ \"\$(sqlite3 '$TMP/kill.db' 'PRAGMA integrity_check')\" = ok ] && [ \"\$(sqlite3 '$TMP/kill.db.run1.w1.shard' 'PRAGMA integrity_check')\" = ok ]"
+                sh -c "[ $rc -ne 0 ] && [ \"\$(sqlite3 '$TMP/kill.db' 'PRAGMA integrity_check')\" = ok ] && [ \"\$(sqlite3 '$sh1' 'PRAGMA integrity_check')\" = ok ]"
             if [ "${n:-0}" -gt 0 ]; then
                 pass "SIGKILL to writer 2: its shard holds $n committed rows to merge"
             else
@@ -163,9 +175,15 @@ $MPIRUN -n 4 -x CCSWEEP_TEST_KILL_AFTER_MERGE=1 $BIN run "$SPEC" --db "$TMP/merg
 check "SIGKILL while merging: the job fails ($rc), the database is intact and unfinished, the 3 shards are left" \
     sh -c "[ $rc -ne 0 ] && [ \"\$(sqlite3 '$TMP/merge.db' 'PRAGMA integrity_check')\" = ok ] && [ \"\$(sqlite3 '$TMP/merge.db' 'SELECT status FROM runs')\" = running ] && [ $(shards_left) -eq 3 ]"
 mkdir "$TMP/h"
-cp "$TMP"/merge.db "$TMP"/merge.db.run1.w*.shard "$TMP/h/"
+cp "$TMP"/merge.db "$TMP"/merge.db.*.run1.w*.shard "$TMP/h/"
 resumed "SIGKILL while merging" "$TMP/merge.db" 2
-resumed "SIGKILL while merging, resumed by 4 writers" "$TMP/h/merge.db" 4 --writers 4
+# moved to another directory: the shards carry the old path's tag, so they are
+# another database's to the moved file; it recomputes what they held and
+# leaves them as they were
+$MPIRUN -n 4 $BIN run "$SPEC" --db "$TMP/h/merge.db" --resume --quiet --writers 4 >/dev/null 2>"$TMP/err"; rc=$?
+summary "$TMP/h/merge.db" >"$TMP/got.sum"
+check "moved while merging, resumed by 4 writers elsewhere: exit 0, the reference's rows and counts, the old shards untouched" \
+    sh -c "[ $rc -eq 0 ] && cmp -s '$TMP/ref.sum' '$TMP/got.sum' && [ $(shards_left "$TMP/h") -eq 3 ] && ! grep -q 'merging shard' '$TMP/err'"
 
 # 4. shards of another run under the same name (the database was deleted) are not merged
 rm -f "$TMP"/merge.db*

@@ -140,7 +140,9 @@ int store_finish(ccs_store *st, int status, store_counts *out, ccs_err *err);
 /* ---- shards: one file per writer group, merged at the end ---------------------- */
 
 /* The shard file of writer w of run run_id of database db in directory dir
- * (NULL: db's directory): DIR/BASENAME.runR.wW.shard. Returns 0, or -1 when it
+ * (NULL: db's directory): DIR/BASENAME.TAG.runR.wW.shard, TAG 12 hex digits of
+ * the SHA-256 of db's absolute path, so that databases of one base name in
+ * different directories never share a shard name. Returns 0, or -1 when it
  * does not fit in n bytes. */
 int store_shard_path(char *out, size_t n, const char *dir, const char *db, int64_t run_id, int w);
 
@@ -149,9 +151,11 @@ int store_shard_path(char *out, size_t n, const char *dir, const char *db, int64
  * (INSERT OR IGNORE: merging the same shard twice adds nothing), and the
  * run's counts are recounted from the file. A shard of another run (other
  * id, spec or start time), or of another schema, is not merged: returns
- * STORE_STALE_SHARD with err saying why. The file is left in place; the caller
- * removes it (store_remove_file) after the commit. */
-enum { STORE_STALE_SHARD = 3 };
+ * STORE_STALE_SHARD with err saying why; a file that is not a ccsweep database
+ * or cannot be read returns STORE_UNREADABLE_SHARD. The file is left in place;
+ * the caller removes a stale one (store_remove_file) after the commit, never
+ * an unreadable one. */
+enum { STORE_STALE_SHARD = 3, STORE_UNREADABLE_SHARD = 4 };
 int store_merge_shard(ccs_store *st, const char *path, ccs_err *err);
 /* Merge, then remove, every shard of this run found in dir (NULL: the
  * database's directory) named after db (see store_shard_path), announcing
