@@ -75,7 +75,7 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TOOL_SRC := $(wildcard tools/*.c)
 TOOL_BIN := $(TOOL_SRC:tools/%.c=$(BUILD)/tools/%)
-FUZZERS  ?= spec catalog expr calib nccl xsum
+FUZZERS  ?= spec catalog expr calib nccl xsum store
 REPLAY_BIN := $(FUZZERS:%=$(BUILD)/tests/replay_%)
 
 .PHONY: all check unit integration run bench install uninstall clean deps validate study study-moe fuzz
@@ -160,7 +160,8 @@ study-moe: deps
 # (tests/fuzz/regress/NAME); new inputs go to build/fuzz/work-NAME, crashes to
 # build/fuzz/crash-NAME-*, each harness's output to build/fuzz/log-NAME.txt.
 # The library is rebuilt with clang and the sanitizers (the layers below the
-# store, LOW_LAYERS: no MPI, SQLite or report). The recipe prints the
+# store, LOW_LAYERS, and the store for fuzz_store: no MPI or report). Inputs
+# are at most 8 KiB, but fuzz_store's (databases, 64 KiB). The recipe prints the
 # executions of each harness and fails when one crashed, exited non-zero or
 # ran fewer than FUZZ_MIN_EXECS inputs (a harness that did not fuzz).
 FUZZ_CC      ?= clang
@@ -168,8 +169,9 @@ FUZZ_SECONDS ?= 30
 FUZZ_MIN_EXECS ?= 100
 FUZZ_FLAGS   := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
                 -fno-sanitize-recover=undefined
-FUZZ_LIBSRC  := $(foreach l,$(LOW_LAYERS),$(wildcard src/$(l)/*.c))
+FUZZ_LIBSRC  := $(foreach l,$(LOW_LAYERS) store,$(wildcard src/$(l)/*.c))
 FUZZ_OBJ     := $(FUZZ_LIBSRC:src/%.c=$(BUILD)/fuzz/%.o)
+.SECONDARY: $(FUZZ_OBJ)
 FUZZ_BIN     := $(FUZZERS:%=$(BUILD)/fuzz/fuzz_%)
 $(BUILD)/fuzz/%.o: src/%.c
 	@mkdir -p $(@D)
@@ -184,10 +186,10 @@ fuzz:
 	@bad=; for f in $(FUZZERS); do \
 	    mkdir -p $(BUILD)/fuzz/work-$$f; \
 	    dict=; [ -f tests/fuzz/$$f.dict ] && dict=-dict=tests/fuzz/$$f.dict; \
-	    log=$(BUILD)/fuzz/log-$$f.txt; \
+	    log=$(BUILD)/fuzz/log-$$f.txt; ml=8192; [ $$f = store ] && ml=65536; \
 	    echo "== fuzz_$$f for $(FUZZ_SECONDS) s"; \
 	    $(BUILD)/fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
-	        -max_len=8192 -print_final_stats=1 $$dict -artifact_prefix=$(BUILD)/fuzz/crash-$$f- \
+	        -max_len=$$ml -print_final_stats=1 $$dict -artifact_prefix=$(BUILD)/fuzz/crash-$$f- \
 	        $(BUILD)/fuzz/work-$$f tests/fuzz/corpus/$$f tests/fuzz/regress/$$f >$$log 2>&1; rc=$$?; \
 	    grep -E '^(stat::peak_rss|==[0-9]+==ERROR|SUMMARY|INFO: fuzzed)' $$log; \
 	    n=`sed -n 's/^stat::number_of_executed_units: *//p' $$log | tail -1`; n=$${n:-0}; \
