@@ -35,9 +35,10 @@ check "the printed command, pasted into sh, resumes and completes the run (exit 
 
 # The Slurm template's hint ("submit the same command again: ...") quotes its
 # words with its shq: what bash reads back from shq's output is the word.
-eval "$(grep '^shq() ' tools/slurm/ccsweep.sbatch)"
+eval "$(sed -n '/^shq() {/,/^}/p' tools/slurm/ccsweep.sbatch)"
 ok=1
-for w in "$db" "$dir/spec one.yaml" "--where" "tp * pp <= 64" "a'b'c" ""; do
+[ "$(shq results/ccsweep.db)" = results/ccsweep.db ] || { ok=0; echo "shq quotes a plain word"; }
+for w in "$db" "$dir/spec one.yaml" "--where" "tp * pp <= 64" "a'b'c" "" "a-b"; do
     back=$(bash -c "printf %s $(shq "$w")")
     [ "$back" = "$w" ] || { ok=0; echo "shq: '$w' came back as '$back'"; }
 done
