@@ -93,6 +93,24 @@ static int schema_exists(ccs_store *st, ccs_err *err)
     return sti_query_int(st, "SELECT count(*) FROM sqlite_schema", -1) > 0;
 }
 
+/* After each commit in WAL mode (sqlite3_wal_hook): a passive checkpoint
+ * once the WAL holds at least WAL_MIN_PAGES pages and a quarter of the
+ * database file's pages (see store_open). */
+#define WAL_MIN_PAGES 1000
+static int wal_hook(void *ctx, sqlite3 *db, const char *name, int pages)
+{
+    const ccs_store *st = ctx;
+    if (pages < WAL_MIN_PAGES)
+        return SQLITE_OK;
+    struct stat sb;
+    sqlite3_int64 file_pages = 0;
+    if (stat(st->path, &sb) == 0)
+        file_pages = (sqlite3_int64)sb.st_size / st->page_size;
+    if (4 * (sqlite3_int64)pages >= file_pages)
+        sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    return SQLITE_OK;
+}
+
 ccs_store *store_open(const char *path, int locking, int *rc, ccs_err *err)
 {
     const char *what = not_regular(path);
@@ -133,13 +151,16 @@ ccs_store *store_open(const char *path, int locking, int *rc, ccs_err *err)
      * faster, while it would fill (and grow RSS) only on large sweeps. */
     /* Checkpoints copy the WAL into the file and sync both: SQLite's default
      * of one per 1000 pages (4 MiB) of WAL made them a sixth of the writer's
-     * time. One per 65536 pages (256 MiB of WAL, about a million rows) keeps
-     * the WAL bounded; a run's remainder is checkpointed when the file closes.
+     * time, while a fixed large threshold let the WAL grow as large as the
+     * file itself (a sweep needed twice its final size on disk). wal_hook
+     * checkpoints once the WAL reaches a quarter of the file: the WAL stays
+     * within about a quarter of the database, and each checkpoint copies what
+     * was written since the last, so their cost stays proportional to the
+     * writes. A run's remainder is checkpointed when the file closes.
      * Commits stay as durable as before (synchronous = NORMAL: a commit in
      * the WAL survives a crash of the process; a power loss can lose the
      * latest ones, never corrupt the file). */
     if (sti_exec(st, "PRAGMA cache_size = -2048", err) ||
-        sti_exec(st, "PRAGMA wal_autocheckpoint = 65536", err) ||
         (locking != STORE_LOCK_NORMAL && sti_exec(st, "PRAGMA locking_mode = EXCLUSIVE", err)) ||
         sti_exec(st, "PRAGMA journal_mode = WAL", err) ||
         sti_exec(st, "PRAGMA synchronous = NORMAL", err)) {
@@ -148,6 +169,10 @@ ccs_store *store_open(const char *path, int locking, int *rc, ccs_err *err)
         store_close(st);
         return NULL;
     }
+    st->page_size = sti_query_int(st, "PRAGMA page_size", 4096);
+    if (st->page_size <= 0)
+        st->page_size = 4096;
+    sqlite3_wal_hook(st->db, wal_hook, st);
     /* Look and create in one write transaction: of two processes creating
      * the same new file, the second sees the first one's schema. A file that
      * already has tables is only read here: a write transaction would wait

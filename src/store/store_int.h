@@ -109,6 +109,7 @@ _Static_assert(CCS_RG_N <= 62, "region_rows.present holds a bit per region in an
 struct ccs_store {
     sqlite3 *db;
     char path[PATH_MAX];
+    int page_size;          /* bytes, PRAGMA page_size (the WAL checkpoint rule, wal_hook) */
     const ccs_grid *g; /* set by store_prepare_run (borrowed) */
     int64_t run_id;
     int64_t session;
