@@ -9,8 +9,13 @@
 
 static ccs_model gpt(int layers, int hidden, int heads, int vocab)
 {
-    ccs_model m = {.layers = layers, .hidden = hidden, .heads = heads, .vocab = vocab,
-                   .max_pos = 2048, .bias = 1, .tied = 1};
+    ccs_model m = {.layers = layers,
+                   .hidden = hidden,
+                   .heads = heads,
+                   .vocab = vocab,
+                   .max_pos = 2048,
+                   .bias = 1,
+                   .tied = 1};
     strcpy(m.name, "gpt");
     model_fill_defaults(&m);
     return m;
@@ -49,8 +54,13 @@ static void test_model_flops(void **state)
 static void test_layer_flops_gqa_gated(void **state)
 {
     (void)state;
-    ccs_model m = {.layers = 80, .hidden = 8192, .heads = 64, .kv_heads = 8, .ffn = 28672,
-                   .vocab = 32000, .gated = 1};
+    ccs_model m = {.layers = 80,
+                   .hidden = 8192,
+                   .heads = 64,
+                   .kv_heads = 8,
+                   .ffn = 28672,
+                   .vocab = 32000,
+                   .gated = 1};
     double s = 4096, h = 8192, f = 28672;
     double expect = 2 * s * h * (h + 2 * 1024) + 4 * s * s * h + 2 * s * h * h + 3 * 2 * s * h * f;
     assert_rel(analytic_layer_fwd_flops(&m, 1, s), expect, 1e-12);
@@ -178,9 +188,9 @@ static void test_ratio_and_bytes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_model_flops),   cmocka_unit_test(test_layer_flops_gqa_gated),
-        cmocka_unit_test(test_oplist_flops),  cmocka_unit_test(test_tp_collectives),
-        cmocka_unit_test(test_ring_volumes),  cmocka_unit_test(test_ratio_and_bytes),
+        cmocka_unit_test(test_model_flops),  cmocka_unit_test(test_layer_flops_gqa_gated),
+        cmocka_unit_test(test_oplist_flops), cmocka_unit_test(test_tp_collectives),
+        cmocka_unit_test(test_ring_volumes), cmocka_unit_test(test_ratio_and_bytes),
     };
     return cmocka_run_group_tests_name("analytic", tests, NULL, NULL);
 }

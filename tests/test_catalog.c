@@ -10,12 +10,11 @@ static void test_shipped_catalog(void **state)
 {
     (void)state;
     ccs_catalog *c = test_catalog();
-    const char *models[] = {"bert-large", "gpt2-xl",     "megatron-8.3b", "t-nlg-17b",
-                            "gpt3-175b",  "mt-nlg-530b", "palm-540b",     "megatron-1t",
-                            "llama2-70b", "llama3-8b",   "llama3-70b",    "llama3-405b",
-                            "future-2t",  "future-10t",  "future-100t", "mixtral-8x7b",
-                            "deepseek-v3"};
-    const char *hws[] = {"v100", "a100-80g", "h100-sxm", "h800", "h200", "b200",
+    const char *models[] = {
+        "bert-large", "gpt2-xl",     "megatron-8.3b", "t-nlg-17b",    "gpt3-175b",  "mt-nlg-530b",
+        "palm-540b",  "megatron-1t", "llama2-70b",    "llama3-8b",    "llama3-70b", "llama3-405b",
+        "future-2t",  "future-10t",  "future-100t",   "mixtral-8x7b", "deepseek-v3"};
+    const char *hws[] = {"v100", "a100-80g", "h100-sxm", "h800",   "h200",  "b200",
                          "mi50", "mi100",    "mi210",    "mi250x", "mi300x"};
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
         if (!catalog_model(c, models[i])) {
@@ -93,8 +92,7 @@ static void expect_error(const char *kind, const char *text, int line, const cha
     snprintf(where, sizeof where, "%s:%d:", path, line);
     if (strncmp(err.msg, where, strlen(where)) || !strstr(err.msg, w1) ||
         (w2 && !strstr(err.msg, w2))) {
-        print_error("message '%s' lacks '%s', '%s' or '%s'\n", err.msg, where, w1,
-                    w2 ? w2 : "");
+        print_error("message '%s' lacks '%s', '%s' or '%s'\n", err.msg, where, w1, w2 ? w2 : "");
         fail();
     }
 }
@@ -123,10 +121,10 @@ static void test_good_entry(void **state)
     char path[64];
     ccs_err err;
     assert_int_equal(load_text("hardware", "hardware:\n  - name: x\n" HW_OK, path, &err), CCS_OK);
-    assert_int_equal(load_text("models",
-                               "models:\n  - {name: m, layers: 2, hidden: 64, heads: 4, vocab: 100}\n",
-                               path, &err),
-                     CCS_OK);
+    assert_int_equal(
+        load_text("models", "models:\n  - {name: m, layers: 2, hidden: 64, heads: 4, vocab: 100}\n",
+                  path, &err),
+        CCS_OK);
 }
 
 static void test_bad_entries(void **state)
@@ -139,13 +137,14 @@ static void test_bad_entries(void **state)
     expect_error("models", "models:\n  - name: m\n    layers: 2\n    hidden: 64\n    vocab: 10\n",
                  2, "missing field 'heads'", NULL);
     /* negative size */
-    expect_error("hardware", "hardware:\n  - name: x\n" HW_OK "    variability: 0.05\n"
-                             "  - name: y\n    mem_gib: -80\n    peak_tflops: {bf16: 312}\n"
-                             "    mem_gbps: 2039\n",
+    expect_error("hardware",
+                 "hardware:\n  - name: x\n" HW_OK "    variability: 0.05\n"
+                 "  - name: y\n    mem_gib: -80\n    peak_tflops: {bf16: 312}\n"
+                 "    mem_gbps: 2039\n",
                  20, "field 'mem_gib'", "positive");
     /* zero size */
-    expect_error("models", "models:\n  - {name: m, layers: 0, hidden: 64, heads: 4, vocab: 10}\n", 2,
-                 "field 'layers'", "positive");
+    expect_error("models", "models:\n  - {name: m, layers: 0, hidden: 64, heads: 4, vocab: 10}\n",
+                 2, "field 'layers'", "positive");
     /* wrong type */
     expect_error("models",
                  "models:\n  - {name: m, layers: 2, hidden: 64, heads: 4, vocab: 10, gated: 2}\n",
@@ -164,8 +163,9 @@ static void test_bad_entries(void **state)
     /* latent attention and dense first layers: inconsistent combinations are
      * reported at the offending field's line */
 #define M_OK "models:\n  - name: m\n    layers: 2\n    hidden: 64\n    heads: 4\n    vocab: 10\n"
-#define MLA_OK "    attention: mla\n    kv_lora_rank: 16\n    qk_nope_dim: 16\n" \
-               "    qk_rope_dim: 8\n    v_head_dim: 16\n"
+#define MLA_OK                                                                                     \
+    "    attention: mla\n    kv_lora_rank: 16\n    qk_nope_dim: 16\n"                              \
+    "    qk_rope_dim: 8\n    v_head_dim: 16\n"
     char path[64];
     ccs_err err;
     assert_int_equal(load_text("models", M_OK MLA_OK, path, &err), CCS_OK);
@@ -174,30 +174,31 @@ static void test_bad_entries(void **state)
     expect_error("models", M_OK "    attention: gqa\n", 7, "field 'attention'", "mha or mla");
     expect_error("models", M_OK "    attention: mla\n    kv_lora_rank: 16\n", 2,
                  "missing field 'qk_nope_dim'", NULL);
-    expect_error("models", M_OK MLA_OK "    kv_heads: 2\n", 12, "field 'kv_heads'",
-                 "equal heads");
+    expect_error("models", M_OK MLA_OK "    kv_heads: 2\n", 12, "field 'kv_heads'", "equal heads");
     expect_error("models",
                  M_OK "    attention: mla\n    kv_lora_rank: 16\n    qk_nope_dim: 16\n"
                       "    qk_rope_dim: 8\n    v_head_dim: 0\n",
                  11, "field 'v_head_dim'", "positive");
     expect_error("models", M_OK "    dense_layers: 1\n", 7, "field 'dense_layers'",
                  "needs experts");
-    expect_error("models", M_OK "    experts: 4\n    dense_layers: 2\n", 8,
-                 "field 'dense_layers'", "less than layers");
+    expect_error("models", M_OK "    experts: 4\n    dense_layers: 2\n", 8, "field 'dense_layers'",
+                 "less than layers");
     expect_error("models", M_OK "    route_nodes: 2\n", 7, "field 'route_nodes'", "needs experts");
     expect_error("models", M_OK "    experts: 4\n    top_k: 2\n    route_nodes: 3\n", 9,
                  "field 'route_nodes'", "at most top_k");
 #undef M_OK
 #undef MLA_OK
     /* duplicate name */
-    expect_error("evolutions",
-                 "evolutions:\n  - {name: e, flops: 2, mem_bw: 2, mem_cap: 2, intra_bw: 2, inter_bw: 2}\n"
-                 "  - {name: e, flops: 2, mem_bw: 2, mem_cap: 2, intra_bw: 2, inter_bw: 2}\n",
-                 3, "defined twice", NULL);
+    expect_error(
+        "evolutions",
+        "evolutions:\n  - {name: e, flops: 2, mem_bw: 2, mem_cap: 2, intra_bw: 2, inter_bw: 2}\n"
+        "  - {name: e, flops: 2, mem_bw: 2, mem_cap: 2, intra_bw: 2, inter_bw: 2}\n",
+        3, "defined twice", NULL);
     /* evolution factor zero */
-    expect_error("evolutions",
-                 "evolutions:\n  - {name: e, flops: 0, mem_bw: 2, mem_cap: 2, intra_bw: 2, inter_bw: 2}\n",
-                 2, "field 'flops'", "positive");
+    expect_error(
+        "evolutions",
+        "evolutions:\n  - {name: e, flops: 0, mem_bw: 2, mem_cap: 2, intra_bw: 2, inter_bw: 2}\n",
+        2, "field 'flops'", "positive");
     /* figures beyond a physically sensible range (issue 23: mem_gib 1e308
      * stored inf and printed "of inf GiB"): refused at the field, naming the
      * range */
@@ -220,13 +221,16 @@ static void test_bad_entries(void **state)
     expect_error("hardware", "hardware:\n  - name: x\n" HW_OK "    gemm_ref_k: 2000000000\n", 18,
                  "field 'gemm_ref_k'", "[1, 16777216]");
     expect_error("evolutions",
-                 "evolutions:\n  - {name: e, flops: 1e300, mem_bw: 2, mem_cap: 2, intra_bw: 2, inter_bw: 2}\n",
+                 "evolutions:\n  - {name: e, flops: 1e300, mem_bw: 2, mem_cap: 2, intra_bw: 2, "
+                 "inter_bw: 2}\n",
                  2, "field 'flops'", "[0.001, 1000]");
     expect_error("evolutions",
-                 "evolutions:\n  - {name: e, flops: 2, mem_bw: 2, mem_cap: 1e-300, intra_bw: 2, inter_bw: 2}\n",
+                 "evolutions:\n  - {name: e, flops: 2, mem_bw: 2, mem_cap: 1e-300, intra_bw: 2, "
+                 "inter_bw: 2}\n",
                  2, "field 'mem_cap'", "[0.001, 1000]");
     expect_error("evolutions",
-                 "evolutions:\n  - {name: e, years: 1e300, flops: 2, mem_bw: 2, mem_cap: 2, intra_bw: 2, inter_bw: 2}\n",
+                 "evolutions:\n  - {name: e, years: 1e300, flops: 2, mem_bw: 2, mem_cap: 2, "
+                 "intra_bw: 2, inter_bw: 2}\n",
                  2, "field 'years'", "(0, 100]");
     /* wrong top level and YAML syntax */
     expect_error("models", "model:\n  - {name: m}\n", 1, "unknown key 'model'", NULL);
@@ -414,7 +418,8 @@ static void test_overlay_files(void **state)
     assert_non_null(strstr(err.msg, "models.yaml: larger than 16 MiB"));
     f = fopen(path, "w");
     assert_non_null(f);
-    fputs("models:\n  - {name: deep, layers: 2, hidden: 64, heads: 4, vocab: 100, description: ", f);
+    fputs("models:\n  - {name: deep, layers: 2, hidden: 64, heads: 4, vocab: 100, description: ",
+          f);
     for (int i = 0; i < 1000; i++)
         fputc('[', f);
     fclose(f);
@@ -532,10 +537,10 @@ static void test_layers(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_shipped_catalog), cmocka_unit_test(test_good_entry),
-        cmocka_unit_test(test_bad_entries),     cmocka_unit_test(test_many_entries),
-        cmocka_unit_test(test_missing_file),    cmocka_unit_test(test_overlay),
-        cmocka_unit_test(test_layers),        cmocka_unit_test(test_overlay_files),
+        cmocka_unit_test(test_shipped_catalog),  cmocka_unit_test(test_good_entry),
+        cmocka_unit_test(test_bad_entries),      cmocka_unit_test(test_many_entries),
+        cmocka_unit_test(test_missing_file),     cmocka_unit_test(test_overlay),
+        cmocka_unit_test(test_layers),           cmocka_unit_test(test_overlay_files),
         cmocka_unit_test(test_overlay_symlinks), cmocka_unit_test(test_add_entries),
     };
     return cmocka_run_group_tests_name("catalog", tests, NULL, NULL);

@@ -194,12 +194,12 @@ static void test_eval_memo_identical(void **state)
 {
     (void)state;
     ccs_spec *s = parse("models: [llama3-8b, gpt3-175b, mixtral-8x7b]\n"
-                       "hardware: [a100-80g, h100-sxm]\nevolution: memory-wall\n"
-                       "generations: [0, 2]\n"
-                       "plan:\n  devices: [256, 512]\n  tp: [2, 8]\n  pp: [1, 2, 4, 8]\n"
-                       "  ep: [1, 8]\n  recompute: [none, selective, full]\n"
-                       "  sp: [false, true]\n  zero: [0, 1, 3]\n  mbs: [1, 2]\n"
-                       "  seq: 2048\n  gbs: 512\n");
+                        "hardware: [a100-80g, h100-sxm]\nevolution: memory-wall\n"
+                        "generations: [0, 2]\n"
+                        "plan:\n  devices: [256, 512]\n  tp: [2, 8]\n  pp: [1, 2, 4, 8]\n"
+                        "  ep: [1, 8]\n  recompute: [none, selective, full]\n"
+                        "  sp: [false, true]\n  zero: [0, 1, 3]\n  mbs: [1, 2]\n"
+                        "  seq: 2048\n  gbs: 512\n");
     ccs_grid *g = grid(s);
     int64_t n = grid_count(g), ok = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -379,8 +379,9 @@ static void test_cp_ep_axes(void **state)
     eval_plan("llama3-8b", "{devices: 64, tp: 2, ep: 8, seq: 4096, gbs: 64}", &r);
     assert_int_equal(r.r.status, CCS_ST_INVALID);
     assert_int_equal(r.r.reason, CCS_R_EP);
-    eval_plan("mixtral-8x7b", "{devices: 64, tp: 2, ep: 8, capacity_factor: 1.25, seq: 4096, "
-                              "gbs: 64}",
+    eval_plan("mixtral-8x7b",
+              "{devices: 64, tp: 2, ep: 8, capacity_factor: 1.25, seq: 4096, "
+              "gbs: 64}",
               &r);
     assert_int_equal(r.s.plan.ep, 8);
     assert_true(r.s.plan.capacity_factor == 1.25);
@@ -428,11 +429,15 @@ static void test_name_template(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_count_and_order), cmocka_unit_test(test_zip_range_geom),
-        cmocka_unit_test(test_filters),         cmocka_unit_test(test_eval_matches_project),
+        cmocka_unit_test(test_count_and_order),
+        cmocka_unit_test(test_zip_range_geom),
+        cmocka_unit_test(test_filters),
+        cmocka_unit_test(test_eval_matches_project),
         cmocka_unit_test(test_eval_memo_identical),
-        cmocka_unit_test(test_overflow),        cmocka_unit_test(test_keys),
-        cmocka_unit_test(test_name_template),   cmocka_unit_test(test_cp_ep_axes),
+        cmocka_unit_test(test_overflow),
+        cmocka_unit_test(test_keys),
+        cmocka_unit_test(test_name_template),
+        cmocka_unit_test(test_cp_ep_axes),
     };
     return cmocka_run_group_tests_name("grid", tests, test_catalog_setup, test_catalog_teardown);
 }

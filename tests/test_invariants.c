@@ -1,9 +1,8 @@
 /* test_invariants.c - physical invariants of the projection over a generated
  * set of plans: every catalog model on every catalog device with bf16 (or
  * fp16) matrix units, generation 0 under memory-wall, tp, pp, mbs, ZeRO stage,
- * sequence parallelism and DP overlap mode (and context parallelism 2) crossed, on 64 and 512 devices
- * with the model's published batch (512 sequences when it has none). For each
- * valid plan:
+ * sequence parallelism and DP overlap mode (and context parallelism 2) crossed, on 64 and 512
+ * devices with the model's published batch (512 sequences when it has none). For each valid plan:
  *   - the iteration is no shorter than its compute, its TP, CP, DP or PP traffic;
  *   - more recomputation (none -> selective -> full) is never faster;
  *   - a fused attention kernel is never slower than the unfused one;

@@ -9,8 +9,13 @@
 /* A GPT-3-style model as in Korthikanti et al. (vocab 51200, learned positions). */
 static ccs_model gpt(int layers, int hidden, int heads)
 {
-    ccs_model m = {.layers = layers, .hidden = hidden, .heads = heads, .vocab = 51200,
-                   .max_pos = 2048, .bias = 1, .tied = 1};
+    ccs_model m = {.layers = layers,
+                   .hidden = hidden,
+                   .heads = heads,
+                   .vocab = 51200,
+                   .max_pos = 2048,
+                   .bias = 1,
+                   .tied = 1};
     strcpy(m.name, "gpt");
     model_fill_defaults(&m);
     return m;
@@ -188,10 +193,10 @@ static void test_measured_memory(void **state)
                 continue;
             ccs_model m = gpt(runs[i].layers, runs[i].hidden, runs[i].heads);
             int mbs = runs[i].pp == 1 ? 4 : 1;
-            ccs_plan none = plan(8, runs[i].pp, runs[i].gbs, mbs, runs[i].vpp, 0,
-                                 CCS_RECOMPUTE_NONE);
-            ccs_plan sel = plan(8, runs[i].pp, runs[i].gbs, mbs, runs[i].vpp, 1,
-                                CCS_RECOMPUTE_SELECTIVE);
+            ccs_plan none =
+                plan(8, runs[i].pp, runs[i].gbs, mbs, runs[i].vpp, 0, CCS_RECOMPUTE_NONE);
+            ccs_plan sel =
+                plan(8, runs[i].pp, runs[i].gbs, mbs, runs[i].vpp, 1, CCS_RECOMPUTE_SELECTIVE);
             ccs_oplist ops;
             ccs_memory mn, ms;
             regions_build(&m, &none, 8, &ops);
@@ -273,12 +278,9 @@ static void test_uneven_cp_memory(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_activation_equations),
-        cmocka_unit_test(test_in_flight),
-        cmocka_unit_test(test_zero_sharding),
-        cmocka_unit_test(test_measured_memory),
-        cmocka_unit_test(test_uneven_cp_memory),
-        cmocka_unit_test(test_deepseek_v3_memory),
+        cmocka_unit_test(test_activation_equations), cmocka_unit_test(test_in_flight),
+        cmocka_unit_test(test_zero_sharding),        cmocka_unit_test(test_measured_memory),
+        cmocka_unit_test(test_uneven_cp_memory),     cmocka_unit_test(test_deepseek_v3_memory),
     };
     return cmocka_run_group_tests_name("memory", tests, test_catalog_setup, test_catalog_teardown);
 }

@@ -18,7 +18,7 @@ static void test_gpt3_params(void **state)
     double total = L * layer + V * h + P * h + 2 * h; /* + final LayerNorm */
     assert_rel(model_layer_params(m), layer, 1e-12);
     assert_rel(model_params(m), total, 1e-12);
-    assert_rel(total, 174604259328.0, 1e-12); /* the sum above, evaluated */
+    assert_rel(total, 174604259328.0, 1e-12);  /* the sum above, evaluated */
     assert_rel(model_params(m), 175e9, 0.005); /* the paper's "175B" */
 }
 
@@ -72,8 +72,16 @@ static void test_megatron_1t_params(void **state)
 static void test_moe_params(void **state)
 {
     (void)state;
-    ccs_model m = {.name = "mixtral", .layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 8,
-                   .ffn = 14336, .vocab = 32000, .gated = 1, .experts = 8, .top_k = 2};
+    ccs_model m = {.name = "mixtral",
+                   .layers = 32,
+                   .hidden = 4096,
+                   .heads = 32,
+                   .kv_heads = 8,
+                   .ffn = 14336,
+                   .vocab = 32000,
+                   .gated = 1,
+                   .experts = 8,
+                   .top_k = 2};
     model_fill_defaults(&m);
     ccs_err err;
     assert_int_equal(model_validate(&m, &err), CCS_OK);
@@ -86,7 +94,8 @@ static void test_moe_params(void **state)
     /* a token's FFN work is its router and two experts */
     ccs_model dense = m;
     dense.experts = dense.top_k = 0;
-    double f_moe = analytic_layer_fwd_flops(&m, 1, 1), f_dense = analytic_layer_fwd_flops(&dense, 1, 1);
+    double f_moe = analytic_layer_fwd_flops(&m, 1, 1),
+           f_dense = analytic_layer_fwd_flops(&dense, 1, 1);
     assert_rel(f_moe - f_dense, 2 * 4096 * 8 + 2 * expert * 2 - 2 * expert, 1e-9);
     /* bad MoE shapes */
     m.top_k = 9;
@@ -136,7 +145,7 @@ static void test_deepseek_v3_params(void **state)
     assert_rel(total, 671e9, 0.001); /* the paper's figure */
     double active = total - 58.0 * 248 * 44040192.0;
     assert_rel(active, 37552282624.0, 1e-15);
-    assert_rel(active, 37e9, 0.02); /* the paper's 37B, rounded */
+    assert_rel(active, 37e9, 0.02);                                /* the paper's 37B, rounded */
     assert_rel(active - model_embedding_params(m), 36.6e9, 0.001); /* the README's 36.6B */
     /* head widths of the attention kernel */
     assert_rel(model_qk_head_dim(m), 192, 1e-15);
@@ -205,9 +214,9 @@ static void test_validate(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gpt3_params),       cmocka_unit_test(test_llama2_70b_params),
-        cmocka_unit_test(test_llama3_8b_params),  cmocka_unit_test(test_megatron_1t_params),
-        cmocka_unit_test(test_validate),          cmocka_unit_test(test_moe_params),
+        cmocka_unit_test(test_gpt3_params),        cmocka_unit_test(test_llama2_70b_params),
+        cmocka_unit_test(test_llama3_8b_params),   cmocka_unit_test(test_megatron_1t_params),
+        cmocka_unit_test(test_validate),           cmocka_unit_test(test_moe_params),
         cmocka_unit_test(test_deepseek_v3_params), cmocka_unit_test(test_mla_validate),
     };
     return cmocka_run_group_tests_name("model", tests, test_catalog_setup, test_catalog_teardown);

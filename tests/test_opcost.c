@@ -94,9 +94,8 @@ static void test_gemm_shapes_h100(void **state)
     ccs_cost c;
     cost_init(&c, h, NULL, NULL, 0, NULL); /* one device */
     static const double rows[][5] = {
-        {4, 2048, 2048, 2048, 725.7}, {2, 4096, 1024, 4096, 750.6},
-        {2, 2048, 4096, 1024, 678.7}, {4, 4096, 1024, 1024, 673.8},
-        {4, 1024, 2048, 2048, 712.7},
+        {4, 2048, 2048, 2048, 725.7}, {2, 4096, 1024, 4096, 750.6}, {2, 2048, 4096, 1024, 678.7},
+        {4, 4096, 1024, 1024, 673.8}, {4, 1024, 2048, 2048, 712.7},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         ccs_op o;
@@ -111,8 +110,8 @@ static void test_gemm_shapes_h100(void **state)
         o.bytes = (o.m * o.k + o.k * o.n + o.m * o.n) * 2 * o.batch;
         o.count = 1;
         double tflops = o.flops / cost_synthetic(&c, &o) / 1e12;
-        printf("  b%.0f %5.0f x %5.0f x %5.0f: %6.1f TFLOP/s, measured %6.1f (%+.1f%%)\n",
-               o.batch, o.m, o.n, o.k, tflops, rows[i][4], 100 * (tflops / rows[i][4] - 1));
+        printf("  b%.0f %5.0f x %5.0f x %5.0f: %6.1f TFLOP/s, measured %6.1f (%+.1f%%)\n", o.batch,
+               o.m, o.n, o.k, tflops, rows[i][4], 100 * (tflops / rows[i][4] - 1));
         assert_rel(tflops, rows[i][4], 0.10);
     }
     /* a shallow GEMM pays its per-tile cost: k = 128 runs well below k = 4096 */
@@ -321,8 +320,8 @@ static void test_memo_identical(void **state)
 {
     (void)state;
     const ccs_hw *hw[2] = {catalog_hw(test_cat(), "a100-80g"), catalog_hw(test_cat(), "h100-sxm")};
-    ccs_evolution ev = {.flops = 3, .mem_bw = 1.6, .mem_cap = 2, .intra_bw = 1.4,
-                        .inter_bw = 1.4, .latency = 1};
+    ccs_evolution ev = {
+        .flops = 3, .mem_bw = 1.6, .mem_cap = 2, .intra_bw = 1.4, .inter_bw = 1.4, .latency = 1};
     ccs_costmemo *mm = cost_memo_new();
     assert_non_null(mm);
     int checked = 0;

@@ -4,8 +4,14 @@
 static ccs_model model(void)
 {
     /* 32 layers, 4096 wide, 32 heads, 8 KV heads, FFN 11000 (not divisible by 16) */
-    ccs_model m = {.name = "m", .layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 8,
-                   .ffn = 11000, .vocab = 32000, .gated = 1};
+    ccs_model m = {.name = "m",
+                   .layers = 32,
+                   .hidden = 4096,
+                   .heads = 32,
+                   .kv_heads = 8,
+                   .ffn = 11000,
+                   .vocab = 32000,
+                   .gated = 1};
     return m;
 }
 
@@ -72,7 +78,7 @@ static void test_invalid_reasons(void **state)
         expr;                                                                                      \
         int got = plan_check(&mm, &h, &p);                                                         \
         if (got != (r)) {                                                                          \
-            print_error("%s: got %s, expected %s\n", #expr, plan_reason_name(got),                \
+            print_error("%s: got %s, expected %s\n", #expr, plan_reason_name(got),                 \
                         plan_reason_name(r));                                                      \
             fail();                                                                                \
         }                                                                                          \
@@ -85,11 +91,10 @@ static void test_invalid_reasons(void **state)
     CASE((mm.kv_heads = 8, mm.heads = 48, p.tp = 16, p.devices = 64, mm.hidden = 6144,
           mm.ffn = 16384),
          CCS_R_OK); /* tp > kv heads: kv heads replicated, 16 % 8 == 0 */
-    CASE((mm.kv_heads = 6, mm.heads = 48, mm.hidden = 6144, p.tp = 4, p.devices = 16),
-         CCS_R_TP_KV);
+    CASE((mm.kv_heads = 6, mm.heads = 48, mm.hidden = 6144, p.tp = 4, p.devices = 16), CCS_R_TP_KV);
     CASE((p.tp = 16, p.devices = 64), CCS_R_TP_FFN); /* 11000 % 16 != 0 */
-    CASE((p.pp = 3, p.devices = 12), CCS_R_OK); /* uneven stages: 10 + 11 + 11 */
-    CASE((p.pp = 3, p.devices = 12, p.pp_first = 31), CCS_R_PP_LAYERS); /* 1 layer for 2 */
+    CASE((p.pp = 3, p.devices = 12), CCS_R_OK);      /* uneven stages: 10 + 11 + 11 */
+    CASE((p.pp = 3, p.devices = 12, p.pp_first = 31), CCS_R_PP_LAYERS);          /* 1 layer for 2 */
     CASE((p.pp = 3, p.devices = 12, p.pp_first = 12, p.pp_last = 11), CCS_R_OK); /* 12+9+11 */
     CASE((p.pp = 3, p.devices = 12, p.pp_first = 12, p.pp_last = 21), CCS_R_PP_LAYERS);
     CASE((p.pp = 2, p.pp_first = 20, p.pp_last = 12), CCS_R_OK);
@@ -97,7 +102,7 @@ static void test_invalid_reasons(void **state)
     CASE((p.pp = 1, p.devices = 4, p.pp_first = 31), CCS_R_PP_LAYERS);
     CASE((p.pp = 3, p.devices = 12, p.vpp = 2), CCS_R_VPP); /* 11-layer middle stage */
     CASE((p.pp = 1, p.vpp = 2, p.devices = 4), CCS_R_VPP);
-    CASE(p.vpp = 3, CCS_R_VPP); /* 16 layers per stage not divisible by 3 */
+    CASE(p.vpp = 3, CCS_R_VPP);                     /* 16 layers per stage not divisible by 3 */
     CASE((p.vpp = 2, p.gbs = 12), CCS_R_VPP_MICRO); /* 3 micro-batches, pp 2 */
     CASE(p.gbs = 18, CCS_R_BATCH);
     CASE((p.sp = 1, p.seq = 2047), CCS_R_SEQ_SP);
@@ -179,8 +184,8 @@ static void test_uneven_pipeline(void **state)
     double head = rg[CCS_RG_HEAD_FWD].time + rg[CCS_RG_HEAD_BWD].time;
     assert_true(head < layer); /* the premise */
     double m = r126.micro_batches;
-    assert_rel((r128.t_compute - r128.t_optimizer) - (r126.t_compute - r126.t_optimizer),
-               m * head, 1e-9);
+    assert_rel((r128.t_compute - r128.t_optimizer) - (r126.t_compute - r126.t_optimizer), m * head,
+               1e-9);
     assert_rel(r126.t_compute - r126.t_optimizer, m * 8 * layer, 1e-9);
     double act = memory_act_per_layer(llama, &p);
     assert_true(r126.mem_activations >= 8 * 15 * act * (1 - 1e-12));
@@ -402,11 +407,15 @@ static void test_projection_reports_invalid(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_valid),           cmocka_unit_test(test_derive),
-        cmocka_unit_test(test_invalid_reasons), cmocka_unit_test(test_reason_text),
+        cmocka_unit_test(test_valid),
+        cmocka_unit_test(test_derive),
+        cmocka_unit_test(test_invalid_reasons),
+        cmocka_unit_test(test_reason_text),
         cmocka_unit_test(test_projection_reports_invalid),
-        cmocka_unit_test(test_stage_layers), cmocka_unit_test(test_uneven_pipeline),
-        cmocka_unit_test(test_context_parallel), cmocka_unit_test(test_moe_plan),
+        cmocka_unit_test(test_stage_layers),
+        cmocka_unit_test(test_uneven_pipeline),
+        cmocka_unit_test(test_context_parallel),
+        cmocka_unit_test(test_moe_plan),
         cmocka_unit_test(test_node_limited_routing),
     };
     return cmocka_run_group_tests_name("plan", tests, test_catalog_setup, test_catalog_teardown);

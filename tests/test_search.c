@@ -309,9 +309,8 @@ static void test_same_shapes(void **state)
         for (int64_t i = 0; i < n; i++) {
             ccs_plan p;
             search_plan(s, i * per_shape, &p);
-            if (p.tp != ref[i].tp || p.cp != ref[i].cp || p.ep != ref[i].ep ||
-                p.pp != ref[i].pp || p.dp != ref[i].dp || p.vpp != ref[i].vpp ||
-                p.mbs != ref[i].mbs) {
+            if (p.tp != ref[i].tp || p.cp != ref[i].cp || p.ep != ref[i].ep || p.pp != ref[i].pp ||
+                p.dp != ref[i].dp || p.vpp != ref[i].vpp || p.mbs != ref[i].mbs) {
                 print_error("%s: shape %lld differs\n", cases[c].model, (long long)i);
                 fail();
             }
@@ -351,8 +350,9 @@ static void test_large_space(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_order), cmocka_unit_test(test_split), cmocka_unit_test(test_complete),
-        cmocka_unit_test(test_cp),    cmocka_unit_test(test_ep),    cmocka_unit_test(test_same_shapes),
+        cmocka_unit_test(test_order),       cmocka_unit_test(test_split),
+        cmocka_unit_test(test_complete),    cmocka_unit_test(test_cp),
+        cmocka_unit_test(test_ep),          cmocka_unit_test(test_same_shapes),
         cmocka_unit_test(test_large_space),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,9 +32,10 @@ static void test_plain_words_unchanged(void **state)
 static void test_shell_reads_the_word_back(void **state)
 {
     (void)state;
-    const char *words[] = {"my study.db", "it's.db", "a\"b", "$HOME/x", "`id`", "*.db",
-                           "line\nbreak", "tab\there", "semi;colon&amp", "''", "'", "", "~/x",
-                           "back\\slash", "!bang", "#hash"};
+    const char *words[] = {
+        "my study.db", "it's.db",     "a\"b",           "$HOME/x", "`id`", "*.db",
+        "line\nbreak", "tab\there",   "semi;colon&amp", "''",      "'",    "",
+        "~/x",         "back\\slash", "!bang",          "#hash"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
         char q[256], back[256];
         ccs_shquote(q, sizeof q, words[i]);

@@ -83,8 +83,12 @@ static void test_accepts(void **state)
     s = spec_parse(HEAD "plan: {tp: 1}\n", strlen(HEAD "plan: {tp: 1}\n"), "t.yaml", test_cat(),
                    &err);
     assert_non_null(s);
-    const int axes_v6[] = {SPEC_AX_CP, SPEC_AX_CP_COMM, SPEC_AX_EP, SPEC_AX_CAPACITY_FACTOR,
-                           SPEC_AX_PP_FIRST_LAYERS, SPEC_AX_PP_LAST_LAYERS};
+    const int axes_v6[] = {SPEC_AX_CP,
+                           SPEC_AX_CP_COMM,
+                           SPEC_AX_EP,
+                           SPEC_AX_CAPACITY_FACTOR,
+                           SPEC_AX_PP_FIRST_LAYERS,
+                           SPEC_AX_PP_LAST_LAYERS};
     const double defaults_v6[] = {1, CCS_CP_RING, 1, 0, 0, 0};
     for (size_t i = 0; i < sizeof axes_v6 / sizeof axes_v6[0]; i++) {
         assert_int_equal(spec_axis_len(s, axes_v6[i]), 1);
@@ -105,8 +109,9 @@ static void test_accepts(void **state)
 static const struct {
     const char *what, *text, *where, *msg;
 } bad[] = {
-    {"unknown axis", HEAD "plan:\n  tp: 2\n  tpp: 4\n",
-     "t.yaml:5:3: ", "field 'plan.tpp': unknown axis (expected one of: devices, tp, cp, cp_comm, ep, capacity_factor, pp"},
+    {"unknown axis", HEAD "plan:\n  tp: 2\n  tpp: 4\n", "t.yaml:5:3: ",
+     "field 'plan.tpp': unknown axis (expected one of: devices, tp, cp, cp_comm, ep, "
+     "capacity_factor, pp"},
     {"unknown top-level key", HEAD "plan: {tp: 1}\nwhere_: fits\n",
      "t.yaml:4:1: ", "unknown key 'where_'"},
     {"unknown model", "models: [gpt3-175b, gpt5]\nhardware: a100-80g\nplan: {tp: 1}\n",
@@ -217,24 +222,24 @@ static const struct {
     {"geom factor past last", HEAD "plan:\n  tp: {geom: [1, 4, 8]}\n", "t.yaml:4:21: ",
      "[first, last, factor] = [1, 4, 8]: first times the factor is already past last"},
     /* context and expert parallelism, uneven pipelines (positions by hand) */
-    {"cp zero", HEAD "plan:\n  cp: [1, 0]\n", "t.yaml:4:11: ",
-     "field 'plan.cp': expected an integer in [1, 16777216], got 0"},
+    {"cp zero", HEAD "plan:\n  cp: [1, 0]\n",
+     "t.yaml:4:11: ", "field 'plan.cp': expected an integer in [1, 16777216], got 0"},
     {"cp not an integer", HEAD "plan:\n  cp: 1.5\n", "t.yaml:4:7: ", "field 'plan.cp'"},
-    {"cp_comm unknown", HEAD "plan:\n  cp_comm: [ring, p2p]\n", "t.yaml:4:19: ",
-     "field 'plan.cp_comm': expected ring or allgather, got 'p2p'"},
-    {"cp_comm range", HEAD "plan:\n  cp_comm: {range: [0, 1]}\n", "t.yaml:4:12: ",
-     "field 'plan.cp_comm': plan.cp_comm takes only a value or a list"},
-    {"ep negative", HEAD "plan: {ep: -2}\n", "t.yaml:3:12: ",
-     "field 'plan.ep': expected an integer in [1, 16777216], got -2"},
+    {"cp_comm unknown", HEAD "plan:\n  cp_comm: [ring, p2p]\n",
+     "t.yaml:4:19: ", "field 'plan.cp_comm': expected ring or allgather, got 'p2p'"},
+    {"cp_comm range", HEAD "plan:\n  cp_comm: {range: [0, 1]}\n",
+     "t.yaml:4:12: ", "field 'plan.cp_comm': plan.cp_comm takes only a value or a list"},
+    {"ep negative", HEAD "plan: {ep: -2}\n",
+     "t.yaml:3:12: ", "field 'plan.ep': expected an integer in [1, 16777216], got -2"},
     {"capacity_factor zero", HEAD "plan:\n  capacity_factor: [1.25, 0]\n", "t.yaml:4:27: ",
      "field 'plan.capacity_factor': expected a positive number (tokens an expert takes, times "
      "its balanced share) or 'dropless', got '0'"},
-    {"capacity_factor word", HEAD "plan:\n  capacity_factor: none\n", "t.yaml:4:20: ",
-     "or 'dropless', got 'none'"},
+    {"capacity_factor word", HEAD "plan:\n  capacity_factor: none\n",
+     "t.yaml:4:20: ", "or 'dropless', got 'none'"},
     {"pp_first_layers negative", HEAD "plan:\n  pp: 4\n  pp_first_layers: -1\n",
      "t.yaml:5:20: ", "field 'plan.pp_first_layers': expected an integer in [0, 100000], got -1"},
-    {"pp_last_layers text", HEAD "plan:\n  pp_last_layers: some\n", "t.yaml:4:19: ",
-     "field 'plan.pp_last_layers'"},
+    {"pp_last_layers text", HEAD "plan:\n  pp_last_layers: some\n",
+     "t.yaml:4:19: ", "field 'plan.pp_last_layers'"},
 };
 
 static void test_errors(void **state)
@@ -365,12 +370,9 @@ static void test_file_limits(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_accepts),
-        cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_missing_file),
-        cmocka_unit_test(test_many_duplicate_keys),
-        cmocka_unit_test(test_deep_nesting),
-        cmocka_unit_test(test_file_limits),
+        cmocka_unit_test(test_accepts),      cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_missing_file), cmocka_unit_test(test_many_duplicate_keys),
+        cmocka_unit_test(test_deep_nesting), cmocka_unit_test(test_file_limits),
     };
     return cmocka_run_group_tests_name("spec", tests, test_catalog_setup, test_catalog_teardown);
 }

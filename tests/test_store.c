@@ -226,9 +226,10 @@ static void test_store_roundtrip(void **state)
         assert_int_equal(storeq_exec(q, sql, &par, 1, get_row, &rv, &err), CCS_OK);
         assert_int_equal(rv.n, 14 + CCS_N_OUTPUTS);
         const ccs_plan *p = &rec.s.plan;
-        const double plan[] = {p->cp,  p->cp_comm, p->ep,  p->capacity_factor, p->pp_first,
-                               p->pp_last, p->devices, p->tp, p->pp, p->dp,
-                               p->seq, p->gbs, rec.r.status, rec.r.reason};
+        const double plan[] = {p->cp,        p->cp_comm,  p->ep,      p->capacity_factor,
+                               p->pp_first,  p->pp_last,  p->devices, p->tp,
+                               p->pp,        p->dp,       p->seq,     p->gbs,
+                               rec.r.status, rec.r.reason};
         for (int k = 0; k < 14; k++)
             assert_true(rv.v[k] == plan[k]);
         if (rec.r.status == CCS_ST_INVALID) {

@@ -25,8 +25,13 @@ static void test_korthikanti_iteration_times(void **state)
             sscanf(line, "%31[^,],%d,%d,%d,%d,%d,%d,%d,%d,%d,%lf,%lf", name, &heads, &hidden,
                    &layers, &tp, &pp, &gpus, &gbs, &mbs, &vpp, &full, &spsel) != 12)
             continue;
-        ccs_model m = {.layers = layers, .hidden = hidden, .heads = heads, .vocab = 51200,
-                       .max_pos = 2048, .bias = 1, .tied = 1};
+        ccs_model m = {.layers = layers,
+                       .hidden = hidden,
+                       .heads = heads,
+                       .vocab = 51200,
+                       .max_pos = 2048,
+                       .bias = 1,
+                       .tied = 1};
         strcpy(m.name, name);
         model_fill_defaults(&m);
         for (int mode = 0; mode < 2; mode++) {
@@ -82,11 +87,16 @@ static void test_korthikanti_layer_times(void **state)
         char mode[64], rc[32];
         int sp;
         double fwd_ms, bwd_ms;
-        if (line[0] == '#' || sscanf(line, "%63[^,],%d,%31[^,],%lf,%lf", mode, &sp, rc, &fwd_ms,
-                                     &bwd_ms) != 5)
+        if (line[0] == '#' ||
+            sscanf(line, "%63[^,],%d,%31[^,],%lf,%lf", mode, &sp, rc, &fwd_ms, &bwd_ms) != 5)
             continue;
-        ccs_model m = {.layers = 48, .hidden = 6144, .heads = 64, .vocab = 51200,
-                       .max_pos = 2048, .bias = 1, .tied = 1};
+        ccs_model m = {.layers = 48,
+                       .hidden = 6144,
+                       .heads = 64,
+                       .vocab = 51200,
+                       .max_pos = 2048,
+                       .bias = 1,
+                       .tied = 1};
         strcpy(m.name, "22B");
         model_fill_defaults(&m);
         ccs_plan p;
@@ -362,8 +372,9 @@ static void test_invariants(void **state)
     assert_true(r.hidden_fraction >= 0 && r.hidden_fraction <= 1);
     assert_rel(r.comm_fraction, r.t_comm_exposed / r.t_iter, 1e-12);
     /* 1F1B bubble: (p-1)/m of the ideal time, i.e. 7 micro-batch times of 96 */
-    assert_rel(r.t_bubble, 7.0 / 96 * (r.t_iter - r.t_bubble - r.t_pp_comm - r.t_dp_comm_exposed -
-                                       r.t_optimizer),
+    assert_rel(r.t_bubble,
+               7.0 / 96 *
+                   (r.t_iter - r.t_bubble - r.t_pp_comm - r.t_dp_comm_exposed - r.t_optimizer),
                1e-9);
     assert_rel(r.tokens_per_s, 1536.0 * 2048 / r.t_iter, 1e-12);
     assert_true(r.mfu > 0.2 && r.mfu < 0.8);
@@ -485,5 +496,6 @@ int main(void)
         cmocka_unit_test(test_mitigations),
         cmocka_unit_test(test_oom),
     };
-    return cmocka_run_group_tests_name("timeline", tests, test_catalog_setup, test_catalog_teardown);
+    return cmocka_run_group_tests_name("timeline", tests, test_catalog_setup,
+                                       test_catalog_teardown);
 }

@@ -251,10 +251,8 @@ static void test_xsum_bounds(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_xsum_exact_cases),
-        cmocka_unit_test(test_xsum_integers),
-        cmocka_unit_test(test_xsum_order_and_parts),
-        cmocka_unit_test(test_xsum_encoding),
+        cmocka_unit_test(test_xsum_exact_cases),     cmocka_unit_test(test_xsum_integers),
+        cmocka_unit_test(test_xsum_order_and_parts), cmocka_unit_test(test_xsum_encoding),
         cmocka_unit_test(test_xsum_bounds),
     };
     return cmocka_run_group_tests_name("xsum", tests, NULL, NULL);

@@ -21,8 +21,8 @@
 #define assert_rel(a, b, tol)                                                                      \
     do {                                                                                           \
         double a_ = (a), b_ = (b);                                                                 \
-        if (!(fabs(a_ - b_) <= (tol) * fabs(b_))) {                                                \
-            print_error("%s = %.10g, expected %s = %.10g within %g relative\n", #a, a_, #b, b_,   \
+        if (!(fabs(a_ - b_) <= (tol)*fabs(b_))) {                                                  \
+            print_error("%s = %.10g, expected %s = %.10g within %g relative\n", #a, a_, #b, b_,    \
                         (double)(tol));                                                            \
             fail();                                                                                \
         }                                                                                          \
@@ -110,8 +110,8 @@ static inline const ccs_model *test_deepseek_v3(ccs_plan *p, ccs_oplist *ops)
     return m;
 }
 
-static inline void test_project(const ccs_model *m, ccs_plan *p, const ccs_hw *hw,
-                                ccs_result *r, ccs_region_time *rg)
+static inline void test_project(const ccs_model *m, ccs_plan *p, const ccs_hw *hw, ccs_result *r,
+                                ccs_region_time *rg)
 {
     ccs_cost c;
     plan_derive(p);

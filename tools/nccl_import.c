@@ -64,7 +64,6 @@ static const char *op_from_name(const char *path)
     return NULL;
 }
 
-
 /* nccl-tests type names -> profile dtypes; NULL for types ccsweep lacks. */
 static const char *dtype_of(const char *t)
 {
@@ -200,7 +199,8 @@ static int nccl_import_stream(FILE *f, const char *path, const opts *o, FILE *ou
             break;
         }
         if (size > MAX_BYTES) {
-            fprintf(stderr, "nccl_import: %s:%d: field 'size': expected at most 2^50 bytes, got '%s'\n",
+            fprintf(stderr,
+                    "nccl_import: %s:%d: field 'size': expected at most 2^50 bytes, got '%s'\n",
                     path, ln, tok[0]);
             bad = 1;
             break;
@@ -288,8 +288,8 @@ static int open_temp(const char *outp, int append, char **tmp, FILE **out)
             fclose(in);
     }
     if (bad) {
-        fprintf(stderr, "nccl_import: %s: cannot write a temporary copy beside it (%s): %s\n",
-                outp, t, strerror(errno));
+        fprintf(stderr, "nccl_import: %s: cannot write a temporary copy beside it (%s): %s\n", outp,
+                t, strerror(errno));
         if (f)
             fclose(f);
         else if (fd >= 0)

@@ -539,7 +539,8 @@ static void run_summary(const run_state *s, int status, const store_counts *fin,
         char qs[4 * PATH_MAX + 3], qd[4 * PATH_MAX + 3];
         printf("ccsweep run: interrupted by signal %d; committed rows are kept, finish with: "
                "ccsweep run %s --db %s --resume\n",
-               ds->signal, ccs_shquote(qs, sizeof qs, a->spec), ccs_shquote(qd, sizeof qd, s->shown));
+               ds->signal, ccs_shquote(qs, sizeof qs, a->spec),
+               ccs_shquote(qd, sizeof qd, s->shown));
     }
     fflush(stdout);
 }

@@ -81,8 +81,8 @@ void analytic_compute(const ccs_model *m, const ccs_plan *p, const ccs_oplist *o
         if (dense && region_scope(op->region) != CCS_SCOPE_LAYER)
             continue; /* the rest of the dense build repeats ops' */
         double steps;
-        double v = cost_coll_volume(op->kind, op->bytes, op->group, p->innet_reduce, &steps) *
-                   op->count;
+        double v =
+            cost_coll_volume(op->kind, op->bytes, op->group, p->innet_reduce, &steps) * op->count;
         switch (region_scope(op->region)) {
         case CCS_SCOPE_LAYER:
             v *= (dense ? ds : ls - ds) * mb;

@@ -81,8 +81,7 @@ static void stage_add(stage_mem *s, double params, double pe, double act)
     }
 }
 
-void memory_footprint(const ccs_model *m, const ccs_plan *p, const ccs_oplist *ops,
-                      ccs_memory *out)
+void memory_footprint(const ccs_model *m, const ccs_plan *p, const ccs_oplist *ops, ccs_memory *out)
 {
     assert(m && p && ops && out);
     assert(p->tp >= 1 && p->pp >= 1 && p->vpp >= 1 && p->zero >= 0 && p->zero <= 3);

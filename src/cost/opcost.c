@@ -269,9 +269,9 @@ static const memo_gemm *memo_gemm_get(ccs_costmemo *mm, const ccs_hw *hw, int dt
  * catalog gives its measured bandwidth): an all-reduce inside the scale-up
  * domain sends and receives the buffer once (NVIDIA/nccl-tests issue 212:
  * ~480 GB/s bus bandwidth, ~275 GB/s algorithm bandwidth on 8 H100 vs ~370
- * for the ring). Tree, for an all-reduce spanning domains. Hierarchical, for an all-reduce spanning domains:
- * reduce-scatter inside each domain, all-reduce of the 1/k shards across
- * domains (every rank over its own NIC), all-gather inside. */
+ * for the ring). Tree, for an all-reduce spanning domains. Hierarchical, for an all-reduce spanning
+ * domains: reduce-scatter inside each domain, all-reduce of the 1/k shards across domains (every
+ * rank over its own NIC), all-gather inside. */
 static double coll_time_direct(const ccs_cost *c, const ccs_op *op)
 {
     const ccs_hw *hw = c->hw;
@@ -327,7 +327,7 @@ static double coll_time_direct(const ccs_cost *c, const ccs_op *op)
 
 static prefix_key prefix_key_of(const ccs_cost *c, int n)
 {
-    prefix_key k = {c->hw, c->om,          c->generation,   c->scale.innet_reduce,
+    prefix_key k = {c->hw, c->om,          c->generation,         c->scale.innet_reduce,
                     n,     c->sync_derate, c->scale.net_bw_factor};
     return k;
 }
@@ -383,8 +383,14 @@ static double coll_time(const ccs_cost *c, const ccs_op *op)
     ccs_costmemo *mm = c->memo;
     if (!mm)
         return coll_time_direct(c, op);
-    coll_key key = {c->hw,     op->kind,   op->group,        op->per_node, c->scale.innet_reduce,
-                    op->bytes, op->remote, c->scale.net_bw_factor};
+    coll_key key = {c->hw,
+                    op->kind,
+                    op->group,
+                    op->per_node,
+                    c->scale.innet_reduce,
+                    op->bytes,
+                    op->remote,
+                    c->scale.net_bw_factor};
     memo_coll *e = &mm->coll[key_slot(&key, sizeof key, MEMO_COLL)];
     if (memcmp(&e->key, &key, sizeof key)) {
         e->key = key;
@@ -422,10 +428,9 @@ static inline double synthetic(const ccs_cost *c, const ccs_op *op)
         break;
     }
     case CCS_OP_ATTENTION:
-        t_flops = op->flops / (peak * hw_gemm_eff(hw, op->dtype, NULL) * hw->clock_ratio *
-                               c->sync_derate *
-                               (op->region == CCS_RG_BWD_ATTN ? CCS_ATTN_REL_EFF_BWD
-                                                              : CCS_ATTN_REL_EFF_FWD));
+        t_flops = op->flops /
+                  (peak * hw_gemm_eff(hw, op->dtype, NULL) * hw->clock_ratio * c->sync_derate *
+                   (op->region == CCS_RG_BWD_ATTN ? CCS_ATTN_REL_EFF_BWD : CCS_ATTN_REL_EFF_FWD));
         break;
     default:
         /* element-wise work runs on the vector units: bandwidth-bound here */
@@ -468,8 +473,8 @@ double cost_synthetic(const ccs_cost *c, const ccs_op *op)
     return synthetic(c, op);
 }
 
-void cost_init(ccs_cost *c, const ccs_hw *hw, const struct ccs_opmodel *om,
-               const ccs_evolution *ev, int gen, const ccs_plan *p)
+void cost_init(ccs_cost *c, const ccs_hw *hw, const struct ccs_opmodel *om, const ccs_evolution *ev,
+               int gen, const ccs_plan *p)
 {
     double f[5];
     gen_factors(ev, gen, f);

@@ -330,7 +330,8 @@ static int row_derived_check(const row *r, const char *name, ccs_err *err)
         ccs_err_set(err, "%s:%d: field '%s': the work %s = %g is beyond (0, %g]", name, r->line,
                     r->kind == CCS_OP_ATTENTION || (is_gemm(r->kind) && row_batch(r) > 1)
                         ? "m*n*k*group"
-                        : is_gemm(r->kind) ? "m*n*k" : "bytes",
+                    : is_gemm(r->kind) ? "m*n*k"
+                                       : "bytes",
                     what, w, OM_MAX_WORK);
         return CCS_EINPUT;
     }

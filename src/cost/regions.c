@@ -28,20 +28,20 @@ typedef struct builder {
  * Widths are elements per token; sizes are doubles because every formula
  * multiplies them in floating point. Filled by dims_of. */
 typedef struct dims {
-    double b;   /* micro-batch size, sequences */
-    double s;   /* tokens of a sequence this rank holds: seq / cp */
-    double sq;  /* tokens the norms and dropouts see: s / t with sequence parallelism, else s */
-    double h;   /* hidden size */
-    double f;   /* FFN inner width, whole (all TP ranks) */
-    double t;   /* tensor-parallel size, as a divisor (tp: the same as a group size) */
-    double e;   /* bytes per activation element (16-bit under fp8: the GEMM inputs' casts
-                   are ops of their own, fp8_cast) */
-    double at;  /* query heads per TP rank: a / t */
-    double gt;  /* key-value heads per TP rank (one, replicated, when t > kv heads) */
-    double qkv; /* width of the attention kernel's Q, K and V on this rank */
-    double f1;  /* FC1's output width per TP rank (gate and up matrices when gated) */
-    double V;   /* vocabulary padded to a multiple of 128 t (regions_padded_vocab) */
-    double tok; /* tokens of one micro-batch on this rank: b s */
+    double b;      /* micro-batch size, sequences */
+    double s;      /* tokens of a sequence this rank holds: seq / cp */
+    double sq;     /* tokens the norms and dropouts see: s / t with sequence parallelism, else s */
+    double h;      /* hidden size */
+    double f;      /* FFN inner width, whole (all TP ranks) */
+    double t;      /* tensor-parallel size, as a divisor (tp: the same as a group size) */
+    double e;      /* bytes per activation element (16-bit under fp8: the GEMM inputs' casts
+                      are ops of their own, fp8_cast) */
+    double at;     /* query heads per TP rank: a / t */
+    double gt;     /* key-value heads per TP rank (one, replicated, when t > kv heads) */
+    double qkv;    /* width of the attention kernel's Q, K and V on this rank */
+    double f1;     /* FC1's output width per TP rank (gate and up matrices when gated) */
+    double V;      /* vocabulary padded to a multiple of 128 t (regions_padded_vocab) */
+    double tok;    /* tokens of one micro-batch on this rank: b s */
     double dq, dv; /* per-head widths of queries/keys and of values */
     double kvw;    /* per-token width of the K and V one rank holds for attention */
     /* latent attention: query and key-value latents, rotary key width (0: standard) */
@@ -53,9 +53,9 @@ typedef struct dims {
      * per TP rank (fm) and of its first matrix pair (f1m), capacity factor
      * (0: no padding) */
     double E, topk, shared, fm, f1m, cap;
-    double rn; /* node-limited routing: nodes a token's experts may span (0: any) */
-    int dropout;    /* 1 when the blocks train with dropout (models with biases) */
-    int sp;         /* sequence parallelism in effect (asked for, and tp > 1) */
+    double rn;   /* node-limited routing: nodes a token's experts may span (0: any) */
+    int dropout; /* 1 when the blocks train with dropout (models with biases) */
+    int sp;      /* sequence parallelism in effect (asked for, and tp > 1) */
     /* group sizes of tensor, context and expert parallelism, and how many of
      * each group's members share a node (the rest of the group is off-node) */
     int tp, tp_node, cp, cp_node, ep, ep_node;
@@ -169,7 +169,6 @@ static int members_per_node(int group, int64_t stride, int dpn)
     return (int)(k < group ? k : group);
 }
 
-
 /* Context parallelism, Megatron-Core's ring ("p2p") variant: each rank keeps
  * its queries and passes its K/V block around the ring of cp ranks, cp - 1
  * steps, each overlapped with the attention on the block it holds
@@ -254,8 +253,8 @@ static void attn_proj_bwd(builder *B, const dims *x, int rc, int rt)
 static void attn_fwd(builder *B, const dims *x, const ccs_plan *p, int rc, int rt, int rcp,
                      int core_only)
 {
-    double act = x->b * x->sq * x->h * x->e; /* norm/dropout tensor, s/t tokens with sp */
-    double full = x->b * x->s * x->h * x->e; /* TP collective buffer */
+    double act = x->b * x->sq * x->h * x->e;  /* norm/dropout tensor, s/t tokens with sp */
+    double full = x->b * x->s * x->h * x->e;  /* TP collective buffer */
     double sc = x->b * x->at * x->s * x->skv; /* attention score elements */
     if (!core_only) {
         mem(B, CCS_OP_LAYERNORM, rc, 2 * act, 8 * act / x->e);
@@ -397,8 +396,8 @@ static void ep_alltoall(builder *B, const dims *x, int rep, double tr, double eb
 {
     if (x->ep < 2)
         return;
-    ccs_op *op = coll(B, CCS_OP_ALLTOALL, CCS_COMM_EP, rep, tr * x->topk * x->h * eb, x->ep,
-                      x->ep_node, 1);
+    ccs_op *op =
+        coll(B, CCS_OP_ALLTOALL, CCS_COMM_EP, rep, tr * x->topk * x->h * eb, x->ep, x->ep_node, 1);
     if (op && x->rn > 0 && x->ep_node < x->ep) {
         double N = ceil((double)x->ep / x->ep_node), M = x->rn;
         double R = N > M ? M * (N - 1) / N : (N - 1) * (1 - pow(1 - 1 / N, x->topk));
@@ -424,7 +423,8 @@ static void moe_fwd(builder *B, const dims *x, int rc, int rt, int rep)
     double act = z.act, full = z.full, tr = z.tr, el = z.el, per = z.per, sent = z.sent;
     mem(B, CCS_OP_LAYERNORM, rc, 2 * act, 8 * act / x->e);
     gemm(B, rc, tr, x->E, x->h, 1, x->e); /* router */
-    mem(B, CCS_OP_ELEMENTWISE, rc, tr * x->E * 4 * 2 + 2 * sent, tr * x->E * 8); /* top-k, permute */
+    mem(B, CCS_OP_ELEMENTWISE, rc, tr * x->E * 4 * 2 + 2 * sent,
+        tr * x->E * 8); /* top-k, permute */
     ep_alltoall(B, x, rep, tr, dispatch_bytes(B, x));
     if (x->sp)
         coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, sent * x->t, x->tp, x->tp_node, 1);
@@ -457,14 +457,13 @@ static void moe_bwd(builder *B, const dims *x, int rc, int rt, int rep)
 {
     moe_sizes z = moe_size(x);
     double act = z.act, full = z.full, tr = z.tr, el = z.el, per = z.per, sent = z.sent;
-    mem(B, CCS_OP_ELEMENTWISE, rc, act * (2 + (x->dropout ? 1 / x->e : 0)) + 2 * sent,
-        act / x->e);
+    mem(B, CCS_OP_ELEMENTWISE, rc, act * (2 + (x->dropout ? 1 / x->e : 0)) + 2 * sent, act / x->e);
     ep_alltoall(B, x, rep, tr, dispatch_bytes(B, x));
     if (x->sp)
         coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, sent * x->t, x->tp, x->tp_node, 1);
     fp8_cast(B, rc, el * per * x->h);
-    gemm(B, rc, per, x->fm, x->h, el, x->e);  /* FC2 input gradient */
-    gemm(B, rc, x->fm, x->h, per, el, x->e);  /* FC2 weight gradient */
+    gemm(B, rc, per, x->fm, x->h, el, x->e); /* FC2 input gradient */
+    gemm(B, rc, x->fm, x->h, per, el, x->e); /* FC2 weight gradient */
     double inner = el * per * x->fm * x->e;
     mem(B, CCS_OP_ELEMENTWISE, rc, inner * (x->f1m > x->fm ? 5 : 3), 12 * inner / x->e);
     fp8_cast(B, rc, el * per * x->f1m);
@@ -514,8 +513,7 @@ static void attn_bwd(builder *B, const dims *x, const ccs_plan *p, int rc, int r
             op->n = x->skv;
             op->k = x->dq;
             op->batch = x->b * x->at;
-            op->flops =
-                x->causal * 2.0 * x->b * x->s * x->skv * (3 * x->dq + 2 * x->dv) * x->at;
+            op->flops = x->causal * 2.0 * x->b * x->s * x->skv * (3 * x->dq + 2 * x->dv) * x->at;
             op->bytes = x->tok * (2 * x->qkv + 2 * x->at * x->dv) * x->e;
         }
     } else {
@@ -637,8 +635,7 @@ static void embed_head_ops(builder *B, const dims *x, const ccs_model *m)
         x->tok * x->h);
     coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, CCS_RG_EMBED_TP, full,
          x->tp, x->tp_node, 1);
-    mem(B, CCS_OP_ELEMENTWISE, CCS_RG_EMBED_BWD, 2 * full + x->V / x->t * x->h * 4,
-        x->tok * x->h);
+    mem(B, CCS_OP_ELEMENTWISE, CCS_RG_EMBED_BWD, 2 * full + x->V / x->t * x->h * 4, x->tok * x->h);
 
     /* Output head (last stage): final norm, logits GEMM against the vocabulary
      * shard, vocabulary-parallel cross-entropy in fp32 with two small
@@ -680,8 +677,8 @@ static stage_load stage_params(const ccs_model *m, const ccs_plan *p, const dims
      * experts; latent attention's down-projections and latent norms whole */
     double rep = x->kl > 0 ? x->h * (x->ql + x->kl + x->rope) + x->ql + x->kl : 0;
     double ex = model_expert_params(m) / (x->ep * x->t);
-    double lp = model_layer_params(m) / x->t - model_expert_params(m) / x->t + ex +
-                rep * (1 - 1 / x->t);
+    double lp =
+        model_layer_params(m) / x->t - model_expert_params(m) / x->t + ex + rep * (1 - 1 / x->t);
     double dlp = lp; /* a dense-FFN block of a mixture of experts */
     if (df + dmx + dl > 0) {
         ccs_model dv;
@@ -698,7 +695,7 @@ static stage_load stage_params(const ccs_model *m, const ccs_plan *p, const dims
     out->dense_mid_least = dmn;
     out->dense_last = dl;
     out->layers_per_stage = lf > lm ? (lf > ll ? lf : ll) : (lm > ll ? lm : ll);
-    out->dense_per_stage = out->layers_per_stage == lf ? df
+    out->dense_per_stage = out->layers_per_stage == lf                ? df
                            : out->layers_per_stage == lm && p->pp > 2 ? dmx
                                                                       : dl;
     out->micro_batches = plan_micro_batches(p);
@@ -765,8 +762,8 @@ static void grad_sync(builder *B, const dims *x, int zero, double params, int gr
     } else {
         coll(B, CCS_OP_REDUCESCATTER, CCS_COMM_DP, CCS_RG_DP_COMM, gbytes, group, per_node, 1);
         if (zero < 3) /* ZeRO-3 gathers parameters where they are used instead */
-            coll(B, CCS_OP_ALLGATHER, CCS_COMM_DP, CCS_RG_DP_PARAM_GATHER, wbytes, group,
-                 per_node, 1);
+            coll(B, CCS_OP_ALLGATHER, CCS_COMM_DP, CCS_RG_DP_PARAM_GATHER, wbytes, group, per_node,
+                 1);
     }
     if (zero == 3)
         coll(B, CCS_OP_ALLGATHER, CCS_COMM_DP, CCS_RG_ZERO_GATHER, wbytes, group, per_node, 2);
@@ -886,8 +883,8 @@ int region_is_comm(int region)
 }
 
 static const char *const opkind_names[CCS_OP_N] = {
-    "gemm",      "bmm",       "elementwise",   "layernorm", "softmax",
-    "attention", "allreduce", "allgather", "reducescatter", "p2p", "alltoall"};
+    "gemm",      "bmm",       "elementwise",   "layernorm", "softmax", "attention",
+    "allreduce", "allgather", "reducescatter", "p2p",       "alltoall"};
 
 const char *opkind_name(int kind)
 {
@@ -901,4 +898,3 @@ int opkind_parse(const char *s)
             return i;
     return -1;
 }
-

@@ -93,8 +93,8 @@ static void layer_of(const ccs_plan *p, const sums *S, layer_cost *L)
     block(S, CCS_RG_FWD_MLP, CCS_RG_FWD_MLP_TP, ov, &lc, &ltp, &ltpe);
     block(S, CCS_RG_RECOMP_ATTN, CCS_RG_RECOMP_ATTN_TP, ov, &lc, &ltp, &ltpe);
     block(S, CCS_RG_RECOMP_MLP, CCS_RG_RECOMP_MLP_TP, ov, &lc, &ltp, &ltpe);
-    double bwd_c = rt[CCS_RG_BWD_MLP] + rt[CCS_RG_BWD_ATTN] + rt[CCS_RG_RECOMP_ATTN] +
-                   rt[CCS_RG_RECOMP_MLP];
+    double bwd_c =
+        rt[CCS_RG_BWD_MLP] + rt[CCS_RG_BWD_ATTN] + rt[CCS_RG_RECOMP_ATTN] + rt[CCS_RG_RECOMP_MLP];
     block(S, CCS_RG_BWD_MLP, CCS_RG_BWD_MLP_TP, ov, &lc, &ltp, &ltpe);
     block(S, CCS_RG_BWD_ATTN, CCS_RG_BWD_ATTN_TP, ov, &lc, &ltp, &ltpe);
     /* context parallelism: each ring step's K/V transfer runs under the
@@ -113,20 +113,21 @@ static void layer_of(const ccs_plan *p, const sums *S, layer_cost *L)
     /* expert-parallel all-to-alls: the experts wait for their tokens */
     double lep = rt[CCS_RG_FWD_MLP_EP] + rt[CCS_RG_RECOMP_MLP_EP] + rt[CCS_RG_BWD_MLP_EP];
     ltpe += lep;
-    *L = (layer_cost){lc,  ltp,   ltpe,
-                      lcp, lcpe,  lep,
-                      bwd_c, {S->busy_layer[0], S->busy_layer[1]}};
+    *L = (layer_cost){lc, ltp, ltpe, lcp, lcpe, lep, bwd_c, {S->busy_layer[0], S->busy_layer[1]}};
 }
 
 /* A stage's n blocks, d of them dense-FFN ones (cost D, the others M). */
 static layer_cost stage_layers(const layer_cost *M, const layer_cost *D, double n, double d)
 {
     double e = n - d;
-    layer_cost s = {e * M->c + d * D->c,         e * M->tp + d * D->tp,
-                    e * M->tpe + d * D->tpe,     e * M->cp + d * D->cp,
-                    e * M->cpe + d * D->cpe,     e * M->ep + d * D->ep,
-                    e * M->bwd_c + d * D->bwd_c, {e * M->busy[0] + d * D->busy[0],
-                                                  e * M->busy[1] + d * D->busy[1]}};
+    layer_cost s = {e * M->c + d * D->c,
+                    e * M->tp + d * D->tp,
+                    e * M->tpe + d * D->tpe,
+                    e * M->cp + d * D->cp,
+                    e * M->cpe + d * D->cpe,
+                    e * M->ep + d * D->ep,
+                    e * M->bwd_c + d * D->bwd_c,
+                    {e * M->busy[0] + d * D->busy[0], e * M->busy[1] + d * D->busy[1]}};
     return s;
 }
 
@@ -168,15 +169,13 @@ static pace slowest_stage(const ccs_plan *p, const ccs_oplist *ops, const sums *
         head_bwd = rt[CCS_RG_HEAD_BWD];
         last_bwd = ops->layers_first > ops->dense_first ? LM->bwd_c : LD->bwd_c;
     } else {
-        layer_cost cand[4] = {
-            stage_layers(LM, LD, ops->layers_first, ops->dense_first),
-            stage_layers(LM, LD, ops->layers_mid, ops->dense_mid),
-            stage_layers(LM, LD, ops->layers_mid, ops->dense_mid_least),
-            stage_layers(LM, LD, ops->layers_last, ops->dense_last)};
+        layer_cost cand[4] = {stage_layers(LM, LD, ops->layers_first, ops->dense_first),
+                              stage_layers(LM, LD, ops->layers_mid, ops->dense_mid),
+                              stage_layers(LM, LD, ops->layers_mid, ops->dense_mid_least),
+                              stage_layers(LM, LD, ops->layers_last, ops->dense_last)};
         double n[4] = {ops->layers_first, ops->layers_mid, ops->layers_mid, ops->layers_last};
         double d[4] = {ops->dense_first, ops->dense_mid, ops->dense_mid_least, ops->dense_last};
-        double t[4] = {cand[0].c + cand[0].tpe + fc + ftpe,
-                       p->pp > 2 ? cand[1].c + cand[1].tpe : 0,
+        double t[4] = {cand[0].c + cand[0].tpe + fc + ftpe, p->pp > 2 ? cand[1].c + cand[1].tpe : 0,
                        p->pp > 2 ? cand[2].c + cand[2].tpe : 0,
                        cand[3].c + cand[3].tpe + hc + htpe};
         int k = 0;
@@ -247,8 +246,8 @@ static void dp_window(const ccs_plan *p, const sums *S, const pace *P, double m,
  * the slowest stage's m micro-batches, the bubble, the pipeline transfers,
  * the DP window, the optimizer step, then no link busier than the iteration
  * is long. */
-static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S,
-                         const sums *Sd, compose *o)
+static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S, const sums *Sd,
+                         compose *o)
 {
     assert(ops->micro_batches >= 1 && p->pp >= 1 && p->vpp >= 1);
     const double *rt = S->rt;
@@ -282,8 +281,8 @@ static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S
     o->t_tp = m * mtp;
     o->t_tp_exp = m * mtpe - o->t_cp_exp - o->t_ep;
     o->t_compute = m * mc + o->t_opt;
-    o->t_iter = o->t_compute + o->t_tp_exp + o->t_cp_exp + o->t_ep + o->t_dp_exp + o->t_pp +
-                o->t_bubble;
+    o->t_iter =
+        o->t_compute + o->t_tp_exp + o->t_cp_exp + o->t_ep + o->t_dp_exp + o->t_pp + o->t_bubble;
 
     /* A link cannot carry more than the iteration's length: what the windows
      * above would hide beyond that is exposed after all. */
@@ -298,25 +297,57 @@ static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S
     assert_compose(o);
 }
 
-#define OUT(f) {#f, offsetof(ccs_result, f), CCS_OUT_STORED}
+#define OUT(f)                                                                                     \
+    {                                                                                              \
+#f, offsetof(ccs_result, f), CCS_OUT_STORED                                                \
+    }
 /* derived: timeline_project sums or divides stored outputs for them, and the
  * view results (store.c) does the same in the same order, bit for bit */
-#define DER(f) {#f, offsetof(ccs_result, f), CCS_OUT_DERIVED}
-#define BAND(f) {#f, offsetof(ccs_result, f), CCS_OUT_UNLESS_T_ITER}
+#define DER(f)                                                                                     \
+    {                                                                                              \
+#f, offsetof(ccs_result, f), CCS_OUT_DERIVED                                               \
+    }
+#define BAND(f)                                                                                    \
+    {                                                                                              \
+#f, offsetof(ccs_result, f), CCS_OUT_UNLESS_T_ITER                                         \
+    }
 const ccs_output ccs_outputs[CCS_N_OUTPUTS] = {
-    OUT(t_iter),          BAND(t_iter_lo),        BAND(t_iter_hi),
-    OUT(extrap),          OUT(t_compute),         DER(t_comm),
-    DER(t_comm_exposed),  OUT(t_tp_comm),         OUT(t_tp_comm_exposed),
-    OUT(t_dp_comm),       OUT(t_dp_comm_exposed), OUT(t_pp_comm),
-    OUT(t_bubble),        OUT(t_optimizer),       DER(comm_fraction),
-    DER(hidden_fraction), OUT(mem_weights),       OUT(mem_grads),
-    OUT(mem_optimizer),   OUT(mem_activations),   OUT(mem_total),
-    OUT(model_flops),     OUT(hw_flops),          OUT(mfu),
-    DER(tokens_per_s),    OUT(tp_bytes),          OUT(dp_bytes),
-    OUT(pp_bytes),        OUT(ccr),
+    OUT(t_iter),
+    BAND(t_iter_lo),
+    BAND(t_iter_hi),
+    OUT(extrap),
+    OUT(t_compute),
+    DER(t_comm),
+    DER(t_comm_exposed),
+    OUT(t_tp_comm),
+    OUT(t_tp_comm_exposed),
+    OUT(t_dp_comm),
+    OUT(t_dp_comm_exposed),
+    OUT(t_pp_comm),
+    OUT(t_bubble),
+    OUT(t_optimizer),
+    DER(comm_fraction),
+    DER(hidden_fraction),
+    OUT(mem_weights),
+    OUT(mem_grads),
+    OUT(mem_optimizer),
+    OUT(mem_activations),
+    OUT(mem_total),
+    OUT(model_flops),
+    OUT(hw_flops),
+    OUT(mfu),
+    DER(tokens_per_s),
+    OUT(tp_bytes),
+    OUT(dp_bytes),
+    OUT(pp_bytes),
+    OUT(ccr),
     /* schema version 6 */
-    OUT(hfu),             OUT(t_cp_comm),         OUT(t_cp_comm_exposed),
-    OUT(cp_bytes),        OUT(t_ep_comm),         OUT(ep_bytes),
+    OUT(hfu),
+    OUT(t_cp_comm),
+    OUT(t_cp_comm_exposed),
+    OUT(cp_bytes),
+    OUT(t_ep_comm),
+    OUT(ep_bytes),
 };
 #undef DER
 #undef BAND
@@ -337,10 +368,10 @@ static inline void add_op(sums *s, const ccs_op *op, double t1, int is_gemm, int
 }
 
 #define KIND_BIT(k) (1u << (k))
-static const unsigned gemm_kinds = KIND_BIT(CCS_OP_GEMM) | KIND_BIT(CCS_OP_BMM) |
-                                   KIND_BIT(CCS_OP_ATTENTION);
-static const unsigned core_kinds = KIND_BIT(CCS_OP_ATTENTION) | KIND_BIT(CCS_OP_BMM) |
-                                   KIND_BIT(CCS_OP_SOFTMAX);
+static const unsigned gemm_kinds =
+    KIND_BIT(CCS_OP_GEMM) | KIND_BIT(CCS_OP_BMM) | KIND_BIT(CCS_OP_ATTENTION);
+static const unsigned core_kinds =
+    KIND_BIT(CCS_OP_ATTENTION) | KIND_BIT(CCS_OP_BMM) | KIND_BIT(CCS_OP_SOFTMAX);
 
 /* Cost every op of ops into three sums (best estimate, low and high end of
  * the band); per-region flops and bytes into rg when not NULL. While every
@@ -430,9 +461,8 @@ static void fail(ccs_result *out, int status, int reason)
 
 /* The composed iteration co (lo, hi: its band's ends) into out's times and
  * the figures derived from them; an: the analytic FLOPs for MFU and HFU. */
-static void put_times(const ccs_plan *p, const ccs_cost *c, const compose *cop,
-                      const compose *lop, const compose *hip, double extrap,
-                      const ccs_analytic *anp, ccs_result *out)
+static void put_times(const ccs_plan *p, const ccs_cost *c, const compose *cop, const compose *lop,
+                      const compose *hip, double extrap, const ccs_analytic *anp, ccs_result *out)
 {
     const compose co = *cop, lo = *lop, hi = *hip;
     const ccs_analytic an = *anp;
@@ -476,9 +506,8 @@ static void put_times(const ccs_plan *p, const ccs_cost *c, const compose *cop,
 /* The per-region breakdown: one occurrence's time of each region (rt; layer
  * regions: the mean over the stage's blocks, drt and drg the dense-FFN
  * block's, when has_dense) and its occurrences per iteration. */
-static void put_regions(const ccs_plan *p, const ccs_oplist *ops, const double *rt,
-                        int has_dense, const double *drt, const ccs_region_time *drg,
-                        ccs_region_time *regions)
+static void put_regions(const ccs_plan *p, const ccs_oplist *ops, const double *rt, int has_dense,
+                        const double *drt, const ccs_region_time *drg, ccs_region_time *regions)
 {
     double m_b = ops->micro_batches, ls = ops->layers_per_stage;
     for (int r = 0; r < CCS_RG_N; r++) {

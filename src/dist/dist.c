@@ -587,8 +587,8 @@ static void coord_stop(coord_loop *L, coord *c, int sig)
 /* One message from a worker, probed as *stt, received into msg: its records
  * or aggregates stored, its chunk recorded, its request answered, its
  * goodbye counted. Returns the first error (UP_EFILTER: the spec's). */
-static int serve(const dist_comm *dc, coord *c, coord_loop *L, unsigned char *msg,
-                 MPI_Status *stt, ccs_err *err)
+static int serve(const dist_comm *dc, coord *c, coord_loop *L, unsigned char *msg, MPI_Status *stt,
+                 ccs_err *err)
 {
     int bytes, src = stt->MPI_SOURCE;
     MPI_Get_count(stt, MPI_BYTE, &bytes);
@@ -706,8 +706,7 @@ static int coordinate(const dist_comm *dc, coord *c, ccs_err *err)
          * the writes bound the sweep, more rows sooner only lengthen the queue,
          * and the projection would take CPU from the writer thread (the same
          * core, under mpirun's default binding). */
-        int writer_behind =
-            L.active > 0 && c->wq && writeq_pending(c->wq) >= WRITEQ_BEHIND;
+        int writer_behind = L.active > 0 && c->wq && writeq_pending(c->wq) >= WRITEQ_BEHIND;
         if (!L.have_own && !writer_behind)
             own_take(&L, c);
         if (L.have_own && !writer_behind) {
@@ -953,8 +952,7 @@ int dist_keep_reduce(const ccs_grid *g, ccs_store *st, ccs_err *err)
 
 /* ---- search ---------------------------------------------------------------- */
 
-int dist_search(dist_comm *c, const ccs_search *s, int k, search_hit *top, int *n,
-                search_stats *st)
+int dist_search(dist_comm *c, const ccs_search *s, int k, search_hit *top, int *n, search_stats *st)
 {
     int rank = dist_rank(c), size = dist_size(c);
     size_t bytes = (size_t)k * sizeof(search_hit);

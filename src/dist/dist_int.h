@@ -13,7 +13,6 @@ struct dist_comm {
     MPI_Comm comm;
 };
 
-
 enum { TAG_UP = 7301, TAG_DOWN = 7302 };
 enum {
     UP_DATA = 1,

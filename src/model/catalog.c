@@ -59,7 +59,8 @@ void catalog_free(ccs_catalog *c)
 #define CAT_MAX_GIB 1048576 /* mem_gib: 1 PiB */
 #define CAT_MAX_GBPS 1e7    /* mem_gbps, intra_gbps, inter_gbps: 10 PB/s */
 #define CAT_MAX_LAT_US 1e6  /* latencies: 1 s */
-#define CAT_MAX_COUNT CCS_MAX_DEVICES /* devices_per_node, compute_units, scaleup_domain, *_ref_k */
+/* devices_per_node, compute_units, scaleup_domain, *_ref_k */
+#define CAT_MAX_COUNT CCS_MAX_DEVICES
 #define CAT_MAX_OVERSUB CCS_MAX_FACTOR
 #define CAT_MIN_EVO 1e-3 /* evolution factors per generation, in [1e-3, 1e3]: */
 #define CAT_MAX_EVO 1e3  /* over 64 generations still finite and non-zero */
@@ -86,8 +87,8 @@ static int get_int(const ydoc *d, const ynode *map, const char *key, int require
         return CCS_EINPUT;
     }
     if (x > max) {
-        ydoc_error(d, v, err, "field '%s': must be in [%lld, %lld] (got %lld)", key,
-                   (long long)min, (long long)max, (long long)x);
+        ydoc_error(d, v, err, "field '%s': must be in [%lld, %lld] (got %lld)", key, (long long)min,
+                   (long long)max, (long long)x);
         return CCS_EINPUT;
     }
     *out = (int32_t)x;
@@ -240,13 +241,12 @@ static int expect_map(const ydoc *d, const ynode *n, const char *what, ccs_err *
 
 /* ---- entries -------------------------------------------------------------- */
 
-static const char *const model_keys[] = {"name",  "layers", "hidden", "heads", "kv_heads",
-                                         "ffn",   "vocab",  "max_pos", "gated", "bias",
-                                         "tied",  "seq",    "gbs",     "source", "description",
-                                         "experts", "top_k", "shared_experts", "moe_ffn",
-                                         "dense_layers", "route_nodes", "attention", "q_lora_rank",
-                                         "kv_lora_rank", "qk_nope_dim", "qk_rope_dim",
-                                         "v_head_dim", NULL};
+static const char *const model_keys[] = {
+    "name",        "layers",       "hidden",      "heads",     "kv_heads",    "ffn",
+    "vocab",       "max_pos",      "gated",       "bias",      "tied",        "seq",
+    "gbs",         "source",       "description", "experts",   "top_k",       "shared_experts",
+    "moe_ffn",     "dense_layers", "route_nodes", "attention", "q_lora_rank", "kv_lora_rank",
+    "qk_nope_dim", "qk_rope_dim",  "v_head_dim",  NULL};
 
 /* The attention kind: 'mha' (multi-head, grouped-query with kv_heads; the
  * default) or 'mla' (multi-head latent attention), whose shape fields are
@@ -315,7 +315,8 @@ int catalog_parse_model(const ydoc *d, const ynode *map, ccs_model *out, ccs_err
     out->bias = 1;
     out->tied = 1;
     if (expect_map(d, map, "model entry", err) ||
-        ydoc_check_keys(d, map, "a model entry", model_keys, err) || get_name(d, map, out->name, err) ||
+        ydoc_check_keys(d, map, "a model entry", model_keys, err) ||
+        get_name(d, map, out->name, err) ||
         get_int(d, map, "layers", 1, 1, INT32_MAX, &out->layers, err) ||
         get_int(d, map, "hidden", 1, 1, INT32_MAX, &out->hidden, err) ||
         get_int(d, map, "heads", 1, 1, INT32_MAX, &out->heads, err) ||
@@ -324,8 +325,9 @@ int catalog_parse_model(const ydoc *d, const ynode *map, ccs_model *out, ccs_err
         get_int(d, map, "vocab", 1, 1, INT32_MAX, &out->vocab, err) ||
         get_int(d, map, "max_pos", 0, 0, INT32_MAX, &out->max_pos, err) ||
         get_int(d, map, "seq", 0, 0, INT32_MAX, &out->seq, err) ||
-        get_int(d, map, "gbs", 0, 0, INT32_MAX, &out->gbs, err) || get_bool(d, map, "gated", &out->gated, err) ||
-        get_bool(d, map, "bias", &out->bias, err) || get_bool(d, map, "tied", &out->tied, err) ||
+        get_int(d, map, "gbs", 0, 0, INT32_MAX, &out->gbs, err) ||
+        get_bool(d, map, "gated", &out->gated, err) || get_bool(d, map, "bias", &out->bias, err) ||
+        get_bool(d, map, "tied", &out->tied, err) ||
         get_int(d, map, "experts", 0, 0, INT32_MAX, &out->experts, err) ||
         get_int(d, map, "top_k", 0, 1, INT32_MAX, &out->top_k, err) ||
         get_int(d, map, "shared_experts", 0, 0, INT32_MAX, &out->shared_experts, err) ||
@@ -343,14 +345,33 @@ int catalog_parse_model(const ydoc *d, const ynode *map, ccs_model *out, ccs_err
     return CCS_OK;
 }
 
-static const char *const hw_keys[] = {
-    "name",           "description",      "peak_tflops",      "mem_gib",
-    "mem_gbps",       "devices_per_node", "compute_units",    "gemm_tile",
-    "intra_gbps",     "inter_gbps",       "intra_latency_us", "inter_latency_us",
-    "kernel_latency_us", "gemm_efficiency", "clock_ratio",    "mem_efficiency",
-    "intra_efficiency", "inter_efficiency", "variability",    "sources",
-    "gemm_ref_k",       "gemm_efficiency_fp8", "gemm_fp8_ref_k", "scaleup_domain",
-    "nvls_efficiency",  "oversubscription", NULL};
+static const char *const hw_keys[] = {"name",
+                                      "description",
+                                      "peak_tflops",
+                                      "mem_gib",
+                                      "mem_gbps",
+                                      "devices_per_node",
+                                      "compute_units",
+                                      "gemm_tile",
+                                      "intra_gbps",
+                                      "inter_gbps",
+                                      "intra_latency_us",
+                                      "inter_latency_us",
+                                      "kernel_latency_us",
+                                      "gemm_efficiency",
+                                      "clock_ratio",
+                                      "mem_efficiency",
+                                      "intra_efficiency",
+                                      "inter_efficiency",
+                                      "variability",
+                                      "sources",
+                                      "gemm_ref_k",
+                                      "gemm_efficiency_fp8",
+                                      "gemm_fp8_ref_k",
+                                      "scaleup_domain",
+                                      "nvls_efficiency",
+                                      "oversubscription",
+                                      NULL};
 
 static int parse_peaks(const ydoc *d, const ynode *map, ccs_hw *out, ccs_err *err)
 {
@@ -368,9 +389,10 @@ static int parse_peaks(const ydoc *d, const ynode *map, ccs_hw *out, ccs_err *er
         ynode *k = ynode_key(d, pk, i);
         int dt = dtype_parse(ynode_scalar(k));
         if (dt < 0) {
-            ydoc_error(d, k, err,
-                       "field 'peak_tflops': unknown dtype '%s' (expected fp32, tf32, bf16, fp16, fp8)",
-                       ynode_scalar(k) ? ynode_scalar(k) : "?");
+            ydoc_error(
+                d, k, err,
+                "field 'peak_tflops': unknown dtype '%s' (expected fp32, tf32, bf16, fp16, fp8)",
+                ynode_scalar(k) ? ynode_scalar(k) : "?");
             return CCS_EINPUT;
         }
         char field[64];
@@ -410,7 +432,8 @@ static int parse_tile(const ydoc *d, const ynode *map, ccs_hw *out, ccs_err *err
         if (ynode_int(d, it, "gemm_tile", &v[i], err) != CCS_OK)
             return CCS_EINPUT;
         if (v[i] <= 0 || v[i] > 4096) {
-            ydoc_error(d, it, err, "field 'gemm_tile': must be positive and at most 4096 (got %lld)",
+            ydoc_error(d, it, err,
+                       "field 'gemm_tile': must be positive and at most 4096 (got %lld)",
                        (long long)v[i]);
             return CCS_EINPUT;
         }
@@ -466,9 +489,9 @@ int catalog_parse_hw(const ydoc *d, const ynode *map, ccs_hw *out, ccs_err *err)
     return CCS_OK;
 }
 
-static const char *const evo_keys[] = {"name",     "years",    "flops",   "mem_bw",
-                                       "mem_cap",  "intra_bw", "inter_bw", "latency",
-                                       "source",   "description", NULL};
+static const char *const evo_keys[] = {"name",    "years",       "flops",    "mem_bw",
+                                       "mem_cap", "intra_bw",    "inter_bw", "latency",
+                                       "source",  "description", NULL};
 
 int catalog_parse_evolution(const ydoc *d, const ynode *map, ccs_evolution *out, ccs_err *err)
 {
@@ -500,7 +523,9 @@ static int add_entry(ccs_catalog *c, int k, const void *e, size_t elem, const ch
                      ccs_err *err)
 {
     static const char *const what[] = {"model", "hardware", "evolution"};
-    void **arr = k == K_MODEL ? (void **)&c->models : k == K_HW ? (void **)&c->hw : (void **)&c->evo;
+    void **arr = k == K_MODEL ? (void **)&c->models
+                 : k == K_HW  ? (void **)&c->hw
+                              : (void **)&c->evo;
     size_t *n = k == K_MODEL ? &c->n_models : k == K_HW ? &c->n_hw : &c->n_evo;
     size_t *cap = k == K_MODEL ? &c->cap_models : k == K_HW ? &c->cap_hw : &c->cap_evo;
     size_t below = k == K_MODEL ? c->below_models : k == K_HW ? c->below_hw : c->below_evo;
@@ -576,8 +601,8 @@ static int load_file(ccs_catalog *c, const char *path, int mask, int required, c
             continue;
         found = 1;
         if (ynode_kind(list) != YN_SEQ || ynode_len(list) == 0) {
-            ydoc_error(d, list ? list : root, err, "field '%s': expected a non-empty list of entries",
-                       top);
+            ydoc_error(d, list ? list : root, err,
+                       "field '%s': expected a non-empty list of entries", top);
             rc = CCS_EINPUT;
         }
         for (size_t i = 0; rc == CCS_OK && i < ynode_len(list); i++) {

@@ -10,8 +10,10 @@ int hw_validate(const ccs_hw *hw, ccs_err *err)
         const char *field;
         double v;
     } pos[] = {
-        {"mem_gib", hw->mem_cap},           {"mem_gbps", hw->mem_bw},
-        {"intra_gbps", hw->intra_bw},       {"inter_gbps", hw->inter_bw},
+        {"mem_gib", hw->mem_cap},
+        {"mem_gbps", hw->mem_bw},
+        {"intra_gbps", hw->intra_bw},
+        {"inter_gbps", hw->inter_bw},
         {"devices_per_node", hw->devices_per_node},
         {"compute_units", hw->compute_units},
         {"gemm_tile", hw->tile_m * (double)hw->tile_n},
@@ -25,8 +27,10 @@ int hw_validate(const ccs_hw *hw, ccs_err *err)
     const struct {
         const char *field;
         double v;
-    } frac[] = {{"gemm_efficiency", hw->gemm_eff}, {"clock_ratio", hw->clock_ratio},
-                {"mem_efficiency", hw->mem_eff},   {"intra_efficiency", hw->intra_eff},
+    } frac[] = {{"gemm_efficiency", hw->gemm_eff},
+                {"clock_ratio", hw->clock_ratio},
+                {"mem_efficiency", hw->mem_eff},
+                {"intra_efficiency", hw->intra_eff},
                 {"inter_efficiency", hw->inter_eff}};
     for (size_t i = 0; i < sizeof frac / sizeof frac[0]; i++) {
         if (!(frac[i].v > 0 && frac[i].v <= 1)) {
@@ -86,14 +90,12 @@ int evolution_validate(const ccs_evolution *ev, ccs_err *err)
     const struct {
         const char *field;
         double v;
-    } pos[] = {{"flops", ev->flops},       {"mem_bw", ev->mem_bw},
-               {"mem_cap", ev->mem_cap},   {"intra_bw", ev->intra_bw},
-               {"inter_bw", ev->inter_bw}, {"latency", ev->latency},
+    } pos[] = {{"flops", ev->flops},       {"mem_bw", ev->mem_bw},     {"mem_cap", ev->mem_cap},
+               {"intra_bw", ev->intra_bw}, {"inter_bw", ev->inter_bw}, {"latency", ev->latency},
                {"years", ev->years}};
     for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++) {
         if (!(pos[i].v > 0)) {
-            ccs_err_set(err, "evolution '%s': field '%s' must be positive", ev->name,
-                        pos[i].field);
+            ccs_err_set(err, "evolution '%s': field '%s' must be positive", ev->name, pos[i].field);
             return CCS_EINPUT;
         }
     }

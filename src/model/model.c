@@ -30,8 +30,8 @@ int model_validate(const ccs_model *m, ccs_err *err)
             return CCS_EINPUT;
         }
         if (pos[i].v <= 0) {
-            ccs_err_set(err, "model '%s': field '%s' must be a positive integer (got %d)",
-                        m->name, pos[i].field, (int)pos[i].v);
+            ccs_err_set(err, "model '%s': field '%s' must be a positive integer (got %d)", m->name,
+                        pos[i].field, (int)pos[i].v);
             return CCS_EINPUT;
         }
     }
@@ -45,15 +45,17 @@ int model_validate(const ccs_model *m, ccs_err *err)
         return CCS_EINPUT;
     }
     if (m->experts < 0 || m->top_k < 0 || m->shared_experts < 0 || m->moe_ffn < 0) {
-        ccs_err_set(err, "model '%s': experts, top_k, shared_experts and moe_ffn must not be "
-                         "negative",
+        ccs_err_set(err,
+                    "model '%s': experts, top_k, shared_experts and moe_ffn must not be "
+                    "negative",
                     m->name);
         return CCS_EINPUT;
     }
     if (m->experts > CCS_MAX_EXPERTS || m->shared_experts > CCS_MAX_EXPERTS ||
         m->moe_ffn > CCS_MAX_FFN) {
-        ccs_err_set(err, "model '%s': experts and shared_experts must be at most %d, moe_ffn at "
-                         "most %d",
+        ccs_err_set(err,
+                    "model '%s': experts and shared_experts must be at most %d, moe_ffn at "
+                    "most %d",
                     m->name, CCS_MAX_EXPERTS, CCS_MAX_FFN);
         return CCS_EINPUT;
     }
@@ -66,8 +68,8 @@ int model_validate(const ccs_model *m, ccs_err *err)
         ccs_err_set(err, "model '%s': top_k and shared_experts need experts", m->name);
         return CCS_EINPUT;
     }
-    if (m->route_nodes < 0 || (m->route_nodes > 0 && (m->experts == 0 ||
-                                                      m->route_nodes > m->top_k))) {
+    if (m->route_nodes < 0 ||
+        (m->route_nodes > 0 && (m->experts == 0 || m->route_nodes > m->top_k))) {
         ccs_err_set(err,
                     "model '%s': field 'route_nodes' (%d) must be at least 0 and at most "
                     "top_k (%d), and needs experts",
@@ -86,8 +88,10 @@ int model_validate(const ccs_model *m, ccs_err *err)
     const struct {
         const char *field;
         int32_t v;
-    } mla[] = {{"kv_lora_rank", m->kv_lora_rank}, {"q_lora_rank", m->q_lora_rank},
-               {"qk_nope_dim", m->qk_nope_dim},   {"qk_rope_dim", m->qk_rope_dim},
+    } mla[] = {{"kv_lora_rank", m->kv_lora_rank},
+               {"q_lora_rank", m->q_lora_rank},
+               {"qk_nope_dim", m->qk_nope_dim},
+               {"qk_rope_dim", m->qk_rope_dim},
                {"v_head_dim", m->v_head_dim}};
     for (size_t i = 0; i < sizeof mla / sizeof mla[0]; i++) {
         if (mla[i].v < 0 || mla[i].v > CCS_MAX_HIDDEN) {
@@ -96,22 +100,25 @@ int model_validate(const ccs_model *m, ccs_err *err)
             return CCS_EINPUT;
         }
         if (!model_is_mla(m) && mla[i].v > 0) {
-            ccs_err_set(err, "model '%s': field '%s' is for latent attention, which needs "
-                             "kv_lora_rank",
+            ccs_err_set(err,
+                        "model '%s': field '%s' is for latent attention, which needs "
+                        "kv_lora_rank",
                         m->name, mla[i].field);
             return CCS_EINPUT;
         }
     }
     if (model_is_mla(m)) {
         if (m->qk_nope_dim == 0 || m->v_head_dim == 0) {
-            ccs_err_set(err, "model '%s': field '%s': latent attention needs qk_nope_dim and "
-                             "v_head_dim (positive integers)",
+            ccs_err_set(err,
+                        "model '%s': field '%s': latent attention needs qk_nope_dim and "
+                        "v_head_dim (positive integers)",
                         m->name, m->qk_nope_dim == 0 ? "qk_nope_dim" : "v_head_dim");
             return CCS_EINPUT;
         }
         if (m->kv_heads != m->heads) {
-            ccs_err_set(err, "model '%s': field 'kv_heads' (%d) must equal heads (%d): latent "
-                             "attention up-projects a key and a value for every head",
+            ccs_err_set(err,
+                        "model '%s': field 'kv_heads' (%d) must equal heads (%d): latent "
+                        "attention up-projects a key and a value for every head",
                         m->name, (int)m->kv_heads, (int)m->heads);
             return CCS_EINPUT;
         }
@@ -149,8 +156,7 @@ double model_expert_params(const ccs_model *m)
 
 double model_qk_head_dim(const ccs_model *m)
 {
-    return model_is_mla(m) ? (double)m->qk_nope_dim + m->qk_rope_dim
-                           : (double)m->hidden / m->heads;
+    return model_is_mla(m) ? (double)m->qk_nope_dim + m->qk_rope_dim : (double)m->hidden / m->heads;
 }
 
 double model_v_head_dim(const ccs_model *m)

@@ -108,8 +108,7 @@ static int32_t clamp_layers(int64_t v, int32_t hi)
 }
 
 void plan_stage_dense(const ccs_model *m, const ccs_plan *p, int32_t first, int32_t mid,
-                      int32_t *d_first, int32_t *d_mid_most, int32_t *d_mid_least,
-                      int32_t *d_last)
+                      int32_t *d_first, int32_t *d_mid_most, int32_t *d_mid_least, int32_t *d_last)
 {
     int32_t d = model_dense_layers(m);
     if (p->pp <= 1) {
@@ -157,8 +156,8 @@ int plan_check(const ccs_model *m, const ccs_hw *hw, const ccs_plan *p)
         return CCS_R_PP_LAYERS;
     /* interleaving splits every stage into vpp chunks: equal on the middle
      * stages, at least a layer each on shorter first and last stages */
-    if (p->vpp > 1 && (p->pp == 1 || lm % p->vpp != 0 || lf > lm || ll > lm || lf < p->vpp ||
-                       ll < p->vpp))
+    if (p->vpp > 1 &&
+        (p->pp == 1 || lm % p->vpp != 0 || lf > lm || ll > lm || lf < p->vpp || ll < p->vpp))
         return CCS_R_VPP;
     if (p->gbs % ((int64_t)p->mbs * p->dp) != 0)
         return CCS_R_BATCH;
@@ -166,8 +165,8 @@ int plan_check(const ccs_model *m, const ccs_hw *hw, const ccs_plan *p)
         return CCS_R_VPP_MICRO;
     /* Megatron-Core splits the sequence into 2 cp chunks, rank i keeping
      * chunks i and 2cp-1-i, so causal attention work is balanced */
-    if (plan_cp(p) > 1 && (p->seq % (2 * plan_cp(p)) != 0 ||
-                           (p->sp && (p->seq / plan_cp(p)) % p->tp != 0)))
+    if (plan_cp(p) > 1 &&
+        (p->seq % (2 * plan_cp(p)) != 0 || (p->sp && (p->seq / plan_cp(p)) % p->tp != 0)))
         return CCS_R_CP;
     if (p->sp && p->seq % p->tp != 0)
         return CCS_R_SEQ_SP;
@@ -181,9 +180,9 @@ int plan_check(const ccs_model *m, const ccs_hw *hw, const ccs_plan *p)
 }
 
 static const char *const reason_names[CCS_R_N] = {
-    "ok",        "nonpositive", "devices", "tp_heads", "tp_kv",  "tp_ffn",
-    "pp_layers", "vpp",         "vpp_micro", "batch", "seq_sp",
-    "dtype",    "zero",        "recompute", "oom",    "cp",    "ep"};
+    "ok",        "nonpositive", "devices",   "tp_heads", "tp_kv",  "tp_ffn",
+    "pp_layers", "vpp",         "vpp_micro", "batch",    "seq_sp", "dtype",
+    "zero",      "recompute",   "oom",       "cp",       "ep"};
 
 static const char *const reason_texts[CCS_R_N] = {
     "ok",
@@ -192,8 +191,10 @@ static const char *const reason_texts[CCS_R_N] = {
     "tp does not divide the attention heads",
     "tp and kv_heads do not divide one another",
     "tp does not divide the FFN width",
-    "the layers cannot be split into pp stages (pp must divide them, or the first/last stage counts must leave an even split)",
-    "vpp needs pp > 1 and must divide the layers of a middle stage (first and last no longer, at least vpp)",
+    "the layers cannot be split into pp stages (pp must divide them, or the first/last stage "
+    "counts must leave an even split)",
+    "vpp needs pp > 1 and must divide the layers of a middle stage (first and last no longer, at "
+    "least vpp)",
     "interleaving needs the micro-batch count divisible by pp",
     "gbs is not divisible by mbs * dp",
     "sequence parallelism needs tp to divide seq",
@@ -226,7 +227,8 @@ static int name_index(const char *const *names, int n, const char *s)
 
 static const char *const rc_names[] = {"none", "selective", "full"};
 static const char *const dpov_names[] = {"none", "last-microbatch", "bucketed"};
-static const char *const cp_comm_names[] = {[CCS_CP_RING] = "ring", [CCS_CP_ALLGATHER] = "allgather"};
+static const char *const cp_comm_names[] = {
+    [CCS_CP_RING] = "ring", [CCS_CP_ALLGATHER] = "allgather"};
 
 const char *recompute_name(int mode)
 {

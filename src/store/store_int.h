@@ -54,8 +54,11 @@ static inline int64_t rid_of(int64_t run_id, int64_t idx)
  * cursor it opens, the reset) is shared by 16 rows; the statement holds
  * 16 x 40 = 640 parameters, within SQLite's limit of 999 (its oldest default). */
 #define ROWS_PER_INSERT 16
+/* (clang-format would read the product as a pointer declaration) */
+/* clang-format off */
 _Static_assert(ROWS_PER_INSERT * N_RESULT_COLS <= 999,
                "an INSERT of ROWS_PER_INSERT rows would exceed 999 parameters");
+/* clang-format on */
 /* region_rows: four columns per region (store_schema.c, v8). */
 #define REGION_FIELDS 4 /* time, count, flops, bytes */
 _Static_assert(CCS_RG_N <= 62, "region_rows.present holds a bit per region in an int64");
@@ -109,7 +112,7 @@ _Static_assert(CCS_RG_N <= 62, "region_rows.present holds a bit per region in an
 struct ccs_store {
     sqlite3 *db;
     char path[PATH_MAX];
-    int page_size;          /* bytes, PRAGMA page_size (the WAL checkpoint rule, wal_hook) */
+    int page_size;     /* bytes, PRAGMA page_size (the WAL checkpoint rule, wal_hook) */
     const ccs_grid *g; /* set by store_prepare_run (borrowed) */
     int64_t run_id;
     int64_t session;

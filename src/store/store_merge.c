@@ -48,8 +48,8 @@ int store_shard_path(char *out, size_t n, const char *dir, const char *db, int64
     if (dir)
         k = snprintf(out, n, "%s/%s.%s.run%lld.w%d.shard", dir, base, tag, (long long)run_id, w);
     else
-        k = snprintf(out, n, "%.*s%s.%s.run%lld.w%d.shard", slash ? (int)(slash - db + 1) : 0,
-                     db, base, tag, (long long)run_id, w);
+        k = snprintf(out, n, "%.*s%s.%s.run%lld.w%d.shard", slash ? (int)(slash - db + 1) : 0, db,
+                     base, tag, (long long)run_id, w);
     return k < 0 || (size_t)k >= n ? -1 : 0;
 }
 

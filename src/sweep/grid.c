@@ -24,7 +24,7 @@ struct ccs_grid {
     uint64_t *model_hash;
     double *model_params;
     const ccs_expr *where;
-    int where_post;      /* the filter needs projection outputs */
+    int where_post;     /* the filter needs projection outputs */
     ccs_costmemo *memo; /* grid_eval's cost cache (its contents change, not its results) */
 };
 

@@ -105,8 +105,8 @@ static void gindex_free(gindex *x)
 /* The rule ranks rec: its field values to vals, its score (lower ranks first)
  * and its group key; 0 when the rule never keeps it (invalid plans, plans
  * best.h does not rank under keep.by best, an undefined score). */
-static int rank_key(const spec_keep *rule, const ccs_grid *g, const ccs_record *rec,
-                    double *vals, double *score, double *key)
+static int rank_key(const spec_keep *rule, const ccs_grid *g, const ccs_record *rec, double *vals,
+                    double *score, double *key)
 {
     if (rec->r.status == CCS_ST_INVALID)
         return 0;
@@ -454,8 +454,7 @@ size_t agg_groups(const ccs_agg *a)
     return a->ix.n;
 }
 
-const double *agg_group_at(const ccs_agg *a, size_t gi, int64_t *scenarios,
-                           const keep_stat **stats)
+const double *agg_group_at(const ccs_agg *a, size_t gi, int64_t *scenarios, const keep_stat **stats)
 {
     *scenarios = a->scenarios[gi];
     *stats = &a->stat[gi * (size_t)a->rule->n_agg];

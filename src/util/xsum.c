@@ -176,8 +176,9 @@ size_t xsum_decode(ccs_xsum *x, const unsigned char *buf, size_t n)
     if (pinf > (uint64_t)XSUM_INF_MAX || ninf > (uint64_t)XSUM_INF_MAX)
         return 0;
     /* canonical, as xsum_encode writes: no limbs from 0, else non-zero ends */
-    if (k == 0 ? lo != 0
-               : !ccs_get_le64(buf + ENC_HEAD) || !ccs_get_le64(buf + ENC_HEAD + 8 * (size_t)(k - 1)))
+    if (k == 0
+            ? lo != 0
+            : !ccs_get_le64(buf + ENC_HEAD) || !ccs_get_le64(buf + ENC_HEAD + 8 * (size_t)(k - 1)))
         return 0;
     for (int i = 0; i < k; i++) {
         int64_t v = (int64_t)ccs_get_le64(buf + ENC_HEAD + 8 * i);

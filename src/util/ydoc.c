@@ -319,8 +319,8 @@ static int mismatch(const ydoc *d, const ynode *n, const char *field, const char
 {
     const char *s = ynode_scalar(n);
     const char *what = s ? s : (ynode_kind(n) == YN_SEQ ? "a list" : "a mapping");
-    ydoc_error(d, n, err, "field '%s': expected %s, got %s%s%s", field, type, s ? "'" : "",
-               what, s ? "'" : "");
+    ydoc_error(d, n, err, "field '%s': expected %s, got %s%s%s", field, type, s ? "'" : "", what,
+               s ? "'" : "");
     return CCS_EINPUT;
 }
 
@@ -367,8 +367,7 @@ int ynode_bool(const ydoc *d, const ynode *n, const char *field, int *out, ccs_e
             *out = 1;
             return CCS_OK;
         }
-        if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "no") ||
-            !strcmp(s, "off")) {
+        if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "no") || !strcmp(s, "off")) {
             *out = 0;
             return CCS_OK;
         }
@@ -376,8 +375,7 @@ int ynode_bool(const ydoc *d, const ynode *n, const char *field, int *out, ccs_e
     return mismatch(d, n, field, "true or false", err);
 }
 
-int ynode_string(const ydoc *d, const ynode *n, const char *field, const char **out,
-                 ccs_err *err)
+int ynode_string(const ydoc *d, const ynode *n, const char *field, const char **out, ccs_err *err)
 {
     const char *s = ynode_scalar(n);
     if (!s)
@@ -386,8 +384,8 @@ int ynode_string(const ydoc *d, const ynode *n, const char *field, const char **
     return CCS_OK;
 }
 
-int ydoc_check_keys(const ydoc *d, const ynode *map, const char *what,
-                    const char *const *allowed, ccs_err *err)
+int ydoc_check_keys(const ydoc *d, const ynode *map, const char *what, const char *const *allowed,
+                    ccs_err *err)
 {
     size_t n = ynode_len(map);
     for (size_t i = 0; i < n; i++) {
@@ -402,8 +400,8 @@ int ydoc_check_keys(const ydoc *d, const ynode *map, const char *what,
             for (const char *const *a = allowed; *a && used + 2 < sizeof list; a++)
                 used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
                                          a == allowed ? "" : ", ", *a);
-            ydoc_error(d, k, err, "unknown key '%s' in %s (expected one of: %s)",
-                       ks ? ks : "?", what, list);
+            ydoc_error(d, k, err, "unknown key '%s' in %s (expected one of: %s)", ks ? ks : "?",
+                       what, list);
             return CCS_EINPUT;
         }
     }

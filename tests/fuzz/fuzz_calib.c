@@ -21,8 +21,8 @@ static void project(ccs_opmodel *om);
  * b4 the time (1e-12 s to 1e3 s, log-spaced). */
 static void fit_points(const uint8_t *data, size_t size)
 {
-    static const char *const ops[] = {"gemm", "bmm", "attention", "elementwise", "layernorm",
-                                      "allreduce", "allgather", "p2p"};
+    static const char *const ops[] = {"gemm",      "bmm",       "attention", "elementwise",
+                                      "layernorm", "allreduce", "allgather", "p2p"};
     size_t rows = size / 5;
     if (!rows)
         return;

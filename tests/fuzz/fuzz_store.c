@@ -54,10 +54,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     storeq_db *q = storeq_open(path, &rc, &err);
     if (q) {
-        static const char *const sql[] = {
-            "SELECT * FROM runs", "SELECT * FROM results LIMIT 50",
-            "SELECT * FROM results_view LIMIT 50", "SELECT * FROM regions LIMIT 50",
-            "SELECT * FROM keep_stats LIMIT 50"};
+        static const char *const sql[] = {"SELECT * FROM runs", "SELECT * FROM results LIMIT 50",
+                                          "SELECT * FROM results_view LIMIT 50",
+                                          "SELECT * FROM regions LIMIT 50",
+                                          "SELECT * FROM keep_stats LIMIT 50"};
         for (size_t i = 0; i < sizeof sql / sizeof sql[0]; i++) {
             long n = 0;
             storeq_exec(q, sql[i], NULL, 0, count_row, &n, &err);

@@ -13,7 +13,8 @@ typedef struct ccs_memory {
     double activations; /* bytes */
     double total;       /* bytes, the fullest of the first, a middle and the last stage */
     double act_layer;   /* bytes of activations one layer keeps for one micro-batch */
-    double in_flight;   /* micro-batch-layers of activations held by a first-stage device / layers per stage */
+    double in_flight; /* micro-batch-layers of activations held by a first-stage device / layers per
+                         stage */
 } ccs_memory;
 
 /* Activation bytes one Transformer layer stores for the backward pass, per

@@ -12,13 +12,13 @@
 struct ccs_opmodel; /* opmodel.h: curves fitted to a calibration profile */
 
 typedef struct ccs_cost {
-    const ccs_hw *hw;              /* hardware at the scenario's generation; borrowed */
-    const struct ccs_opmodel *om;  /* measured curves for the base hardware, or NULL */
-    int generation;                /* generations beyond the measured base (scales om) */
-    ccs_opscale scale;             /* factors for om's curves, the plan's link what-ifs */
-    double sync_derate;            /* matrix throughput of the slowest of the plan's devices,
-                                      relative to the measured mean (cost_straggler_derate) */
-    struct ccs_costmemo *memo;     /* cost_init_memo's cache, or NULL */
+    const ccs_hw *hw;             /* hardware at the scenario's generation; borrowed */
+    const struct ccs_opmodel *om; /* measured curves for the base hardware, or NULL */
+    int generation;               /* generations beyond the measured base (scales om) */
+    ccs_opscale scale;            /* factors for om's curves, the plan's link what-ifs */
+    double sync_derate;           /* matrix throughput of the slowest of the plan's devices,
+                                     relative to the measured mean (cost_straggler_derate) */
+    struct ccs_costmemo *memo;    /* cost_init_memo's cache, or NULL */
 } ccs_cost;
 
 /* A cache of the parts of operator costs that depend on the hardware and an
@@ -45,8 +45,8 @@ void cost_memo_keep(ccs_costmemo *m, const ccs_cost *c, const ccs_op *ops, int n
 /* Prepare a cost context. hw (borrowed, must outlive c) is the evolved
  * hardware; ev/gen give the factors applied to om's curves (ev may be NULL when
  * om is NULL or gen == 0); p supplies the plan's what-if switches. */
-void cost_init(ccs_cost *c, const ccs_hw *hw, const struct ccs_opmodel *om,
-               const ccs_evolution *ev, int gen, const ccs_plan *p);
+void cost_init(ccs_cost *c, const ccs_hw *hw, const struct ccs_opmodel *om, const ccs_evolution *ev,
+               int gen, const ccs_plan *p);
 /* cost_init through memo m (not NULL): the same context, m attached. */
 void cost_init_memo(ccs_cost *c, ccs_costmemo *m, const ccs_hw *hw, const struct ccs_opmodel *om,
                     const ccs_evolution *ev, int gen, const ccs_plan *p);
@@ -79,6 +79,5 @@ double cost_wave_efficiency(const ccs_hw *hw, double m, double n, double batch);
 /* Throughput of the slowest of n devices relative to their mean, for a
  * per-device relative standard deviation sigma (hw->variability). 1 for n < 2. */
 double cost_straggler_derate(double sigma, int32_t n);
-
 
 #endif

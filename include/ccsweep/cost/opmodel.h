@@ -49,12 +49,11 @@ ccs_opmodel *opmodel_parse(const char *text, size_t len, const char *name, ccs_e
 void opmodel_free(ccs_opmodel *om);
 
 /* Time of one occurrence of op from the measured curves, scaled by s (NULL:
- * the base hardware) to a generation (compute-bound by f_flops, memory-bound by f_mem, collectives by
- * f_intra / f_inter and the plan's bandwidth factor, latency parts by f_lat).
- * lo/hi are the curve's residual band (one RMS residual, widened with the
- * distance of an extrapolation); extrap is work / largest measured work when
- * op lies beyond the measured range, else 0. Returns 0 and fills out, or -1
- * when the profile has no curve for op's kind/dtype (the caller then uses the
+ * the base hardware) to a generation (compute-bound by f_flops, memory-bound by f_mem, collectives
+ * by f_intra / f_inter and the plan's bandwidth factor, latency parts by f_lat). lo/hi are the
+ * curve's residual band (one RMS residual, widened with the distance of an extrapolation); extrap
+ * is work / largest measured work when op lies beyond the measured range, else 0. Returns 0 and
+ * fills out, or -1 when the profile has no curve for op's kind/dtype (the caller then uses the
  * synthetic curve). No allocation. */
 int opmodel_eval(const ccs_opmodel *om, const ccs_opscale *s, const ccs_op *op, ccs_optime *out);
 

@@ -56,8 +56,8 @@ typedef enum ccs_region {
     CCS_RG_EMBED_GRAD,      /* tied embedding: gradient all-reduce, first <-> last stage */
     CCS_RG_FWD_ATTN_CP,     /* context parallelism: K/V blocks around the ring, per layer */
     CCS_RG_RECOMP_ATTN_CP,
-    CCS_RG_BWD_ATTN_CP,     /* K/V again and their gradients back around the ring */
-    CCS_RG_FWD_MLP_EP,      /* mixture of experts: token dispatch and combine all-to-alls */
+    CCS_RG_BWD_ATTN_CP, /* K/V again and their gradients back around the ring */
+    CCS_RG_FWD_MLP_EP,  /* mixture of experts: token dispatch and combine all-to-alls */
     CCS_RG_RECOMP_MLP_EP,
     CCS_RG_BWD_MLP_EP,
     CCS_RG_N
@@ -94,20 +94,20 @@ typedef struct ccs_oplist {
     ccs_op ops[CCS_MAX_OPS];
     int32_t n_layer; /* ops[0..n_layer) are one block's (forward, recomputation, backward) */
     /* iteration structure the timeline needs */
-    int32_t layers_per_stage; /* layers on the most loaded stage */
+    int32_t layers_per_stage;                      /* layers on the most loaded stage */
     int32_t layers_first, layers_mid, layers_last; /* plan_stage_layers */
     /* dense-FFN blocks among them (plan_stage_dense; 0 unless a mixture of
      * experts has dense first layers): first, the middle stages with the most
      * and the fewest, last, and the most loaded stage's */
     int32_t dense_first, dense_mid, dense_mid_least, dense_last, dense_per_stage;
     int32_t micro_batches;
-    double params_stage_first; /* parameters held by a first-stage device (after TP split) */
-    double params_stage_mid;   /* same for a middle stage (pp > 2) */
-    double params_stage_last;  /* same for the last stage */
-    double params_expert;      /* routed-expert weights among the fullest stage's */
-    double params_block;       /* parameters per device of one block of the main kind */
+    double params_stage_first;  /* parameters held by a first-stage device (after TP split) */
+    double params_stage_mid;    /* same for a middle stage (pp > 2) */
+    double params_stage_last;   /* same for the last stage */
+    double params_expert;       /* routed-expert weights among the fullest stage's */
+    double params_block;        /* parameters per device of one block of the main kind */
     double params_block_expert; /* routed-expert weights among them */
-    double params_dense_block; /* same for a dense-FFN block (== params_block without) */
+    double params_dense_block;  /* same for a dense-FFN block (== params_block without) */
 } ccs_oplist;
 
 /* Build the operator list of plan p (already valid per plan_check) for model m.

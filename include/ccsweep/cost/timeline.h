@@ -20,7 +20,7 @@ typedef struct ccs_result {
     int32_t reason; /* ccs_reason (CCS_R_OK when ok) */
     int32_t fits;   /* 1 when mem_total <= device memory */
     int32_t micro_batches;
-    double t_iter;            /* s per iteration */
+    double t_iter;               /* s per iteration */
     double t_iter_lo, t_iter_hi; /* s, uncertainty band */
     double extrap;            /* largest work / measured range ratio beyond the profile; 0 inside */
     double t_compute;         /* s, compute on the critical path (incl. optimizer) */
@@ -36,20 +36,20 @@ typedef struct ccs_result {
     double comm_fraction;     /* t_comm_exposed / t_iter */
     double hidden_fraction;   /* share of TP + CP + DP communication hidden under compute */
     double mem_weights, mem_grads, mem_optimizer, mem_activations; /* bytes per device */
-    double mem_total;         /* bytes per device */
-    double params;            /* model parameters */
-    double model_flops;       /* per iteration, all devices */
-    double hw_flops;          /* per iteration, all devices, incl. recompute */
-    double mfu;               /* model_flops / (t_iter * devices * peak), Megatron/PaLM */
+    double mem_total;                                              /* bytes per device */
+    double params;                                                 /* model parameters */
+    double model_flops;                                            /* per iteration, all devices */
+    double hw_flops; /* per iteration, all devices, incl. recompute */
+    double mfu;      /* model_flops / (t_iter * devices * peak), Megatron/PaLM */
     double tokens_per_s;
     double tp_bytes, dp_bytes, pp_bytes; /* sent per device per iteration */
-    double ccr;               /* analytic per-layer FLOPs/TP byte, 0 when tp == 1 */
-    double hfu;               /* hw_flops / (t_iter * devices * peak) */
-    double t_cp_comm;         /* s, context-parallel K/V ring transfers */
-    double t_cp_comm_exposed; /* s, the part the attention core does not cover */
-    double cp_bytes;          /* sent per device per iteration by CP transfers */
-    double t_ep_comm;         /* s, expert-parallel all-to-alls (on the critical path) */
-    double ep_bytes;          /* sent per device per iteration by EP all-to-alls */
+    double ccr;                          /* analytic per-layer FLOPs/TP byte, 0 when tp == 1 */
+    double hfu;                          /* hw_flops / (t_iter * devices * peak) */
+    double t_cp_comm;                    /* s, context-parallel K/V ring transfers */
+    double t_cp_comm_exposed;            /* s, the part the attention core does not cover */
+    double cp_bytes;                     /* sent per device per iteration by CP transfers */
+    double t_ep_comm;                    /* s, expert-parallel all-to-alls (on the critical path) */
+    double ep_bytes;                     /* sent per device per iteration by EP all-to-alls */
 } ccs_result;
 
 /* The real-valued outputs of a result, by name: the database stores each in

@@ -3,9 +3,9 @@
  * (guided self-scheduling: chunks shrink as the work runs out, or a fixed
  * size), receives fixed-size records in batches and is the only writer (on a
  * thread of its own, writeq.h); when no message is waiting it computes small
- * chunks itself, so one rank runs the same code serially. The communicator is a parameter (dist_world() or
- * dist_self()), so tests can run on MPI_COMM_SELF. The only module that
- * includes mpi.h, and with main the only one that may abort. */
+ * chunks itself, so one rank runs the same code serially. The communicator is a parameter
+ * (dist_world() or dist_self()), so tests can run on MPI_COMM_SELF. The only module that includes
+ * mpi.h, and with main the only one that may abort. */
 #ifndef CCSWEEP_DIST_H
 #define CCSWEEP_DIST_H
 

@@ -16,8 +16,8 @@ typedef struct ccs_model {
     int32_t max_pos;  /* learned position embeddings; 0 for rotary/ALiBi */
     int32_t seq;      /* published training sequence length, 0 if unknown */
     int32_t gbs;      /* published global batch in sequences, 0 if unknown */
-    int32_t experts;        /* routed experts of every layer's FFN (mixture of experts); 0 = dense */
-    int32_t top_k;          /* routed experts each token goes to */
+    int32_t experts;  /* routed experts of every layer's FFN (mixture of experts); 0 = dense */
+    int32_t top_k;    /* routed experts each token goes to */
     int32_t shared_experts; /* experts every token also goes to (DeepSeekMoE) */
     int32_t moe_ffn;        /* inner width of one expert's FFN; 0 = ffn */
     int32_t route_nodes;    /* node-limited routing: a token's routed experts lie on at
@@ -36,9 +36,9 @@ typedef struct ccs_model {
     int32_t qk_nope_dim;
     int32_t qk_rope_dim;
     int32_t v_head_dim;
-    int8_t gated;     /* 1: gated FFN (SwiGLU/GeGLU), three matrices */
-    int8_t bias;      /* 1: linear layers have biases and norms are LayerNorm */
-    int8_t tied;      /* 1: output head shares the input embedding */
+    int8_t gated; /* 1: gated FFN (SwiGLU/GeGLU), three matrices */
+    int8_t bias;  /* 1: linear layers have biases and norms are LayerNorm */
+    int8_t tied;  /* 1: output head shares the input embedding */
 } ccs_model;
 
 /* Fill defaults for optional fields left at 0: kv_heads = heads, ffn = 4*hidden,

@@ -19,23 +19,23 @@ enum { CCS_RECOMPUTE_NONE = 0, CCS_RECOMPUTE_SELECTIVE = 1, CCS_RECOMPUTE_FULL =
 enum { CCS_DPOV_NONE = 0, CCS_DPOV_LAST_MICRO = 1, CCS_DPOV_BUCKETED = 2 };
 
 typedef struct ccs_plan {
-    int32_t devices; /* tp * cp * pp * dp */
-    int32_t tp;      /* tensor-parallel degree */
-    int32_t cp;      /* context-parallel degree (sequence split across ranks); 0 or 1 = none */
-    int8_t cp_comm;  /* CCS_CP_RING (K/V passed around, overlapped) or CCS_CP_ALLGATHER */
-    int32_t ep;      /* expert-parallel degree: routed experts spread over ep of the
-                        data-parallel ranks; 0 or 1 = none */
-    int32_t pp;      /* pipeline stages */
-    int32_t dp;      /* data-parallel replicas */
-    int32_t vpp;     /* virtual stages per device (interleaved 1F1B); 1 = plain 1F1B */
-    int32_t mbs;     /* micro-batch size, sequences */
-    int32_t gbs;     /* global batch size, sequences */
-    int32_t seq;     /* sequence length, tokens */
-    int32_t pp_first; /* layers on the first pipeline stage; 0 = plan_stage_layers' rule */
-    int32_t pp_last;  /* layers on the last pipeline stage; 0 = the rule */
-    int8_t dtype;    /* ccs_dtype of weights/activations/GEMMs */
-    int8_t sp;       /* 1: Megatron sequence parallelism (needs tp > 1 to matter) */
-    int8_t zero;     /* ZeRO stage 0..3 over the data-parallel group */
+    int32_t devices;     /* tp * cp * pp * dp */
+    int32_t tp;          /* tensor-parallel degree */
+    int32_t cp;          /* context-parallel degree (sequence split across ranks); 0 or 1 = none */
+    int8_t cp_comm;      /* CCS_CP_RING (K/V passed around, overlapped) or CCS_CP_ALLGATHER */
+    int32_t ep;          /* expert-parallel degree: routed experts spread over ep of the
+                            data-parallel ranks; 0 or 1 = none */
+    int32_t pp;          /* pipeline stages */
+    int32_t dp;          /* data-parallel replicas */
+    int32_t vpp;         /* virtual stages per device (interleaved 1F1B); 1 = plain 1F1B */
+    int32_t mbs;         /* micro-batch size, sequences */
+    int32_t gbs;         /* global batch size, sequences */
+    int32_t seq;         /* sequence length, tokens */
+    int32_t pp_first;    /* layers on the first pipeline stage; 0 = plan_stage_layers' rule */
+    int32_t pp_last;     /* layers on the last pipeline stage; 0 = the rule */
+    int8_t dtype;        /* ccs_dtype of weights/activations/GEMMs */
+    int8_t sp;           /* 1: Megatron sequence parallelism (needs tp > 1 to matter) */
+    int8_t zero;         /* ZeRO stage 0..3 over the data-parallel group */
     int8_t recompute;    /* CCS_RECOMPUTE_* */
     int8_t dp_overlap;   /* CCS_DPOV_*: when DP gradients are reduced */
     int8_t tp_overlap;   /* 1: fine-grained TP collective / GEMM overlap */
@@ -43,29 +43,29 @@ typedef struct ccs_plan {
     int8_t flash_attn;   /* 1: fused attention kernel, no s^2 tensors in memory */
     double capacity_factor; /* MoE: tokens an expert takes, x its balanced share; 0 =
                                dropless (every routed token, load assumed balanced) */
-    double comm_compress; /* bytes factor on TP/DP collectives (1 = none) */
-    double net_bw_factor; /* factor on every link bandwidth (1 = as catalogued) */
+    double comm_compress;   /* bytes factor on TP/DP collectives (1 = none) */
+    double net_bw_factor;   /* factor on every link bandwidth (1 = as catalogued) */
 } ccs_plan;
 
 /* Why a plan is not projected. Stored as integers in results; see plan_reason_name. */
 typedef enum ccs_reason {
     CCS_R_OK = 0,
-    CCS_R_NONPOSITIVE,  /* a size field is zero or negative */
-    CCS_R_DEVICES,      /* tp * pp * dp != devices */
-    CCS_R_TP_HEADS,     /* tp does not divide heads */
-    CCS_R_TP_KV,        /* tp and kv_heads: neither divides the other */
-    CCS_R_TP_FFN,       /* tp does not divide ffn */
-    CCS_R_PP_LAYERS,    /* the layers cannot be split into pp stages as asked */
-    CCS_R_VPP,          /* vpp needs pp > 1 and vpp dividing a middle stage's layers */
-    CCS_R_VPP_MICRO,    /* interleaving needs micro-batches divisible by pp */
-    CCS_R_BATCH,        /* gbs not divisible by mbs * dp */
-    CCS_R_SEQ_SP,       /* sequence parallelism needs tp dividing seq */
-    CCS_R_DTYPE,        /* hardware has no matrix units for the dtype */
-    CCS_R_ZERO,         /* zero stage outside 0..3 */
-    CCS_R_RECOMPUTE,    /* recompute mode unknown */
-    CCS_R_OOM,          /* valid, but does not fit device memory */
-    CCS_R_CP,           /* cp must split the sequence into 2 cp equal chunks (and tp them) */
-    CCS_R_EP,           /* ep must divide the experts and the data-parallel ranks (dp x cp) */
+    CCS_R_NONPOSITIVE, /* a size field is zero or negative */
+    CCS_R_DEVICES,     /* tp * pp * dp != devices */
+    CCS_R_TP_HEADS,    /* tp does not divide heads */
+    CCS_R_TP_KV,       /* tp and kv_heads: neither divides the other */
+    CCS_R_TP_FFN,      /* tp does not divide ffn */
+    CCS_R_PP_LAYERS,   /* the layers cannot be split into pp stages as asked */
+    CCS_R_VPP,         /* vpp needs pp > 1 and vpp dividing a middle stage's layers */
+    CCS_R_VPP_MICRO,   /* interleaving needs micro-batches divisible by pp */
+    CCS_R_BATCH,       /* gbs not divisible by mbs * dp */
+    CCS_R_SEQ_SP,      /* sequence parallelism needs tp dividing seq */
+    CCS_R_DTYPE,       /* hardware has no matrix units for the dtype */
+    CCS_R_ZERO,        /* zero stage outside 0..3 */
+    CCS_R_RECOMPUTE,   /* recompute mode unknown */
+    CCS_R_OOM,         /* valid, but does not fit device memory */
+    CCS_R_CP,          /* cp must split the sequence into 2 cp equal chunks (and tp them) */
+    CCS_R_EP,          /* ep must divide the experts and the data-parallel ranks (dp x cp) */
     CCS_R_N
 } ccs_reason;
 
@@ -119,8 +119,7 @@ int plan_stage_layers(const ccs_model *m, const ccs_plan *p, int32_t *first, int
  * mid_least: the middle stages holding the most (the second stage) and the
  * fewest of them (0 when pp <= 2). For pp == 1 all are the model's count. */
 void plan_stage_dense(const ccs_model *m, const ccs_plan *p, int32_t first, int32_t mid,
-                      int32_t *d_first, int32_t *d_mid_most, int32_t *d_mid_least,
-                      int32_t *d_last);
+                      int32_t *d_first, int32_t *d_mid_most, int32_t *d_mid_least, int32_t *d_last);
 
 /* Micro-batches per iteration per pipeline: gbs / (mbs * dp). */
 int32_t plan_micro_batches(const ccs_plan *p);

@@ -24,7 +24,10 @@ typedef struct ccs_buf {
     int oom;    /* an append failed: the text stops before it */
 } ccs_buf;
 
-#define CCS_BUF_INIT {NULL, 0, 0, 0}
+#define CCS_BUF_INIT                                                                               \
+    {                                                                                              \
+        NULL, 0, 0, 0                                                                              \
+    }
 
 /* Append printf-formatted text. Returns 0, or -1 (oom set) on failure. */
 int ccs_buf_printf(ccs_buf *b, const char *fmt, ...)

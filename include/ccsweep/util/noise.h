@@ -17,12 +17,12 @@
 #define NOISE_MAX_PROBES 64
 
 typedef struct noise_verdict {
-    int n;             /* probes */
-    double fastest;    /* s, the quietest probe */
-    double median;     /* s */
-    double slowdown;   /* slowest probe / fastest - 1 */
-    int slow;          /* probes slower than fastest * (1 + tol) */
-    int busy;          /* the machine was too busy to trust the timings */
+    int n;           /* probes */
+    double fastest;  /* s, the quietest probe */
+    double median;   /* s */
+    double slowdown; /* slowest probe / fastest - 1 */
+    int slow;        /* probes slower than fastest * (1 + tol) */
+    int busy;        /* the machine was too busy to trust the timings */
 } noise_verdict;
 
 /* Slowdown of one probe t against the fastest f: t / f - 1 (0 when f <= 0). */

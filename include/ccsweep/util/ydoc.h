@@ -46,8 +46,7 @@ ynode *ynode_get(const ydoc *d, const ynode *map, const char *key);
 int ynode_int(const ydoc *d, const ynode *n, const char *field, int64_t *out, ccs_err *err);
 int ynode_double(const ydoc *d, const ynode *n, const char *field, double *out, ccs_err *err);
 int ynode_bool(const ydoc *d, const ynode *n, const char *field, int *out, ccs_err *err);
-int ynode_string(const ydoc *d, const ynode *n, const char *field, const char **out,
-                 ccs_err *err);
+int ynode_string(const ydoc *d, const ynode *n, const char *field, const char **out, ccs_err *err);
 
 /* Set err to "file:line:col: " + formatted message, positioned at n. */
 void ydoc_error(const ydoc *d, const ynode *n, ccs_err *err, const char *fmt, ...)
@@ -58,7 +57,7 @@ void ydoc_error(const ydoc *d, const ynode *n, ccs_err *err, const char *fmt, ..
 
 /* Check that every key of map is in the NULL-terminated list `allowed`;
  * otherwise CCS_EINPUT with "unknown key 'x' in <what> (expected one of ...)". */
-int ydoc_check_keys(const ydoc *d, const ynode *map, const char *what,
-                    const char *const *allowed, ccs_err *err);
+int ydoc_check_keys(const ydoc *d, const ynode *map, const char *what, const char *const *allowed,
+                    ccs_err *err);
 
 #endif
