@@ -566,11 +566,14 @@ static int run_finish(run_state *s, int rc, const dist_stats *ds)
         store_counts_committed(s->st, &fin);
         status = STORE_FAILED;
     }
-    if (store_disk_full(s->st))
+    if (store_disk_full(s->st)) {
+        char qs[4 * PATH_MAX + 3], qd[4 * PATH_MAX + 3];
         cli_fail("run",
                  "the disk holding %s is full: free space (or move the database to a larger "
-                 "disk), then finish the run with 'ccsweep run %s --db %s --resume'",
-                 s->a.db, s->a.spec, s->shown);
+                 "disk), then finish the run with: ccsweep run %s --db %s --resume",
+                 s->a.db, ccs_shquote(qs, sizeof qs, s->a.spec),
+                 ccs_shquote(qd, sizeof qd, s->shown));
+    }
     run_summary(s, status, &fin, ds);
     int exit_code = status == STORE_COMPLETE      ? 0
                     : status == STORE_INTERRUPTED ? 128 + ds->signal

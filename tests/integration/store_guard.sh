@@ -162,6 +162,12 @@ if mount -t tmpfs -o size=8m tmpfs "$TMP/mnt" 2>/dev/null; then
     rows=$(q "$TMP/mnt/full.db" "SELECT count(*) FROM results")
     check "disk full: the summary reports the $rows rows committed" \
         sh -c "[ $rows -gt 0 ] && grep -q 'failed: .* $rows rows' '$TMP/f.out'"
+    # a --resume that stops on the full disk again (a little more room):
+    # counters and rows stay equal, as each batch commits both
+    mount -o remount,size=10m "$TMP/mnt" 2>/dev/null
+    $BIN run $M --db "$TMP/mnt/full.db" --resume --quiet >"$TMP/f2.out" 2>&1; rc=$?
+    check "disk full again on --resume (exit $rc): n_done equals the committed chunks and n_rows the rows" \
+        [ "$(q "$TMP/mnt/full.db" "SELECT n_done = (SELECT coalesce(sum(hi - lo), 0) FROM chunks) AND n_rows = (SELECT count(*) FROM results) FROM runs")" = 1 ]
     sqlite3 "$TMP/mnt/full.db" ".backup '$TMP/moved.db'"
     umount "$TMP/mnt"
     $BIN run $M --db "$TMP/moved.db" --resume --quiet >/dev/null 2>"$TMP/r.out"; rc=$?
