@@ -62,7 +62,8 @@ static int fig_finish(rp *r, int p, FILE *dat, FILE *g, int oom)
     return rc;
 }
 
-/* ---- line plots: one panel per (plan kind, hardware), one line per generation ------ */
+/* ---- line plots: one panel per (plan kind, hardware), one line per generation and
+ * work (devices, gbs, seq where they vary within a model) ---------------------------- */
 
 typedef struct lines_row {
     const char *plan; /* rows whose 'plan' column is this; NULL: every row */
@@ -86,77 +87,143 @@ typedef struct lines_fig {
     const char *key; /* key position and shape; NULL: top left, at most 6 rows */
 } lines_fig;
 
-/* The panel of figure row lr on hardware h: one data block per generation
- * with points (numbered from *block on), their plot clauses appended to cl. */
-static void lines_series(const rp *r, int p, const lines_row *lr, size_t h, FILE *dat,
-                         const char *dat_name, ccs_buf *cl, int *block)
+/* What one panel of a line figure spans: its lines' work (rows of the query
+ * standing for each combination of the dimensions that vary within a model)
+ * and the range of its points. */
+typedef struct lines_panel {
+    size_t *work; /* row index in the query per work combination */
+    size_t nwork;
+    int nlines;
+    double xlo, xhi, ylo, yhi; /* of the points drawn; lo > hi: none */
+} lines_panel;
+
+/* 1 when row i of figure p's query belongs to panel (lr, hardware h). */
+static int lines_in_panel(const rp *r, int p, const lines_row *lr, size_t h, size_t i)
 {
+    const rtab *t = &r->q[p];
+    return rtab_is(t, i, "hardware", rp_hw_name(r, h)) &&
+           (!lr->plan || rtab_is(t, i, "plan", lr->plan));
+}
+
+/* The panel of figure row lr on hardware h: one data block per generation and
+ * work combination (devices, gbs, seq where they vary within a model: plans
+ * and points compare only at equal work, so each line holds one point per
+ * model), their plot clauses appended to cl; *block numbers the blocks.
+ * Fills pn (pn->work is allocated; NULL when out of memory, cl->oom set). */
+static void lines_series(const rp *r, int p, const lines_row *lr, size_t h, FILE *dat,
+                         const char *dat_name, ccs_buf *cl, int *block, lines_panel *pn)
+{
+    static const int pt[5] = {7, 5, 9, 11, 13};
     const lines_fig *f = rp_figures[p].lines;
     const rtab *t = &r->q[p];
-    for (size_t gi = 0; gi < r->gens.nrows; gi++) {
-        int gen = rp_gen_at(r, gi), npts = 0;
-        for (size_t i = 0; i < t->nrows; i++) {
-            double x = rtab_num(t, i, f->xcol) * f->xscale, y = rtab_num(t, i, lr->ycol);
-            if (!rtab_is(t, i, "hardware", rp_hw_name(r, h)) ||
-                (int)rtab_num(t, i, "generation") != gen ||
-                (lr->plan && !rtab_is(t, i, "plan", lr->plan)) || !isfinite(x) || !isfinite(y))
-                continue;
-            fprintf(dat, "%.9g %.9g\n", x, y);
-            npts++;
-        }
-        if (!npts)
+    pn->work = malloc((t->nrows ? t->nrows : 1) * sizeof *pn->work);
+    pn->nwork = 0;
+    pn->nlines = 0;
+    pn->xlo = pn->ylo = INFINITY;
+    pn->xhi = pn->yhi = -INFINITY;
+    if (!pn->work) {
+        cl->oom = 1;
+        return;
+    }
+    for (size_t i = 0; i < t->nrows; i++) {
+        if (!lines_in_panel(r, p, lr, h, i))
             continue;
-        fprintf(dat, "\n\n");
-        ccs_buf_printf(cl,
-                       "%s'%s' index %d using 1:2 with linespoints lw 2 pt 7 ps 0.7 "
-                       "lc rgb '%s' title 'gen %d'",
-                       cl->len ? ", " : "", dat_name, *block, gen_color[gi % 8], gen);
-        (*block)++;
+        size_t w;
+        for (w = 0; w < pn->nwork && !rp_same_work(r, t, pn->work[w], t, i); w++)
+            ;
+        if (w == pn->nwork)
+            pn->work[pn->nwork++] = i;
+    }
+    for (size_t gi = 0; gi < r->gens.nrows; gi++) {
+        int gen = rp_gen_at(r, gi);
+        for (size_t w = 0; w < pn->nwork; w++) {
+            int npts = 0;
+            char work[96];
+            rp_work_label(r, t, pn->work[w], work, sizeof work);
+            for (size_t i = 0; i < t->nrows; i++) {
+                double x = rtab_num(t, i, f->xcol) * f->xscale, y = rtab_num(t, i, lr->ycol);
+                if (!lines_in_panel(r, p, lr, h, i) || (int)rtab_num(t, i, "generation") != gen ||
+                    !rp_same_work(r, t, pn->work[w], t, i) || !isfinite(x) || !isfinite(y))
+                    continue;
+                if (!npts)
+                    fprintf(dat, "# gen %d%s\n", gen, work);
+                fprintf(dat, "%.9g %.9g\n", x, y);
+                pn->xlo = fmin(pn->xlo, x);
+                pn->xhi = fmax(pn->xhi, x);
+                if (!f->ylog2 || y > 0) {
+                    pn->ylo = fmin(pn->ylo, y);
+                    pn->yhi = fmax(pn->yhi, y);
+                }
+                npts++;
+            }
+            if (!npts)
+                continue;
+            fprintf(dat, "\n\n");
+            ccs_buf_printf(cl,
+                           "%s'%s' index %d using 1:2 with linespoints lw 2 dt %d pt %d ps 0.7 "
+                           "lc rgb '%s' title 'gen %d%s'",
+                           cl->len ? ", " : "", dat_name, *block, (int)(w % 5) + 1, pt[w % 5],
+                           gen_color[gi % 8], gen, work);
+            (*block)++;
+            pn->nlines++;
+        }
     }
 }
 
-/* Models with no fitting plan would just be missing from their line: mark
- * them on the x axis in the generation's colour, stacked by generation on the
- * y2 axis ([0:1]). Same arguments as lines_series; returns the marks drawn. */
+/* Groups with no fitting plan would just be missing from their line: mark
+ * them on the x axis in the line's colour, stacked by line on the y2 axis
+ * ([0:1]). Same arguments as lines_series; returns the marks drawn. */
 static int lines_nofit(const rp *r, int p, const lines_row *lr, size_t h, FILE *dat,
-                       const char *dat_name, ccs_buf *cl, int *block)
+                       const char *dat_name, ccs_buf *cl, int *block, lines_panel *pn)
 {
     const lines_fig *f = rp_figures[p].lines;
+    const rtab *t = &r->q[p];
     const rtab *ft = f->fit_col ? &r->q[f->fit_plot] : &r->q[p];
     const char *fcol = f->fit_col ? f->fit_col : lr->ycol;
-    int nmiss = 0;
+    int nmiss = 0, line = 0;
+    size_t nl = r->gens.nrows * pn->nwork;
+    double step = nl > 15 ? 0.6 / (double)nl : 0.04;
     for (size_t gi = 0; gi < r->gens.nrows; gi++) {
-        int gen = rp_gen_at(r, gi), npts = 0;
-        for (size_t m = 0; m < r->models.nrows; m++) {
-            const char *name = rtab_str(&r->models, m, "name");
-            int have = 0;
-            for (size_t i = 0; i < ft->nrows && !have; i++)
-                have = rtab_is(ft, i, "model", name) &&
-                       rtab_is(ft, i, "hardware", rp_hw_name(r, h)) &&
-                       (int)rtab_num(ft, i, "generation") == gen &&
-                       (!lr->plan || rtab_is(ft, i, "plan", lr->plan)) &&
-                       isfinite(rtab_num(ft, i, fcol));
-            double x = rtab_num(&r->models, m, f->xcol) * f->xscale;
-            if (have || !isfinite(x))
+        int gen = rp_gen_at(r, gi);
+        for (size_t w = 0; w < pn->nwork; w++, line++) {
+            int npts = 0;
+            for (size_t g = 0; g < r->grp.nrows; g++) {
+                if (!rp_same_work(r, &r->grp, g, t, pn->work[w]))
+                    continue;
+                int have = 0;
+                for (size_t i = 0; i < ft->nrows && !have; i++)
+                    have = rp_grp_match(r, g, ft, i) &&
+                           rtab_is(ft, i, "hardware", rp_hw_name(r, h)) &&
+                           (int)rtab_num(ft, i, "generation") == gen &&
+                           (!lr->plan || rtab_is(ft, i, "plan", lr->plan)) &&
+                           isfinite(rtab_num(ft, i, fcol));
+                double x = rtab_num(&r->grp, g, f->xcol) * f->xscale;
+                if (have || !isfinite(x))
+                    continue;
+                if (!npts)
+                    fprintf(dat, "# no fitting plan: gen %d\n", gen);
+                fprintf(dat, "%.9g %.4g\n", x, 0.025 + step * (double)line);
+                pn->xlo = fmin(pn->xlo, x);
+                pn->xhi = fmax(pn->xhi, x);
+                npts++;
+            }
+            if (!npts)
                 continue;
-            fprintf(dat, "%.9g %.4g\n", x, 0.025 + 0.04 * (double)gi);
-            npts++;
+            fprintf(dat, "\n\n");
+            ccs_buf_printf(cl,
+                           ", '%s' index %d using 1:2 axes x1y2 with points pt 2 ps 1.3 lw 2 "
+                           "lc rgb '%s' notitle",
+                           dat_name, (*block)++, gen_color[gi % 8]);
+            nmiss += npts;
         }
-        if (!npts)
-            continue;
-        fprintf(dat, "\n\n");
-        ccs_buf_printf(cl,
-                       ", '%s' index %d using 1:2 axes x1y2 with points pt 2 ps 1.3 lw 2 "
-                       "lc rgb '%s' notitle",
-                       dat_name, (*block)++, gen_color[gi % 8]);
-        nmiss += npts;
     }
     return nmiss;
 }
 
-/* The script of one panel: title, axes, and plot cl (an empty panel when cl
- * is empty). */
-static void lines_script(FILE *g, const lines_fig *f, const char *title, const ccs_buf *cl)
+/* The script of one panel: title, axes from the panel's data pn, and plot cl
+ * (an empty panel when cl is empty). */
+static void lines_script(FILE *g, const lines_fig *f, const char *title, const ccs_buf *cl,
+                         const lines_panel *pn)
 {
     char q[300];
     report_gp_quote(q, sizeof q, title);
@@ -166,22 +233,36 @@ static void lines_script(FILE *g, const lines_fig *f, const char *title, const c
         return;
     }
     fprintf(g, "set logscale x 10\nset format x '%%g'\n");
-    if (f->ylog2)
-        fprintf(g, "set logscale y 2\nset format y '%%g'\n");
-    else
-        fprintf(g, "unset logscale y\n");
     char lo[32] = "*", hi[32] = "*";
-    if (isfinite(f->ymin))
-        snprintf(lo, sizeof lo, "%g", f->ymin);
-    if (isfinite(f->ymax))
-        snprintf(hi, sizeof hi, "%g", f->ymax);
+    if (f->ylog2 && pn->ylo <= pn->yhi) {
+        /* TP degrees: powers of two as ticks, never a fraction */
+        double a = exp2(floor(log2(pn->ylo))), b = exp2(ceil(log2(pn->yhi)));
+        if (a < 1)
+            a = 1;
+        if (b <= a)
+            b = 2 * a;
+        fprintf(g, "set logscale y 2\nset ytics (");
+        for (double v = a; v <= b; v *= 2)
+            fprintf(g, "%s%.0f", v > a ? ", " : "", v);
+        fprintf(g, ")\nset format y '%%g'\n");
+        snprintf(lo, sizeof lo, "%g", a / 1.4);
+        snprintf(hi, sizeof hi, "%g", b * 1.4);
+    } else {
+        fprintf(g, "unset logscale y\nset ytics autofreq\n");
+        if (isfinite(f->ymin))
+            snprintf(lo, sizeof lo, "%g", f->ymin);
+        if (isfinite(f->ymax))
+            snprintf(hi, sizeof hi, "%g", f->ymax);
+    }
     fprintf(g, "set yrange [%s:%s]\n", lo, hi);
+    /* the data's range, a little wider: gnuplot's own would round to decades */
     fprintf(g,
-            "set xrange [*:*]\nset y2range [0:1]\nunset y2tics\n"
-            "set key %s Left reverse samplen 2 font ',8'\n",
-            f->key ? f->key : "top left maxrows 6");
+            "set xrange [%.4g:%.4g]\nset y2range [0:1]\nunset y2tics\n"
+            "set key %s Left reverse samplen 3 font ',%d'\n",
+            pn->xlo / 1.25, pn->xhi * 1.25, f->key ? f->key : "top left maxrows 6",
+            pn->nlines > 12 ? 7 : 8);
     fprintf(g, "plot %s\n", ccs_buf_str(cl));
-    fprintf(g, "unset logscale\nset key\n");
+    fprintf(g, "unset logscale\nset key\nset ytics autofreq\n");
 }
 
 /* Figure p as lines (rp_figures[p].lines): rows = its two lines_rows, columns
@@ -204,14 +285,16 @@ static int plot_lines(rp *r, int p)
         const lines_row *lr = &f->rows[row];
         for (size_t h = 0; h < ncol; h++) {
             ccs_buf cl = CCS_BUF_INIT;
-            lines_series(r, p, lr, h, dat, dat_name, &cl, &block);
-            if (cl.len && lines_nofit(r, p, lr, h, dat, dat_name, &cl, &block))
+            lines_panel pn;
+            lines_series(r, p, lr, h, dat, dat_name, &cl, &block, &pn);
+            if (cl.len && pn.work && lines_nofit(r, p, lr, h, dat, dat_name, &cl, &block, &pn))
                 ccs_buf_printf(&cl, ", NaN with points pt 2 ps 1.3 lw 2 lc rgb '#555555' "
                                     "title 'no fitting plan'");
             char title[256];
             snprintf(title, sizeof title, "%s: %s", rp_hw_name(r, h), lr->title);
-            lines_script(g, f, title, &cl);
+            lines_script(g, f, title, &cl, &pn);
             oom |= cl.oom;
+            free(pn.work);
             ccs_buf_free(&cl);
         }
     }
