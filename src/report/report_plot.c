@@ -304,30 +304,32 @@ static int plot_lines(rp *r, int p)
 
 /* ---- breakdown: stacked shares per model ------------------------------------------ */
 
-/* Stacked shares per model (plot 2): rows = plan kind, columns = first and last
- * generation, on the reference hardware. */
+/* Stacked shares per group (plot 2): rows = hardware x plan kind, columns =
+ * first and last generation. Bars are groups (model, devices, and gbs, seq
+ * where they vary), so each bar is one job; a panel's legend lists only the
+ * classes with a share in it, and says '* no fitting plan' only when a bar has
+ * none. */
 static int plot_breakdown(rp *r, int p)
 {
     const rtab *t = &r->q[p];
-    const char *hw = rp_hw_name(r, r->ref);
     FILE *dat, *g;
     int rc = fig_open(r, p, &dat, &g);
     if (rc)
         return rc;
     int gens[2] = {r->gen_first, r->gen_last};
     int ncol = r->gen_first == r->gen_last ? 1 : 2;
-    size_t nm = r->models.nrows;
-    int w = (int)(nm * 34 + 260);
+    size_t ng = r->grp.nrows, nhw = r->hwnames.nrows;
+    int w = (int)(ng * 34 + 260);
     w = (w < 700 ? 700 : w) * ncol;
-    rp_gp_head(g, rp_figures[p].file, w, 1000, rp_figures[p].title, 2, ncol);
+    rp_gp_head(g, rp_figures[p].file, w, (int)(500 * 2 * nhw), rp_figures[p].title,
+               (int)(2 * nhw), ncol);
     static const char tics[] = "set xtics rotate by 45 right font ',8'\nset ytics 0,20,100\n"
                                "set yrange [0:130]\n";
     fprintf(g,
             "set style data histograms\nset style histogram rowstacked\n"
             "set style fill solid 0.85 border lc rgb '#444444'\nset boxwidth 0.8\n"
             "%sset key top center horizontal maxrows 1 font ',9'\n"
-            "set ylabel 'share of iteration time (%%)'\n"
-            "set xlabel '* no fitting plan' font ',8'\n",
+            "set ylabel 'share of iteration time (%%)'\n",
             tics);
     enum { NPART = 7 };
     static const char *const parts[NPART] = {"compute_pct", "tp_comm_pct", "cp_comm_pct",
@@ -339,39 +341,59 @@ static int plot_breakdown(rp *r, int p)
     static const char *const colors[NPART] = {"#4c72b0", "#dd8452", "#55a868", "#da8bc3",
                                               "#c44e52", "#8172b3", "#aaaaaa"};
     int block = 0;
-    for (int row = 0; row < 2; row++) {
-        for (int c = 0; c < ncol; c++) {
-            int any = 0;
-            for (size_t m = 0; m < nm; m++) {
-                const char *name = rtab_str(&r->models, m, "name");
-                size_t i;
-                for (i = 0; i < t->nrows; i++)
-                    if (rtab_is(t, i, "plan", rp_lens_key[row]) && rtab_is(t, i, "hardware", hw) &&
-                        (int)rtab_num(t, i, "generation") == gens[c] &&
-                        rtab_is(t, i, "model", name))
-                        break;
-                fprintf(dat, "\"%s%s\"", name, i < t->nrows ? "" : "*");
-                for (int k = 0; k < NPART; k++)
-                    fprintf(dat, " %.6g", i < t->nrows ? rtab_num(t, i, parts[k]) : 0.0);
-                fprintf(dat, "\n");
-                any |= i < t->nrows;
+    for (size_t h = 0; h < nhw; h++) {
+        const char *hw = rp_hw_name(r, h);
+        for (int row = 0; row < 2; row++) {
+            for (int c = 0; c < ncol; c++) {
+                int any = 0, star = 0, drawn[NPART] = {0};
+                for (size_t m = 0; m < ng; m++) {
+                    char label[160];
+                    rp_grp_label(r, m, label, sizeof label);
+                    if (!r->vary[0]) /* the device count, even when fixed per model */
+                        snprintf(label + strlen(label), sizeof label - strlen(label),
+                                 ", %.0f devices", rtab_num(&r->grp, m, "devices"));
+                    size_t i;
+                    for (i = 0; i < t->nrows; i++)
+                        if (rtab_is(t, i, "plan", rp_lens_key[row]) &&
+                            rtab_is(t, i, "hardware", hw) &&
+                            (int)rtab_num(t, i, "generation") == gens[c] &&
+                            rp_grp_match(r, m, t, i))
+                            break;
+                    fprintf(dat, "\"%s%s\"", label, i < t->nrows ? "" : "*");
+                    for (int k = 0; k < NPART; k++) {
+                        double v = i < t->nrows ? rtab_num(t, i, parts[k]) : 0.0;
+                        fprintf(dat, " %.6g", v);
+                        drawn[k] |= v > 0;
+                    }
+                    fprintf(dat, "\n");
+                    any |= i < t->nrows;
+                    star |= i == t->nrows;
+                }
+                fprintf(dat, "\n\n");
+                char title[256], q[300];
+                snprintf(title, sizeof title, "%s, gen %d: %s", hw, gens[c], rp_lens_title[row]);
+                report_gp_quote(q, sizeof q, title);
+                fprintf(g, "set title %s\n", q);
+                fprintf(g, star ? "set xlabel '* no fitting plan' font ',8'\n"
+                                : "unset xlabel\n");
+                if (!any) {
+                    rp_gp_empty(g, "no fitting plan", tics);
+                } else {
+                    fprintf(g, "plot ");
+                    int first = 1;
+                    for (int k = 0; k < NPART; k++) {
+                        /* a class with no share here: no bar segment, no legend entry */
+                        if (!drawn[k] && !(first && k == NPART - 1))
+                            continue;
+                        fprintf(g, "%s'breakdown.dat' index %d using %d%s title '%s' lc rgb '%s'",
+                                first ? "" : ", ", block, k + 2, first ? ":xtic(1)" : "",
+                                names[k], colors[k]);
+                        first = 0;
+                    }
+                    fprintf(g, "\n");
+                }
+                block++;
             }
-            fprintf(dat, "\n\n");
-            char title[256], q[300];
-            snprintf(title, sizeof title, "%s, gen %d: %s", hw, gens[c], rp_lens_title[row]);
-            report_gp_quote(q, sizeof q, title);
-            fprintf(g, "set title %s\n", q);
-            if (!any) {
-                rp_gp_empty(g, "no fitting plan", tics);
-            } else {
-                fprintf(g, "plot ");
-                for (int k = 0; k < NPART; k++)
-                    fprintf(g, "%s'%s' index %d using %d%s title '%s' lc rgb '%s'", k ? ", " : "",
-                            k ? "" : "breakdown.dat", block, k + 2, k ? "" : ":xtic(1)", names[k],
-                            colors[k]);
-                fprintf(g, "\n");
-            }
-            block++;
         }
     }
     fprintf(g, "unset multiplot\n");

@@ -147,7 +147,7 @@ plots() { # $1: report dir, $2: label
         check "$L: $f.gp: the x axis range is set from the data ($bad panels are not)" [ "$bad" = 0 ]
         # legend: one title per line of a panel, no two alike
         dupt=$(grep '^plot ' "$D/$f.gp" | awk '{ n = split($0, a, " title "); delete s
-            for (i = 2; i <= n; i++) { t = a[i]; sub(/,.*/, "", t); if (t in s) d++; s[t] = 1 } }
+            for (i = 2; i <= n; i++) { t = a[i]; match(t, /^\047[^\047]*\047/); t = substr(t, 1, RLENGTH); if (t in s) d++; s[t] = 1 } }
             END { print d + 0 }')
         check "$L: $f.gp: no two lines of a panel share a legend title ($dupt do)" [ "$dupt" = 0 ]
     done
@@ -162,6 +162,7 @@ plots() { # $1: report dir, $2: label
         BEGIN { b = 0; while ((getline l < dat) > 0) { if (l == "") { if (pb) b++; pb = 1; continue }
                   pb = 0; rows[b] = rows[b] "\n" l } }
         /^set xlabel/ { star = ($0 ~ /no fitting plan/) }
+        /^unset xlabel/ { star = 0 }
         /^plot / { n = split($0, c, /, /); for (i = 1; i <= n; i++) {
                    if (match(c[i], /index [0-9]+/)) blk = substr(c[i], RSTART + 6, RLENGTH - 6) + 0
                    if (!match(c[i], /using [0-9]+/)) continue
