@@ -286,6 +286,88 @@ int rp_resolve_run(rp *r)
     return CCS_OK;
 }
 
+const char *const rp_grp_dims[3] = {"devices", "gbs", "seq"};
+
+static void work_label(const rp *r, const rtab *t, size_t i, char *buf, size_t n)
+{
+    static const char *const fmt[3] = {", %.0f devices", ", gbs %.0f", ", seq %.0f"};
+    size_t k = strlen(buf);
+    for (int d = 0; d < 3; d++) {
+        double v = rtab_num(t, i, rp_grp_dims[d]);
+        if (r->vary[d] && isfinite(v) && k < n) {
+            snprintf(buf + k, n - k, fmt[d], v);
+            k += strlen(buf + k);
+        }
+    }
+}
+
+void rp_work_label(const rp *r, const rtab *t, size_t i, char *buf, size_t n)
+{
+    if (n)
+        buf[0] = 0;
+    work_label(r, t, i, buf, n);
+}
+
+void rp_grp_label(const rp *r, size_t g, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", rtab_str(&r->grp, g, "model"));
+    work_label(r, &r->grp, g, buf, n);
+}
+
+int rp_grp_match(const rp *r, size_t g, const rtab *t, size_t i)
+{
+    if (!rtab_is(t, i, "model", rtab_str(&r->grp, g, "model")))
+        return 0;
+    for (int d = 0; d < 3; d++)
+        if (rtab_col(t, rp_grp_dims[d]) >= 0 &&
+            rtab_num(t, i, rp_grp_dims[d]) != rtab_num(&r->grp, g, rp_grp_dims[d]))
+            return 0;
+    return 1;
+}
+
+int rp_same_work(const rp *r, const rtab *t, size_t i, const rtab *u, size_t j)
+{
+    for (int d = 0; d < 3; d++)
+        if (r->vary[d] && rtab_num(t, i, rp_grp_dims[d]) != rtab_num(u, j, rp_grp_dims[d]))
+            return 0;
+    return 1;
+}
+
+/* The run's groups (r->grp) and what varies within a model (r->vary, r->multi,
+ * r->gword, r->gnoun). */
+static int load_groups(rp *r)
+{
+    rtab v = {0};
+    int rc;
+    if ((rc = load(r,
+                   "SELECT m.name AS model, m.params, m.layers, m.hidden, g.devices, g.gbs, "
+                   "g.seq FROM (SELECT DISTINCT model_id, devices, gbs, seq FROM results "
+                   "WHERE run_id = :run) g JOIN models m ON m.model_id = g.model_id "
+                   "ORDER BY m.params, m.model_id, g.devices, g.gbs, g.seq",
+                   &r->grp)) ||
+        (rc = load(r,
+                   "SELECT coalesce(max(d), 0) > 1 AS d, coalesce(max(g), 0) > 1 AS g, "
+                   "coalesce(max(s), 0) > 1 AS s, coalesce(max(n), 0) > 1 AS n FROM "
+                   "(SELECT count(DISTINCT devices) AS d, count(DISTINCT gbs) AS g, "
+                   "count(DISTINCT seq) AS s, count(DISTINCT devices || ' ' || gbs || ' ' "
+                   "|| seq) AS n FROM results WHERE run_id = :run GROUP BY model_id)",
+                   &v)))
+        return rc;
+    static const char *const word[3] = {" x devices", " x gbs", " x seq"};
+    snprintf(r->gword, sizeof r->gword, "model x hardware");
+    for (int d = 0; d < 3; d++) {
+        r->vary[d] = v.nrows && rtab_num(&v, 0, (const char *[]){"d", "g", "s"}[d]) > 0;
+        if (r->vary[d])
+            ccs_strlcpy(r->gword + strlen(r->gword), word[d], sizeof r->gword - strlen(r->gword));
+    }
+    r->multi = v.nrows && rtab_num(&v, 0, "n") > 0;
+    rtab_free(&v);
+    r->gnoun = r->multi ? "groups" : "pairs";
+    size_t k = strlen(r->gword);
+    snprintf(r->gword + k, sizeof r->gword - k, " %s", r->gnoun);
+    return CCS_OK;
+}
+
 int rp_load_layout(rp *r)
 {
     int rc;
@@ -299,7 +381,8 @@ int rp_load_layout(rp *r)
                    &r->gens)) ||
         (rc = load(r, "SELECT * FROM hardware WHERE run_id = :run ORDER BY hw_id", &r->hwrows)) ||
         (rc = load(r, "SELECT * FROM models WHERE run_id = :run ORDER BY params, model_id",
-                   &r->models)))
+                   &r->models)) ||
+        (rc = load_groups(r)))
         return rc;
     if (r->hwnames.nrows == 0 || r->gens.nrows == 0)
         return rp_fail(r, CCS_EINPUT, "%s: run %lld has no hardware rows", r->o->db,
@@ -393,6 +476,7 @@ void rp_free_tables(rp *r)
     rtab_free(&r->runinfo);
     rtab_free(&r->hwrows);
     rtab_free(&r->models);
+    rtab_free(&r->grp);
     rtab_free(&r->hwnames);
     rtab_free(&r->gens);
 }

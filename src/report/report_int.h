@@ -81,6 +81,15 @@ struct rp {
     int64_t run;
     storeq_param par[2]; /* :run, :tp */
     rtab runinfo, hwrows, models, hwnames, gens;
+    /* The groups of the run: one row per model x devices x gbs x seq with a
+     * stored row (columns model, params, layers, hidden, devices, gbs, seq), by
+     * size. A group is the unit of equal work: plans compare only within one,
+     * and every count of the report counts groups. */
+    rtab grp;
+    int vary[3];    /* devices, gbs, seq take more than one value within a model */
+    int multi;      /* some model has more than one group */
+    char gword[96]; /* "model x hardware pairs", "model x hardware x seq groups" */
+    const char *gnoun; /* "pairs" or "groups" */
     size_t ref; /* index into hwnames of the single-hardware plots */
     int fixed_tp;
     int gen_first, gen_last;
@@ -115,6 +124,19 @@ const char *rp_hw_name(const rp *r, size_t i);
 int rp_gen_at(const rp *r, size_t i);
 /* The run to report (r->run, r->runinfo, :run), checked to have fitting rows. */
 int rp_resolve_run(rp *r);
+/* The dimensions of a group besides the model (grp columns), rp.vary's order. */
+extern const char *const rp_grp_dims[3];
+/* Group g's label into buf: the model, then each dimension that varies within a
+ * model ("llama3-8b, 64 devices, seq 8192"). */
+void rp_grp_label(const rp *r, size_t g, char *buf, size_t n);
+/* Row i of t's work, for the varying dimensions only (", 64 devices, seq 8192";
+ * "" when none varies); dimensions t lacks are left out. */
+void rp_work_label(const rp *r, const rtab *t, size_t i, char *buf, size_t n);
+/* 1 when row i of t is of group g: same model and, for each dimension t has,
+ * the same value. */
+int rp_grp_match(const rp *r, size_t g, const rtab *t, size_t i);
+/* 1 when rows i of t and j of u do the same work in the varying dimensions. */
+int rp_same_work(const rp *r, const rtab *t, size_t i, const rtab *u, size_t j);
 /* The run's hardware and models, the reference hardware (--hw) and the fixed
  * TP (:tp); fails on names that did not come from a catalog. */
 int rp_load_layout(rp *r);

@@ -49,34 +49,60 @@ static void md_summary(const rp *r, FILE *f)
 {
     const rtab *t = &r->summary;
     size_t nm = r->models.nrows;
-    fprintf(f, "Communication share = exposed communication time / iteration time, over the "
-               "models that fit (min - max, mean in brackets); DP hidden = share of the "
-               "data-parallel gradient communication overlapped with the backward pass "
-               "(min - max over the models with DP traffic).\n\n");
-    fprintf(f, "| hardware | gen | HBM GiB | models fitting: best / TP+DP | comm share, best "
-               "plan | largest model, best plan | comm share, TP+DP | largest model, TP+DP "
-               "| DP hidden, best plan | DP hidden, TP+DP |\n");
+    const char *unit = r->multi ? "groups" : "models";
+    if (r->multi)
+        fprintf(f,
+                "A group is one model x devices x global batch x sequence length on one "
+                "hardware generation: the work its plans share, so the only set within which "
+                "plans compare. This run has several per model (%s); each counts "
+                "once.\n\n",
+                r->gword);
+    fprintf(f,
+            "Communication share = exposed communication time / iteration time, over the "
+            "%s that fit (min - max, mean in brackets); DP hidden = share of the "
+            "data-parallel gradient communication overlapped with the backward pass "
+            "(min - max over the %s with DP traffic).\n\n",
+            unit, unit);
+    fprintf(f,
+            "| hardware | gen | HBM GiB | %s fitting: best / TP+DP | comm share, best "
+            "plan | largest model, best plan | comm share, TP+DP | largest model, TP+DP "
+            "| DP hidden, best plan | DP hidden, TP+DP |\n",
+            r->multi ? "groups (models)" : "models");
     fprintf(f, "|---|---:|---:|---|---|---|---|---|---|---|\n");
     for (size_t h = 0; h < r->hwrows.nrows; h++) {
         const char *hw = rtab_str(&r->hwrows, h, "name");
         int gen = (int)rtab_num(&r->hwrows, h, "generation");
         long b = summary_row(r, "best", hw, gen), p = summary_row(r, "tp+dp", hw, gen);
         char a[5][24], c[6][24];
-        fprintf(f, "| %s | %d | %.0f | %.0f / %.0f of %zu |", hw, gen,
-                rtab_num(&r->hwrows, h, "mem_cap") / 1073741824.0,
-                b < 0 ? 0 : rtab_num(t, (size_t)b, "models"),
-                p < 0 ? 0 : rtab_num(t, (size_t)p, "models"), nm);
+        fprintf(f, "| %s | %d | %.0f |", hw, gen,
+                rtab_num(&r->hwrows, h, "mem_cap") / 1073741824.0);
+        if (r->multi)
+            fprintf(f, " %.0f / %.0f of %.0f groups (%.0f / %.0f of %.0f models) |",
+                    b < 0 ? 0 : rtab_num(t, (size_t)b, "groups"),
+                    p < 0 ? 0 : rtab_num(t, (size_t)p, "groups"), rtab_num(t, 0, "all_groups"),
+                    b < 0 ? 0 : rtab_num(t, (size_t)b, "models"),
+                    p < 0 ? 0 : rtab_num(t, (size_t)p, "models"), rtab_num(t, 0, "all_models"));
+        else
+            fprintf(f, " %.0f / %.0f of %zu |", b < 0 ? 0 : rtab_num(t, (size_t)b, "models"),
+                    p < 0 ? 0 : rtab_num(t, (size_t)p, "models"), nm);
         for (int k = 0; k < 2; k++) {
             long i = k ? p : b;
             if (i < 0) {
                 fprintf(f, " - | - |");
                 continue;
             }
-            fprintf(f, " %s - %s (%s) | %s: %s |",
+            char work[96] = "";
+            static const char *const lcol[3] = {"largest_devices", "largest_gbs", "largest_seq"};
+            static const char *const lfmt[3] = {", %.0f devices", ", gbs %.0f", ", seq %.0f"};
+            for (int d = 0; d < 3; d++)
+                if (r->vary[d])
+                    snprintf(work + strlen(work), sizeof work - strlen(work), lfmt[d],
+                             rtab_num(t, (size_t)i, lcol[d]));
+            fprintf(f, " %s - %s (%s) | %s%s: %s |",
                     pct(a[0], 24, rtab_num(t, (size_t)i, "comm_min_pct")),
                     pct(a[1], 24, rtab_num(t, (size_t)i, "comm_max_pct")),
                     pct(a[2], 24, rtab_num(t, (size_t)i, "comm_mean_pct")),
-                    rtab_str(t, (size_t)i, "largest_model"),
+                    rtab_str(t, (size_t)i, "largest_model"), work,
                     pct(a[3], 24, rtab_num(t, (size_t)i, "largest_comm_pct")));
         }
         for (int k = 0; k < 2; k++) {
@@ -94,7 +120,8 @@ static void md_summary(const rp *r, FILE *f)
 
 /* Comm share statistics over every hardware for one plan kind and generation. */
 static void comm_stats(const rp *r, const char *plan, int gen, report_stats *st,
-                       const char **max_model, const char **max_hw, size_t *n_over40)
+                       const char **max_model, const char **max_hw, size_t *n_over40,
+                       char *max_work, size_t nw)
 {
     const rtab *t = &r->q[P_COMM];
     double *v = malloc((t->nrows ? t->nrows : 1) * sizeof *v);
@@ -111,6 +138,7 @@ static void comm_stats(const rp *r, const char *plan, int gen, report_stats *st,
             best = v[n];
             *max_model = rtab_str(t, i, "model");
             *max_hw = rtab_str(t, i, "hardware");
+            rp_work_label(r, t, i, max_work, nw);
         }
         n++;
     }
@@ -128,15 +156,18 @@ static void find_comm(const rp *r, FILE *f)
             report_stats st;
             const char *mm, *mh;
             size_t over;
-            comm_stats(r, rp_lens_key[k], gens[j], &st, &mm, &mh, &over);
+            char work[96] = "";
+            comm_stats(r, rp_lens_key[k], gens[j], &st, &mm, &mh, &over, work, sizeof work);
             if (!st.n)
                 continue;
             fprintf(f,
                     "- %s, generation %d: communication is %s - %s of the iteration "
-                    "(median %s) over %zu model x hardware pairs; the most is %s on %s; "
-                    "%zu pairs at 40%% or more (`queries/comm_share.sql`).\n",
+                    "(median %s) over %zu %s; the most is %s%s%s%s on %s; "
+                    "%zu %s at 40%% or more (`queries/comm_share.sql`).\n",
                     k ? "TP+DP (memory-forced TP)" : "Best plan", gens[j], pct(a[0], 24, st.min),
-                    pct(a[1], 24, st.max), pct(a[2], 24, st.median), st.n, mm, mh, over);
+                    pct(a[1], 24, st.max), pct(a[2], 24, st.median), st.n, r->gword, mm,
+                    *work ? " (" : "", *work ? work + 2 : "", *work ? ")" : "", mh, over,
+                    r->gnoun);
         }
     }
 }
@@ -165,11 +196,11 @@ static void find_fixed(const rp *r, FILE *f)
         if (v && st[0].n && st[1].n)
             fprintf(f,
                     "- %s plans of generation %d kept unchanged: the median communication "
-                    "share goes from %s to %s at generation %d (max %s); %zu of %zu model x "
-                    "hardware pairs reach 40%% or more (`queries/fixed_plan.sql`).\n",
+                    "share goes from %s to %s at generation %d (max %s); %zu of %zu %s "
+                    "reach 40%% or more (`queries/fixed_plan.sql`).\n",
                     k ? "TP+DP" : "Best", r->gen_first, pct(a[0], 24, st[0].median),
                     pct(a[1], 24, st[1].median), r->gen_last, pct(a[2], 24, st[1].max), over,
-                    st[1].n);
+                    st[1].n, r->gword);
         free(v);
     }
 }
@@ -182,12 +213,13 @@ static void find_dp(const rp *r, FILE *f)
     for (int k = 0; k < 2; k++) {
         size_t hidden0 = 0, exposed = 0;
         ccs_buf names = CCS_BUF_INIT;
-        for (size_t m = 0; m < r->models.nrows; m++) {
-            const char *name = rtab_str(&r->models, m, "name");
+        for (size_t m = 0; m < r->grp.nrows; m++) {
+            char name[160];
+            rp_grp_label(r, m, name, sizeof name);
             double first = NAN, last = NAN;
             for (size_t i = 0; i < t->nrows; i++) {
                 if (!rtab_is(t, i, "plan", rp_lens_key[k]) || !rtab_is(t, i, "hardware", hw) ||
-                    !rtab_is(t, i, "model", name))
+                    !rp_grp_match(r, m, t, i))
                     continue;
                 int g = (int)rtab_num(t, i, "generation");
                 if (g == r->gen_first)
@@ -205,10 +237,11 @@ static void find_dp(const rp *r, FILE *f)
         }
         if (hidden0 && r->gen_first != r->gen_last)
             fprintf(f,
-                    "- %s on %s: of the %zu models whose DP communication is at least half "
+                    "- %s on %s: of the %zu %s whose DP communication is at least half "
                     "hidden at generation %d, %zu have less than half hidden at generation "
                     "%d%s%s%s (`queries/dp_hidden.sql`).\n",
-                    k ? "TP+DP" : "Best plan", hw, hidden0, r->gen_first, exposed, r->gen_last,
+                    k ? "TP+DP" : "Best plan", hw, hidden0, r->multi ? r->gword : "models",
+                    r->gen_first, exposed, r->gen_last,
                     exposed ? " (" : "", exposed ? ccs_buf_str(&names) : "", exposed ? ")" : "");
         ccs_buf_free(&names);
     }
@@ -222,26 +255,28 @@ static void find_tp(const rp *r, FILE *f)
     int gens[2] = {r->gen_first, r->gen_last};
     for (int j = 0; j < (r->gen_first == r->gen_last ? 1 : 2); j++) {
         int max_nopp = 0, max_any = 0, nofit = 0;
-        const char *mn = "", *ma = "";
+        char mn[160] = "", ma[160] = "";
         for (size_t i = 0; i < ft->nrows; i++) {
             if (!rtab_is(ft, i, "hardware", hw) || (int)rtab_num(ft, i, "generation") != gens[j])
                 continue;
             double a1 = rtab_num(ft, i, "tp_no_pp"), a2 = rtab_num(ft, i, "tp_any_pp");
             if (a1 > max_nopp) {
                 max_nopp = (int)a1;
-                mn = rtab_str(ft, i, "model");
+                snprintf(mn, sizeof mn, "%s", rtab_str(ft, i, "model"));
+                rp_work_label(r, ft, i, mn + strlen(mn), sizeof mn - strlen(mn));
             }
             if (a2 > max_any) {
                 max_any = (int)a2;
-                ma = rtab_str(ft, i, "model");
+                snprintf(ma, sizeof ma, "%s", rtab_str(ft, i, "model"));
+                rp_work_label(r, ft, i, ma + strlen(ma), sizeof ma - strlen(ma));
             }
             nofit += !isfinite(a1);
         }
         fprintf(f,
                 "- Memory-forced TP on %s, generation %d: without pipeline parallelism "
-                "the smallest fitting tp reaches %d (%s) and %d models fit no TP+DP plan; "
+                "the smallest fitting tp reaches %d (%s) and %d %s fit no TP+DP plan; "
                 "with pipeline parallelism it reaches %d (%s) (`queries/forced_tp.sql`).\n",
-                hw, gens[j], max_nopp, mn, nofit, max_any, ma);
+                hw, gens[j], max_nopp, mn, nofit, r->multi ? r->gword : "models", max_any, ma);
     }
 }
 

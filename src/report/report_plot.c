@@ -62,7 +62,8 @@ static int fig_finish(rp *r, int p, FILE *dat, FILE *g, int oom)
     return rc;
 }
 
-/* ---- line plots: one panel per (plan kind, hardware), one line per generation ------ */
+/* ---- line plots: one panel per (plan kind, hardware), one line per generation and
+ * work (devices, gbs, seq where they vary within a model) ---------------------------- */
 
 typedef struct lines_row {
     const char *plan; /* rows whose 'plan' column is this; NULL: every row */
@@ -86,77 +87,143 @@ typedef struct lines_fig {
     const char *key; /* key position and shape; NULL: top left, at most 6 rows */
 } lines_fig;
 
-/* The panel of figure row lr on hardware h: one data block per generation
- * with points (numbered from *block on), their plot clauses appended to cl. */
-static void lines_series(const rp *r, int p, const lines_row *lr, size_t h, FILE *dat,
-                         const char *dat_name, ccs_buf *cl, int *block)
+/* What one panel of a line figure spans: its lines' work (rows of the query
+ * standing for each combination of the dimensions that vary within a model)
+ * and the range of its points. */
+typedef struct lines_panel {
+    size_t *work; /* row index in the query per work combination */
+    size_t nwork;
+    int nlines;
+    double xlo, xhi, ylo, yhi; /* of the points drawn; lo > hi: none */
+} lines_panel;
+
+/* 1 when row i of figure p's query belongs to panel (lr, hardware h). */
+static int lines_in_panel(const rp *r, int p, const lines_row *lr, size_t h, size_t i)
 {
+    const rtab *t = &r->q[p];
+    return rtab_is(t, i, "hardware", rp_hw_name(r, h)) &&
+           (!lr->plan || rtab_is(t, i, "plan", lr->plan));
+}
+
+/* The panel of figure row lr on hardware h: one data block per generation and
+ * work combination (devices, gbs, seq where they vary within a model: plans
+ * and points compare only at equal work, so each line holds one point per
+ * model), their plot clauses appended to cl; *block numbers the blocks.
+ * Fills pn (pn->work is allocated; NULL when out of memory, cl->oom set). */
+static void lines_series(const rp *r, int p, const lines_row *lr, size_t h, FILE *dat,
+                         const char *dat_name, ccs_buf *cl, int *block, lines_panel *pn)
+{
+    static const int pt[5] = {7, 5, 9, 11, 13};
     const lines_fig *f = rp_figures[p].lines;
     const rtab *t = &r->q[p];
-    for (size_t gi = 0; gi < r->gens.nrows; gi++) {
-        int gen = rp_gen_at(r, gi), npts = 0;
-        for (size_t i = 0; i < t->nrows; i++) {
-            double x = rtab_num(t, i, f->xcol) * f->xscale, y = rtab_num(t, i, lr->ycol);
-            if (!rtab_is(t, i, "hardware", rp_hw_name(r, h)) ||
-                (int)rtab_num(t, i, "generation") != gen ||
-                (lr->plan && !rtab_is(t, i, "plan", lr->plan)) || !isfinite(x) || !isfinite(y))
-                continue;
-            fprintf(dat, "%.9g %.9g\n", x, y);
-            npts++;
-        }
-        if (!npts)
+    pn->work = malloc((t->nrows ? t->nrows : 1) * sizeof *pn->work);
+    pn->nwork = 0;
+    pn->nlines = 0;
+    pn->xlo = pn->ylo = INFINITY;
+    pn->xhi = pn->yhi = -INFINITY;
+    if (!pn->work) {
+        cl->oom = 1;
+        return;
+    }
+    for (size_t i = 0; i < t->nrows; i++) {
+        if (!lines_in_panel(r, p, lr, h, i))
             continue;
-        fprintf(dat, "\n\n");
-        ccs_buf_printf(cl,
-                       "%s'%s' index %d using 1:2 with linespoints lw 2 pt 7 ps 0.7 "
-                       "lc rgb '%s' title 'gen %d'",
-                       cl->len ? ", " : "", dat_name, *block, gen_color[gi % 8], gen);
-        (*block)++;
+        size_t w;
+        for (w = 0; w < pn->nwork && !rp_same_work(r, t, pn->work[w], t, i); w++)
+            ;
+        if (w == pn->nwork)
+            pn->work[pn->nwork++] = i;
+    }
+    for (size_t gi = 0; gi < r->gens.nrows; gi++) {
+        int gen = rp_gen_at(r, gi);
+        for (size_t w = 0; w < pn->nwork; w++) {
+            int npts = 0;
+            char work[96];
+            rp_work_label(r, t, pn->work[w], work, sizeof work);
+            for (size_t i = 0; i < t->nrows; i++) {
+                double x = rtab_num(t, i, f->xcol) * f->xscale, y = rtab_num(t, i, lr->ycol);
+                if (!lines_in_panel(r, p, lr, h, i) || (int)rtab_num(t, i, "generation") != gen ||
+                    !rp_same_work(r, t, pn->work[w], t, i) || !isfinite(x) || !isfinite(y))
+                    continue;
+                if (!npts)
+                    fprintf(dat, "# gen %d%s\n", gen, work);
+                fprintf(dat, "%.9g %.9g\n", x, y);
+                pn->xlo = fmin(pn->xlo, x);
+                pn->xhi = fmax(pn->xhi, x);
+                if (!f->ylog2 || y > 0) {
+                    pn->ylo = fmin(pn->ylo, y);
+                    pn->yhi = fmax(pn->yhi, y);
+                }
+                npts++;
+            }
+            if (!npts)
+                continue;
+            fprintf(dat, "\n\n");
+            ccs_buf_printf(cl,
+                           "%s'%s' index %d using 1:2 with linespoints lw 2 dt %d pt %d ps 0.7 "
+                           "lc rgb '%s' title 'gen %d%s'",
+                           cl->len ? ", " : "", dat_name, *block, (int)(w % 5) + 1, pt[w % 5],
+                           gen_color[gi % 8], gen, work);
+            (*block)++;
+            pn->nlines++;
+        }
     }
 }
 
-/* Models with no fitting plan would just be missing from their line: mark
- * them on the x axis in the generation's colour, stacked by generation on the
- * y2 axis ([0:1]). Same arguments as lines_series; returns the marks drawn. */
+/* Groups with no fitting plan would just be missing from their line: mark
+ * them on the x axis in the line's colour, stacked by line on the y2 axis
+ * ([0:1]). Same arguments as lines_series; returns the marks drawn. */
 static int lines_nofit(const rp *r, int p, const lines_row *lr, size_t h, FILE *dat,
-                       const char *dat_name, ccs_buf *cl, int *block)
+                       const char *dat_name, ccs_buf *cl, int *block, lines_panel *pn)
 {
     const lines_fig *f = rp_figures[p].lines;
+    const rtab *t = &r->q[p];
     const rtab *ft = f->fit_col ? &r->q[f->fit_plot] : &r->q[p];
     const char *fcol = f->fit_col ? f->fit_col : lr->ycol;
-    int nmiss = 0;
+    int nmiss = 0, line = 0;
+    size_t nl = r->gens.nrows * pn->nwork;
+    double step = nl > 15 ? 0.6 / (double)nl : 0.04;
     for (size_t gi = 0; gi < r->gens.nrows; gi++) {
-        int gen = rp_gen_at(r, gi), npts = 0;
-        for (size_t m = 0; m < r->models.nrows; m++) {
-            const char *name = rtab_str(&r->models, m, "name");
-            int have = 0;
-            for (size_t i = 0; i < ft->nrows && !have; i++)
-                have = rtab_is(ft, i, "model", name) &&
-                       rtab_is(ft, i, "hardware", rp_hw_name(r, h)) &&
-                       (int)rtab_num(ft, i, "generation") == gen &&
-                       (!lr->plan || rtab_is(ft, i, "plan", lr->plan)) &&
-                       isfinite(rtab_num(ft, i, fcol));
-            double x = rtab_num(&r->models, m, f->xcol) * f->xscale;
-            if (have || !isfinite(x))
+        int gen = rp_gen_at(r, gi);
+        for (size_t w = 0; w < pn->nwork; w++, line++) {
+            int npts = 0;
+            for (size_t g = 0; g < r->grp.nrows; g++) {
+                if (!rp_same_work(r, &r->grp, g, t, pn->work[w]))
+                    continue;
+                int have = 0;
+                for (size_t i = 0; i < ft->nrows && !have; i++)
+                    have = rp_grp_match(r, g, ft, i) &&
+                           rtab_is(ft, i, "hardware", rp_hw_name(r, h)) &&
+                           (int)rtab_num(ft, i, "generation") == gen &&
+                           (!lr->plan || rtab_is(ft, i, "plan", lr->plan)) &&
+                           isfinite(rtab_num(ft, i, fcol));
+                double x = rtab_num(&r->grp, g, f->xcol) * f->xscale;
+                if (have || !isfinite(x))
+                    continue;
+                if (!npts)
+                    fprintf(dat, "# no fitting plan: gen %d\n", gen);
+                fprintf(dat, "%.9g %.4g\n", x, 0.025 + step * (double)line);
+                pn->xlo = fmin(pn->xlo, x);
+                pn->xhi = fmax(pn->xhi, x);
+                npts++;
+            }
+            if (!npts)
                 continue;
-            fprintf(dat, "%.9g %.4g\n", x, 0.025 + 0.04 * (double)gi);
-            npts++;
+            fprintf(dat, "\n\n");
+            ccs_buf_printf(cl,
+                           ", '%s' index %d using 1:2 axes x1y2 with points pt 2 ps 1.3 lw 2 "
+                           "lc rgb '%s' notitle",
+                           dat_name, (*block)++, gen_color[gi % 8]);
+            nmiss += npts;
         }
-        if (!npts)
-            continue;
-        fprintf(dat, "\n\n");
-        ccs_buf_printf(cl,
-                       ", '%s' index %d using 1:2 axes x1y2 with points pt 2 ps 1.3 lw 2 "
-                       "lc rgb '%s' notitle",
-                       dat_name, (*block)++, gen_color[gi % 8]);
-        nmiss += npts;
     }
     return nmiss;
 }
 
-/* The script of one panel: title, axes, and plot cl (an empty panel when cl
- * is empty). */
-static void lines_script(FILE *g, const lines_fig *f, const char *title, const ccs_buf *cl)
+/* The script of one panel: title, axes from the panel's data pn, and plot cl
+ * (an empty panel when cl is empty). */
+static void lines_script(FILE *g, const lines_fig *f, const char *title, const ccs_buf *cl,
+                         const lines_panel *pn)
 {
     char q[300];
     report_gp_quote(q, sizeof q, title);
@@ -166,22 +233,36 @@ static void lines_script(FILE *g, const lines_fig *f, const char *title, const c
         return;
     }
     fprintf(g, "set logscale x 10\nset format x '%%g'\n");
-    if (f->ylog2)
-        fprintf(g, "set logscale y 2\nset format y '%%g'\n");
-    else
-        fprintf(g, "unset logscale y\n");
     char lo[32] = "*", hi[32] = "*";
-    if (isfinite(f->ymin))
-        snprintf(lo, sizeof lo, "%g", f->ymin);
-    if (isfinite(f->ymax))
-        snprintf(hi, sizeof hi, "%g", f->ymax);
+    if (f->ylog2 && pn->ylo <= pn->yhi) {
+        /* TP degrees: powers of two as ticks, never a fraction */
+        double a = exp2(floor(log2(pn->ylo))), b = exp2(ceil(log2(pn->yhi)));
+        if (a < 1)
+            a = 1;
+        if (b <= a)
+            b = 2 * a;
+        fprintf(g, "set logscale y 2\nset ytics (");
+        for (double v = a; v <= b; v *= 2)
+            fprintf(g, "%s%.0f", v > a ? ", " : "", v);
+        fprintf(g, ")\nset format y '%%g'\n");
+        snprintf(lo, sizeof lo, "%g", a / 1.4);
+        snprintf(hi, sizeof hi, "%g", b * 1.4);
+    } else {
+        fprintf(g, "unset logscale y\nset ytics autofreq\n");
+        if (isfinite(f->ymin))
+            snprintf(lo, sizeof lo, "%g", f->ymin);
+        if (isfinite(f->ymax))
+            snprintf(hi, sizeof hi, "%g", f->ymax);
+    }
     fprintf(g, "set yrange [%s:%s]\n", lo, hi);
+    /* the data's range, a little wider: gnuplot's own would round to decades */
     fprintf(g,
-            "set xrange [*:*]\nset y2range [0:1]\nunset y2tics\n"
-            "set key %s Left reverse samplen 2 font ',8'\n",
-            f->key ? f->key : "top left maxrows 6");
+            "set xrange [%.4g:%.4g]\nset y2range [0:1]\nunset y2tics\n"
+            "set key %s Left reverse samplen 3 font ',%d'\n",
+            pn->xlo / 1.25, pn->xhi * 1.25, f->key ? f->key : "top left maxrows 6",
+            pn->nlines > 12 ? 7 : 8);
     fprintf(g, "plot %s\n", ccs_buf_str(cl));
-    fprintf(g, "unset logscale\nset key\n");
+    fprintf(g, "unset logscale\nset key\nset ytics autofreq\n");
 }
 
 /* Figure p as lines (rp_figures[p].lines): rows = its two lines_rows, columns
@@ -204,14 +285,16 @@ static int plot_lines(rp *r, int p)
         const lines_row *lr = &f->rows[row];
         for (size_t h = 0; h < ncol; h++) {
             ccs_buf cl = CCS_BUF_INIT;
-            lines_series(r, p, lr, h, dat, dat_name, &cl, &block);
-            if (cl.len && lines_nofit(r, p, lr, h, dat, dat_name, &cl, &block))
+            lines_panel pn;
+            lines_series(r, p, lr, h, dat, dat_name, &cl, &block, &pn);
+            if (cl.len && pn.work && lines_nofit(r, p, lr, h, dat, dat_name, &cl, &block, &pn))
                 ccs_buf_printf(&cl, ", NaN with points pt 2 ps 1.3 lw 2 lc rgb '#555555' "
                                     "title 'no fitting plan'");
             char title[256];
             snprintf(title, sizeof title, "%s: %s", rp_hw_name(r, h), lr->title);
-            lines_script(g, f, title, &cl);
+            lines_script(g, f, title, &cl, &pn);
             oom |= cl.oom;
+            free(pn.work);
             ccs_buf_free(&cl);
         }
     }
@@ -221,30 +304,32 @@ static int plot_lines(rp *r, int p)
 
 /* ---- breakdown: stacked shares per model ------------------------------------------ */
 
-/* Stacked shares per model (plot 2): rows = plan kind, columns = first and last
- * generation, on the reference hardware. */
+/* Stacked shares per group (plot 2): rows = hardware x plan kind, columns =
+ * first and last generation. Bars are groups (model, devices, and gbs, seq
+ * where they vary), so each bar is one job; a panel's legend lists only the
+ * classes with a share in it, and says '* no fitting plan' only when a bar has
+ * none. */
 static int plot_breakdown(rp *r, int p)
 {
     const rtab *t = &r->q[p];
-    const char *hw = rp_hw_name(r, r->ref);
     FILE *dat, *g;
     int rc = fig_open(r, p, &dat, &g);
     if (rc)
         return rc;
     int gens[2] = {r->gen_first, r->gen_last};
     int ncol = r->gen_first == r->gen_last ? 1 : 2;
-    size_t nm = r->models.nrows;
-    int w = (int)(nm * 34 + 260);
+    size_t ng = r->grp.nrows, nhw = r->hwnames.nrows;
+    int w = (int)(ng * 34 + 260);
     w = (w < 700 ? 700 : w) * ncol;
-    rp_gp_head(g, rp_figures[p].file, w, 1000, rp_figures[p].title, 2, ncol);
+    rp_gp_head(g, rp_figures[p].file, w, (int)(500 * 2 * nhw), rp_figures[p].title,
+               (int)(2 * nhw), ncol);
     static const char tics[] = "set xtics rotate by 45 right font ',8'\nset ytics 0,20,100\n"
                                "set yrange [0:130]\n";
     fprintf(g,
             "set style data histograms\nset style histogram rowstacked\n"
             "set style fill solid 0.85 border lc rgb '#444444'\nset boxwidth 0.8\n"
             "%sset key top center horizontal maxrows 1 font ',9'\n"
-            "set ylabel 'share of iteration time (%%)'\n"
-            "set xlabel '* no fitting plan' font ',8'\n",
+            "set ylabel 'share of iteration time (%%)'\n",
             tics);
     enum { NPART = 7 };
     static const char *const parts[NPART] = {"compute_pct", "tp_comm_pct", "cp_comm_pct",
@@ -256,39 +341,59 @@ static int plot_breakdown(rp *r, int p)
     static const char *const colors[NPART] = {"#4c72b0", "#dd8452", "#55a868", "#da8bc3",
                                               "#c44e52", "#8172b3", "#aaaaaa"};
     int block = 0;
-    for (int row = 0; row < 2; row++) {
-        for (int c = 0; c < ncol; c++) {
-            int any = 0;
-            for (size_t m = 0; m < nm; m++) {
-                const char *name = rtab_str(&r->models, m, "name");
-                size_t i;
-                for (i = 0; i < t->nrows; i++)
-                    if (rtab_is(t, i, "plan", rp_lens_key[row]) && rtab_is(t, i, "hardware", hw) &&
-                        (int)rtab_num(t, i, "generation") == gens[c] &&
-                        rtab_is(t, i, "model", name))
-                        break;
-                fprintf(dat, "\"%s%s\"", name, i < t->nrows ? "" : "*");
-                for (int k = 0; k < NPART; k++)
-                    fprintf(dat, " %.6g", i < t->nrows ? rtab_num(t, i, parts[k]) : 0.0);
-                fprintf(dat, "\n");
-                any |= i < t->nrows;
+    for (size_t h = 0; h < nhw; h++) {
+        const char *hw = rp_hw_name(r, h);
+        for (int row = 0; row < 2; row++) {
+            for (int c = 0; c < ncol; c++) {
+                int any = 0, star = 0, drawn[NPART] = {0};
+                for (size_t m = 0; m < ng; m++) {
+                    char label[160];
+                    rp_grp_label(r, m, label, sizeof label);
+                    if (!r->vary[0]) /* the device count, even when fixed per model */
+                        snprintf(label + strlen(label), sizeof label - strlen(label),
+                                 ", %.0f devices", rtab_num(&r->grp, m, "devices"));
+                    size_t i;
+                    for (i = 0; i < t->nrows; i++)
+                        if (rtab_is(t, i, "plan", rp_lens_key[row]) &&
+                            rtab_is(t, i, "hardware", hw) &&
+                            (int)rtab_num(t, i, "generation") == gens[c] &&
+                            rp_grp_match(r, m, t, i))
+                            break;
+                    fprintf(dat, "\"%s%s\"", label, i < t->nrows ? "" : "*");
+                    for (int k = 0; k < NPART; k++) {
+                        double v = i < t->nrows ? rtab_num(t, i, parts[k]) : 0.0;
+                        fprintf(dat, " %.6g", v);
+                        drawn[k] |= v > 0;
+                    }
+                    fprintf(dat, "\n");
+                    any |= i < t->nrows;
+                    star |= i == t->nrows;
+                }
+                fprintf(dat, "\n\n");
+                char title[256], q[300];
+                snprintf(title, sizeof title, "%s, gen %d: %s", hw, gens[c], rp_lens_title[row]);
+                report_gp_quote(q, sizeof q, title);
+                fprintf(g, "set title %s\n", q);
+                fprintf(g, star ? "set xlabel '* no fitting plan' font ',8'\n"
+                                : "unset xlabel\n");
+                if (!any) {
+                    rp_gp_empty(g, "no fitting plan", tics);
+                } else {
+                    fprintf(g, "plot ");
+                    int first = 1;
+                    for (int k = 0; k < NPART; k++) {
+                        /* a class with no share here: no bar segment, no legend entry */
+                        if (!drawn[k] && !(first && k == NPART - 1))
+                            continue;
+                        fprintf(g, "%s'breakdown.dat' index %d using %d%s title '%s' lc rgb '%s'",
+                                first ? "" : ", ", block, k + 2, first ? ":xtic(1)" : "",
+                                names[k], colors[k]);
+                        first = 0;
+                    }
+                    fprintf(g, "\n");
+                }
+                block++;
             }
-            fprintf(dat, "\n\n");
-            char title[256], q[300];
-            snprintf(title, sizeof title, "%s, gen %d: %s", hw, gens[c], rp_lens_title[row]);
-            report_gp_quote(q, sizeof q, title);
-            fprintf(g, "set title %s\n", q);
-            if (!any) {
-                rp_gp_empty(g, "no fitting plan", tics);
-            } else {
-                fprintf(g, "plot ");
-                for (int k = 0; k < NPART; k++)
-                    fprintf(g, "%s'%s' index %d using %d%s title '%s' lc rgb '%s'", k ? ", " : "",
-                            k ? "" : "breakdown.dat", block, k + 2, k ? "" : ":xtic(1)", names[k],
-                            colors[k]);
-                fprintf(g, "\n");
-            }
-            block++;
         }
     }
     fprintf(g, "unset multiplot\n");
@@ -543,6 +648,39 @@ static int mit_row_data(const rp *r, mit_fig *m, int row, FILE *dat, double *yma
     return any;
 }
 
+/* Mitigation label m ("tp_overlap comm_compress=0.5") in words into buf. */
+static void mit_words(const char *m, char *buf, size_t n)
+{
+    static const struct {
+        const char *key, *fmt;
+    } w[] = {{"tp_overlap", "TP overlapped with GEMMs"},
+             {"innet_reduce", "in-network reduction"},
+             {"comm_compress=", "collectives x%s bytes"},
+             {"net_bw_factor=", "links x%s bandwidth"}};
+    size_t k = 0;
+    buf[0] = 0;
+    while (*m && k + 1 < n) {
+        size_t len = strcspn(m, " ");
+        char tok[64];
+        snprintf(tok, sizeof tok, "%.*s", (int)len, m);
+        const char *out = tok;
+        char tmp[96];
+        for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
+            size_t kl = strlen(w[i].key);
+            if (!strncmp(tok, w[i].key, kl) && (w[i].key[kl - 1] == '=' || !tok[kl])) {
+                snprintf(tmp, sizeof tmp, w[i].fmt, tok + kl);
+                out = tmp;
+                break;
+            }
+        }
+        snprintf(buf + k, n - k, "%s%s", k ? " + " : "", out);
+        k = strlen(buf);
+        m += len;
+        while (*m == ' ')
+            m++;
+    }
+}
+
 /* The script of panel row `row` (data block `row` of mitigations.dat). */
 static void mit_row_script(const rp *r, const mit_fig *m, int row, int any, double ymax, FILE *g)
 {
@@ -555,22 +693,27 @@ static void mit_row_script(const rp *r, const mit_fig *m, int row, int any, doub
                     "set xtics rotate by 45 right font ',8'\n");
         return;
     }
-    fprintf(g, "unset label 98\n");
+    fprintf(g, "unset label 98\nunset label 97\n");
     if (m->both[row]) {
         char note[300], nq[340];
-        snprintf(note, sizeof note,
-                 "%s and %s: equal (within 0.05 points) for %d of %d models - both halve the "
-                 "bandwidth term of every TP/DP collective; only links also speed pipeline p2p",
-                 m->labels[m->kc], m->labels[m->kb], m->same[row], m->both[row]);
+        char wc[96], wb[96];
+        mit_words(m->labels[m->kc], wc, sizeof wc);
+        mit_words(m->labels[m->kb], wb, sizeof wb);
+        /* two short lines inside the panel: one long line ran past its edge */
+        snprintf(note, sizeof note, "%s and %s: equal (within 0.05 points) for %d of %d bars",
+                 wc, wb, m->same[row], m->both[row]);
         report_gp_quote(nq, sizeof nq, note);
         fprintf(g, "set label 98 %s at graph 0.01, graph 0.86 left font ',8' tc rgb '#333333'\n",
                 nq);
+        fprintf(g, "set label 97 'both halve the bandwidth term of every TP/DP collective' at "
+                   "graph 0.01, graph 0.81 left font ',8' tc rgb '#333333'\n");
     }
     fprintf(g, "set xrange [-0.7:%.1f]\nset yrange [0:%.3g]\nplot ", (double)r->models.nrows - 0.3,
             ymax > 0 ? ymax * 1.3 : 1.0);
     for (size_t k = 0; k < m->nl; k++) {
-        char lq[128];
-        report_gp_quote(lq, sizeof lq, m->labels[k]);
+        char lq[160], wk[128];
+        mit_words(m->labels[k], wk, sizeof wk);
+        report_gp_quote(lq, sizeof lq, wk);
         fprintf(g, "%s'%s' index %d using %d%s title %s lc rgb '%s'", k ? ", " : "",
                 k ? "" : "mitigations.dat", row, (int)k + 2, k ? "" : ":xtic(1)", lq,
                 gen_color[k % 8]);

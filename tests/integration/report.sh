@@ -206,6 +206,6 @@ check "ccr: at most one 'tp N' label set, no label point twice ($dups)" \
 # identical bars are explained
 check "mitigations: report.md says why compression and 2x links save the same" \
     grep -q 'save the same time for .* both halve its bandwidth term' "$OUT/report.md"
-check "mitigations: the plot says it too" grep -q "set label 98 'comm_compress=0.5 and net_bw_factor=2.0: equal" "$OUT/data/mitigations.gp"
+check "mitigations: the plot says it too" grep -q "set label 98 .collectives x0.5 bytes and links x2.0 bandwidth: equal" "$OUT/data/mitigations.gp"
 $BIN report --help >/dev/null; rc=$?
 check "report --help exits 0" [ $rc -eq 0 ]

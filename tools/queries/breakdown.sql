@@ -2,7 +2,7 @@
 -- (they add up to 100): computation (with the optimizer step), exposed tensor-parallel
 -- communication, exposed context-parallel communication, expert-parallel all-to-alls,
 -- exposed data-parallel communication, pipeline transfers and the pipeline bubble, per
--- plan x hardware generation x model.
+-- plan x hardware generation x group (model x devices x gbs x seq: equal work).
 -- (ccsweep report: plot 2, breakdown.png, shows the first and the last generation)
 -- Plans compared (the same two in every query here that reports 'plan'), only
 -- within a group of equal model, hardware generation, devices, gbs and seq:
@@ -30,7 +30,8 @@ plans AS (
     JOIN results r ON r.rid = k.rid
     JOIN models m ON m.model_id = r.model_id
     JOIN hardware h ON h.hw_id = r.hw_id)
-SELECT plan, hardware, generation, model, params, tp, pp, dp, mbs, t_iter AS t_iter_s,
+SELECT plan, hardware, generation, model, params, devices, gbs, seq, tp, pp, dp, mbs,
+  t_iter AS t_iter_s,
   round(100 * t_compute / t_iter, 2) AS compute_pct,
   round(100 * t_tp_comm_exposed / t_iter, 2) AS tp_comm_pct,
   round(100 * t_cp_comm_exposed / t_iter, 2) AS cp_comm_pct,

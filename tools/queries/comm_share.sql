@@ -1,6 +1,7 @@
 -- comm_share.sql - What share of the iteration time is exposed communication, by
 -- model size and hardware generation? One row per plan x hardware generation x
--- model with a fitting plan. (ccsweep report: plot 1, comm_share.png)
+-- group (model x devices x gbs x seq) with a fitting plan. (ccsweep report: plot 1,
+-- comm_share.png: one line per generation and per devices, gbs, seq that vary within a model)
 -- Plans compared (the same two in every query here that reports 'plan'), only
 -- within a group of equal model, hardware generation, devices, gbs and seq:
 --   best   the group's best plan as the view plan_rank ranks it (results/README.md,
@@ -27,7 +28,7 @@ plans AS (
     JOIN results r ON r.rid = k.rid
     JOIN models m ON m.model_id = r.model_id
     JOIN hardware h ON h.hw_id = r.hw_id)
-SELECT plan, hardware, generation, model, params, tp, pp, dp, mbs, sp, devices,
+SELECT plan, hardware, generation, model, params, tp, pp, dp, mbs, sp, devices, gbs, seq,
   t_iter AS t_iter_s,
   round(100 * comm_fraction, 2) AS comm_pct,
   round(100 * t_comm_exposed / t_compute, 2) AS comm_per_compute_pct,

@@ -28,7 +28,8 @@ plans AS (
     JOIN results r ON r.rid = k.rid
     JOIN models m ON m.model_id = r.model_id
     JOIN hardware h ON h.hw_id = r.hw_id)
-SELECT plan, hardware, generation, model, params, tp, pp, dp, mbs, micro_batches,
+SELECT plan, hardware, generation, model, params, devices, gbs, seq, tp, pp, dp, mbs,
+  micro_batches,
   t_dp_comm AS t_dp_comm_s, t_dp_comm_exposed AS t_dp_exposed_s,
   round(100 * (1 - t_dp_comm_exposed / t_dp_comm), 2) AS dp_hidden_pct,
   round(100 * t_dp_comm_exposed / t_iter, 2) AS dp_exposed_pct_of_iter

@@ -3,7 +3,9 @@
 -- micro-batch, ... on the same hardware line) on every generation: communication
 -- share, hidden share of DP communication and MFU per generation. This is the
 -- paper's question "does communication hidden today become exposed?" without
--- re-planning for the larger memory of later generations.
+-- re-planning for the larger memory of later generations. One row per plan x group
+-- (model x devices x gbs x seq: equal work, the plan's own) x generation: every plan
+-- column takes part in the match, so a kept plan has at most one row per generation.
 -- Plans compared (the same two in every query here that reports 'plan'), only
 -- within a group of equal model, hardware generation, devices, gbs and seq:
 --   best   the group's best plan as the view plan_rank ranks it (results/README.md,
@@ -34,7 +36,8 @@ plans AS (
   SELECT p.* FROM plans p
   WHERE p.generation = (SELECT min(h.generation) FROM hardware h
                         JOIN run ON h.run_id = run.id))
-SELECT f.plan, f.hardware, h.generation, f.model, f.params, f.tp, f.pp, f.dp, f.mbs, f.sp,
+SELECT f.plan, f.hardware, h.generation, f.model, f.params, f.devices, f.gbs, f.seq, f.tp,
+  f.cp, f.ep, f.pp, f.dp, f.mbs, f.sp,
   r.t_iter AS t_iter_s, round(100 * r.comm_fraction, 2) AS comm_pct,
   CASE WHEN r.t_dp_comm > 0 THEN
     round(100 * (1 - r.t_dp_comm_exposed / r.t_dp_comm), 2) END AS dp_hidden_pct,
@@ -44,7 +47,9 @@ FROM results r JOIN run ON r.run_id = run.id
     AND r.tp = f.tp AND r.pp = f.pp AND r.dp = f.dp AND r.vpp = f.vpp AND r.mbs = f.mbs
     AND r.gbs = f.gbs AND r.seq = f.seq AND r.dtype = f.dtype AND r.sp = f.sp
     AND r.zero = f.zero AND r.recompute = f.recompute AND r.flash_attn = f.flash_attn
-    AND r.dp_overlap = f.dp_overlap
+    AND r.dp_overlap = f.dp_overlap AND r.cp = f.cp AND r.ep = f.ep AND r.cp_comm = f.cp_comm
+    AND r.capacity_factor = f.capacity_factor AND r.pp_first_layers IS f.pp_first_layers
+    AND r.pp_last_layers IS f.pp_last_layers
   JOIN hardware h ON h.hw_id = r.hw_id AND h.name = f.hardware
 WHERE r.status = 0 AND r.tp_overlap = 0 AND r.innet_reduce = 0 AND r.comm_compress = 1
   AND r.net_bw_factor = 1

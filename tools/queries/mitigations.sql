@@ -1,6 +1,6 @@
 -- mitigations.sql - How much does each mitigation recover? Each mitigated row is
--- matched with the same plan without mitigation (same model, hardware generation and
--- parallel plan): the share of the iteration time it saves, and the share of the
+-- matched with the same plan without mitigation (same model, hardware generation,
+-- devices, gbs, seq and every plan column): the share of the iteration time it saves, and the share of the
 -- exposed communication it removes. Mitigations: tp_overlap (TP collectives hidden
 -- under their GEMMs), comm_compress=X (bytes factor on every collective),
 -- innet_reduce (in-network reduction), net_bw_factor=X (faster links).
@@ -33,7 +33,8 @@ plans AS (
     JOIN hardware h ON h.hw_id = r.hw_id)
 , mit AS MATERIALIZED (
   SELECT r.model_id, r.hw_id, r.devices, r.tp, r.pp, r.dp, r.vpp, r.mbs, r.gbs, r.seq,
-    r.dtype, r.sp, r.zero, r.recompute, r.flash_attn, r.dp_overlap, r.t_iter,
+    r.dtype, r.sp, r.zero, r.recompute, r.flash_attn, r.dp_overlap, r.cp, r.ep, r.cp_comm,
+    r.capacity_factor, r.pp_first_layers, r.pp_last_layers, r.t_iter,
     r.comm_fraction, r.t_comm_exposed, trim(
       CASE WHEN r.tp_overlap THEN 'tp_overlap ' ELSE '' END ||
       CASE WHEN r.comm_compress != 1 THEN 'comm_compress=' || r.comm_compress || ' '
@@ -44,7 +45,8 @@ plans AS (
   FROM results r JOIN run ON r.run_id = run.id
   WHERE r.status != 1 AND (r.tp_overlap OR r.innet_reduce OR r.comm_compress != 1
                            OR r.net_bw_factor != 1))
-SELECT p.plan, p.hardware, p.generation, p.model, p.params, p.tp, p.pp, p.dp, p.mbs,
+SELECT p.plan, p.hardware, p.generation, p.model, p.params, p.devices, p.gbs, p.seq, p.tp,
+  p.pp, p.dp, p.mbs,
   x.mitigation, p.t_iter AS t_base_s, x.t_iter AS t_mitigated_s,
   round(100 * (1 - x.t_iter / p.t_iter), 2) AS time_saved_pct,
   round(100 * p.comm_fraction, 2) AS comm_pct_base,
@@ -57,5 +59,7 @@ FROM plans p
     AND x.tp = p.tp AND x.pp = p.pp AND x.dp = p.dp AND x.vpp = p.vpp AND x.mbs = p.mbs
     AND x.gbs = p.gbs AND x.seq = p.seq AND x.dtype = p.dtype AND x.sp = p.sp
     AND x.zero = p.zero AND x.recompute = p.recompute AND x.flash_attn = p.flash_attn
-    AND x.dp_overlap = p.dp_overlap
+    AND x.dp_overlap = p.dp_overlap AND x.cp = p.cp AND x.ep = p.ep AND x.cp_comm = p.cp_comm
+    AND x.capacity_factor = p.capacity_factor AND x.pp_first_layers IS p.pp_first_layers
+    AND x.pp_last_layers IS p.pp_last_layers
 ORDER BY p.plan, p.hw_id, x.mitigation, p.params, p.model;

@@ -1,7 +1,13 @@
 -- summary.sql - The report's summary: per plan and hardware generation, how many
--- models fit, the range (min, mean, max over the models) of the communication share
--- of the iteration time, the share for the largest model that fits, and the range of
--- the hidden fraction of data-parallel communication. (ccsweep report: summary table)
+-- groups and models fit, the range (min, mean, max over the groups) of the
+-- communication share of the iteration time, the share for the largest group that
+-- fits, and the range of the hidden fraction of data-parallel communication.
+-- (ccsweep report: summary table)
+-- A group is one model x devices x gbs x seq (x the row's hardware generation): the
+-- work every plan of the group does, so the only set within which a plan comparison
+-- is fair. A model with two device counts or sequence lengths is two groups; groups
+-- counts the groups with a plan of the kind, all_groups every group with a stored row
+-- of the run (on any hardware), models and all_models the distinct models of those.
 -- Plans compared (the same two in every query here that reports 'plan'), only
 -- within a group of equal model, hardware generation, devices, gbs and seq:
 --   best   the group's best plan as the view plan_rank ranks it (results/README.md,
@@ -30,13 +36,21 @@ plans AS (
     JOIN hardware h ON h.hw_id = r.hw_id)
 , largest AS (
   SELECT plan, hw_id, model, comm_fraction,
-    row_number() OVER (PARTITION BY plan, hw_id ORDER BY params DESC, model_id) AS rk
+    devices, gbs, seq,
+    row_number() OVER (PARTITION BY plan, hw_id
+                       ORDER BY params DESC, model_id, devices DESC, seq DESC, gbs DESC) AS rk
   FROM plans)
-SELECT p.plan, p.hardware, p.generation, count(*) AS models,
+, everything AS (
+  SELECT count(*) AS all_groups, count(DISTINCT model_id) AS all_models
+  FROM (SELECT DISTINCT r.model_id, r.devices, r.gbs, r.seq
+        FROM results r JOIN run ON r.run_id = run.id))
+SELECT p.plan, p.hardware, p.generation, count(*) AS groups,
+  count(DISTINCT p.model_id) AS models, e.all_groups, e.all_models,
   round(100 * min(p.comm_fraction), 2) AS comm_min_pct,
   round(100 * avg(p.comm_fraction), 2) AS comm_mean_pct,
   round(100 * max(p.comm_fraction), 2) AS comm_max_pct,
-  l.model AS largest_model, round(100 * l.comm_fraction, 2) AS largest_comm_pct,
+  l.model AS largest_model, l.devices AS largest_devices, l.gbs AS largest_gbs,
+  l.seq AS largest_seq, round(100 * l.comm_fraction, 2) AS largest_comm_pct,
   round(100 * min(CASE WHEN p.t_dp_comm > 0
                   THEN 1 - p.t_dp_comm_exposed / p.t_dp_comm END), 2)
     AS dp_hidden_min_pct,
@@ -45,5 +59,6 @@ SELECT p.plan, p.hardware, p.generation, count(*) AS models,
     AS dp_hidden_max_pct,
   max(p.tp) AS max_tp
 FROM plans p JOIN largest l ON l.plan = p.plan AND l.hw_id = p.hw_id AND l.rk = 1
+  CROSS JOIN everything e
 GROUP BY p.plan, p.hw_id
 ORDER BY p.plan, p.hw_id;
