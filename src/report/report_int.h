@@ -86,11 +86,11 @@ struct rp {
      * size. A group is the unit of equal work: plans compare only within one,
      * and every count of the report counts groups. */
     rtab grp;
-    int vary[3];    /* devices, gbs, seq take more than one value within a model */
-    int multi;      /* some model has more than one group */
-    char gword[96]; /* "model x hardware pairs", "model x hardware x seq groups" */
+    int vary[3];       /* devices, gbs, seq take more than one value within a model */
+    int multi;         /* some model has more than one group */
+    char gword[96];    /* "model x hardware pairs", "model x hardware x seq groups" */
     const char *gnoun; /* "pairs" or "groups" */
-    size_t ref; /* index into hwnames of the single-hardware plots */
+    size_t ref;        /* index into hwnames of the single-hardware plots */
     int fixed_tp;
     int gen_first, gen_last;
     char dir[PATH_MAX - 64], data[PATH_MAX];

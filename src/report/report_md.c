@@ -166,8 +166,7 @@ static void find_comm(const rp *r, FILE *f)
                     "%zu %s at 40%% or more (`queries/comm_share.sql`).\n",
                     k ? "TP+DP (memory-forced TP)" : "Best plan", gens[j], pct(a[0], 24, st.min),
                     pct(a[1], 24, st.max), pct(a[2], 24, st.median), st.n, r->gword, mm,
-                    *work ? " (" : "", *work ? work + 2 : "", *work ? ")" : "", mh, over,
-                    r->gnoun);
+                    *work ? " (" : "", *work ? work + 2 : "", *work ? ")" : "", mh, over, r->gnoun);
         }
     }
 }
@@ -241,8 +240,8 @@ static void find_dp(const rp *r, FILE *f)
                     "hidden at generation %d, %zu have less than half hidden at generation "
                     "%d%s%s%s (`queries/dp_hidden.sql`).\n",
                     k ? "TP+DP" : "Best plan", hw, hidden0, r->multi ? r->gword : "models",
-                    r->gen_first, exposed, r->gen_last,
-                    exposed ? " (" : "", exposed ? ccs_buf_str(&names) : "", exposed ? ")" : "");
+                    r->gen_first, exposed, r->gen_last, exposed ? " (" : "",
+                    exposed ? ccs_buf_str(&names) : "", exposed ? ")" : "");
         ccs_buf_free(&names);
     }
 }

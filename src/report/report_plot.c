@@ -321,8 +321,8 @@ static int plot_breakdown(rp *r, int p)
     size_t ng = r->grp.nrows, nhw = r->hwnames.nrows;
     int w = (int)(ng * 34 + 260);
     w = (w < 700 ? 700 : w) * ncol;
-    rp_gp_head(g, rp_figures[p].file, w, (int)(500 * 2 * nhw), rp_figures[p].title,
-               (int)(2 * nhw), ncol);
+    rp_gp_head(g, rp_figures[p].file, w, (int)(500 * 2 * nhw), rp_figures[p].title, (int)(2 * nhw),
+               ncol);
     static const char tics[] = "set xtics rotate by 45 right font ',8'\nset ytics 0,20,100\n"
                                "set yrange [0:130]\n";
     fprintf(g,
@@ -374,8 +374,7 @@ static int plot_breakdown(rp *r, int p)
                 snprintf(title, sizeof title, "%s, gen %d: %s", hw, gens[c], rp_lens_title[row]);
                 report_gp_quote(q, sizeof q, title);
                 fprintf(g, "set title %s\n", q);
-                fprintf(g, star ? "set xlabel '* no fitting plan' font ',8'\n"
-                                : "unset xlabel\n");
+                fprintf(g, star ? "set xlabel '* no fitting plan' font ',8'\n" : "unset xlabel\n");
                 if (!any) {
                     rp_gp_empty(g, "no fitting plan", tics);
                 } else {
@@ -386,8 +385,8 @@ static int plot_breakdown(rp *r, int p)
                         if (!drawn[k] && !(first && k == NPART - 1))
                             continue;
                         fprintf(g, "%s'breakdown.dat' index %d using %d%s title '%s' lc rgb '%s'",
-                                first ? "" : ", ", block, k + 2, first ? ":xtic(1)" : "",
-                                names[k], colors[k]);
+                                first ? "" : ", ", block, k + 2, first ? ":xtic(1)" : "", names[k],
+                                colors[k]);
                         first = 0;
                     }
                     fprintf(g, "\n");
@@ -700,8 +699,8 @@ static void mit_row_script(const rp *r, const mit_fig *m, int row, int any, doub
         mit_words(m->labels[m->kc], wc, sizeof wc);
         mit_words(m->labels[m->kb], wb, sizeof wb);
         /* two short lines inside the panel: one long line ran past its edge */
-        snprintf(note, sizeof note, "%s and %s: equal (within 0.05 points) for %d of %d bars",
-                 wc, wb, m->same[row], m->both[row]);
+        snprintf(note, sizeof note, "%s and %s: equal (within 0.05 points) for %d of %d bars", wc,
+                 wb, m->same[row], m->both[row]);
         report_gp_quote(nq, sizeof nq, note);
         fprintf(g, "set label 98 %s at graph 0.01, graph 0.86 left font ',8' tc rgb '#333333'\n",
                 nq);
