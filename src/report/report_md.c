@@ -5,6 +5,8 @@
  * medians and maxima over query rows. */
 #include "report_int.h"
 
+#include <limits.h>
+
 #include "ccsweep/report/report_sql.h"
 #include "ccsweep/util/buf.h"
 
@@ -637,15 +639,36 @@ static void md_comm_class(const rp *r, FILE *f)
     fprintf(f, "\n");
 }
 
+/* text from the database, fit for one line of markdown (a title, a table
+ * cell): control characters (a newline in a spec's name) become spaces and
+ * '|' is escaped, so no value can end its line or its cell. Returns out. */
+static const char *md_line(char *out, size_t n, const char *text)
+{
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)text; *p && o + 3 < n; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            out[o++] = ' ';
+        else if (*p == '|') {
+            out[o++] = '\\';
+            out[o++] = '|';
+        } else
+            out[o++] = (char)*p;
+    }
+    out[o] = '\0';
+    return out;
+}
+
 /* The run table and how to read the report. */
 static void md_head(const rp *r, FILE *f)
 {
     const rtab *ri = &r->runinfo;
-    fprintf(f, "# ccsweep report: %s (run %lld)\n\n", rtab_str(ri, 0, "name"), (long long)r->run);
+    char a[2 * PATH_MAX], b[2 * PATH_MAX];
+    fprintf(f, "# ccsweep report: %s (run %lld)\n\n", md_line(a, sizeof a, rtab_str(ri, 0, "name")),
+            (long long)r->run);
     fprintf(f, "| | |\n|---|---|\n");
-    fprintf(f, "| database | `%s` |\n", r->o->db);
-    fprintf(f, "| spec | `%s` (sha256 %.12s...) |\n", rtab_str(ri, 0, "spec_path"),
-            rtab_str(ri, 0, "spec_sha256"));
+    fprintf(f, "| database | `%s` |\n", md_line(a, sizeof a, r->o->db));
+    fprintf(f, "| spec | `%s` (sha256 %.12s...) |\n",
+            md_line(a, sizeof a, rtab_str(ri, 0, "spec_path")), rtab_str(ri, 0, "spec_sha256"));
     fprintf(f,
             "| run | %s; %.0f scenarios, %.0f rows stored (%.0f fit, %.0f out of memory, "
             "%.0f invalid), %.0f filtered out by `where` |\n",
@@ -653,11 +676,12 @@ static void md_head(const rp *r, FILE *f)
             rtab_num(ri, 0, "n_ok"), rtab_num(ri, 0, "n_oom"), rtab_num(ri, 0, "n_invalid"),
             rtab_num(ri, 0, "n_filtered"));
     fprintf(f, "| when | %s - %s, %.0f MPI ranks on %s |\n", rtab_str(ri, 0, "started"),
-            rtab_str(ri, 0, "ended"), rtab_num(ri, 0, "ranks"), rtab_str(ri, 0, "host"));
+            rtab_str(ri, 0, "ended"), rtab_num(ri, 0, "ranks"),
+            md_line(a, sizeof a, rtab_str(ri, 0, "host")));
     fprintf(f, "| build | ccsweep %s (%s) |\n", rtab_str(ri, 0, "version"),
-            rtab_str(ri, 0, "git_rev"));
-    fprintf(f, "| hardware evolution | %s |\n", rtab_str(ri, 0, "evolution"));
-    fprintf(f, "| where | `%s` |\n\n", rtab_str(ri, 0, "where_expr"));
+            md_line(b, sizeof b, rtab_str(ri, 0, "git_rev")));
+    fprintf(f, "| hardware evolution | %s |\n", md_line(a, sizeof a, rtab_str(ri, 0, "evolution")));
+    fprintf(f, "| where | `%s` |\n\n", md_line(a, sizeof a, rtab_str(ri, 0, "where_expr")));
     if (strcmp(rtab_str(ri, 0, "status"), "complete"))
         fprintf(f,
                 "**Note:** this run is %s, not complete: the numbers cover only the "

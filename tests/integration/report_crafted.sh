@@ -30,3 +30,11 @@ q "$TMP/evo.db" "UPDATE hardware SET evolution = 'x\`touch $MARK\`' WHERE evolut
 $BIN report --db "$TMP/evo.db" --out "$TMP/out-evo" >/dev/null 2>"$TMP/err"; rc=$?
 check "crafted evolution name with backquotes: exit 1, no command ran" \
     sh -c "[ $rc -eq 1 ] && [ ! -e '$MARK' ] && grep -q 'evolution name' '$TMP/err'"
+
+# a spec name (a YAML string may hold a newline) and a where text holding a
+# newline and '|': report.md's title and run table keep each on its line
+cp "$DB" "$TMP/name.db"
+q "$TMP/name.db" "UPDATE runs SET name = 'small' || char(10) || '# injected heading', where_expr = 'tp > 1' || char(10) || '| x | y |'"
+$BIN report --db "$TMP/name.db" --out "$TMP/out-name" >/dev/null 2>"$TMP/err"; rc=$?
+check "a spec name and where text with a newline: exit 0, the title stays one line, no injected heading or row" \
+    sh -c "[ $rc -eq 0 ] && head -1 '$TMP/out-name/report.md' | grep -q '^# ccsweep report: small # injected heading (run 1)\$' && ! grep -q '^# injected' '$TMP/out-name/report.md' && ! grep -q '^| x | y |' '$TMP/out-name/report.md' && grep -q 'tp > 1 \\\\| x \\\\| y \\\\|' '$TMP/out-name/report.md'"
