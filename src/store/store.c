@@ -93,6 +93,23 @@ static int schema_exists(ccs_store *st, ccs_err *err)
     return sti_query_int(st, "SELECT count(*) FROM sqlite_schema", -1) > 0;
 }
 
+/* PRAGMA journal_mode = WAL, again after short waits while it answers
+ * SQLITE_BUSY: another process's checkpoint can make it fail at once, without
+ * the busy handler (seen when a second sweep opens a file the first one is
+ * writing, which must then be refused by the writer lock, not by this). */
+static int wal_mode(ccs_store *st, ccs_err *err)
+{
+    for (int tries = 0;; tries++) {
+        int r = sqlite3_exec(st->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
+        if (r == SQLITE_OK)
+            return CCS_OK;
+        if ((r & 0xff) != SQLITE_BUSY || tries >= 100)
+            return sti_exec(st, "PRAGMA journal_mode = WAL", err);
+        struct timespec d = {0, 50 * 1000 * 1000};
+        nanosleep(&d, NULL);
+    }
+}
+
 /* After each commit in WAL mode (sqlite3_wal_hook): a passive checkpoint
  * once the WAL holds at least WAL_MIN_PAGES pages and a quarter of the
  * database file's pages (see store_open). */
@@ -162,8 +179,7 @@ ccs_store *store_open(const char *path, int locking, int *rc, ccs_err *err)
      * latest ones, never corrupt the file). */
     if (sti_exec(st, "PRAGMA cache_size = -2048", err) ||
         (locking != STORE_LOCK_NORMAL && sti_exec(st, "PRAGMA locking_mode = EXCLUSIVE", err)) ||
-        sti_exec(st, "PRAGMA journal_mode = WAL", err) ||
-        sti_exec(st, "PRAGMA synchronous = NORMAL", err)) {
+        wal_mode(st, err) || sti_exec(st, "PRAGMA synchronous = NORMAL", err)) {
         /* "file is not a database" shows up here */
         *rc = CCS_EINPUT;
         store_close(st);
