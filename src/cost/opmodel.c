@@ -952,9 +952,21 @@ int opmodel_eval(const ccs_opmodel *om, const ccs_opscale *c, const ccs_op *op, 
     }
     double lat = cv->lat < t ? cv->lat : t;
     t = lat / f_lat + (t - lat) / f_res;
+    /* A fit far outside its points (a profile of a few wild rows) can give a
+     * time that is not one, or a band no double holds: such a curve does not
+     * serve op, which then gets the synthetic cost. A band wider than e^50
+     * (a factor of 5e21) says as much as e^50 does. */
+    if (!(t >= 0 && isfinite(t)))
+        return -1;
+    if (!(rel >= 0))
+        rel = 0;
+    if (rel > 50)
+        rel = 50;
     out->t = t;
     out->lo = t * exp(-rel);
     out->hi = t * exp(rel);
+    if (!isfinite(out->hi))
+        return -1;
     out->extrap = extrap;
     return 0;
 }
