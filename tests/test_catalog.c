@@ -199,7 +199,7 @@ static void test_bad_entries(void **state)
         "evolutions",
         "evolutions:\n  - {name: e, flops: 0, mem_bw: 2, mem_cap: 2, intra_bw: 2, inter_bw: 2}\n",
         2, "field 'flops'", "positive");
-    /* figures beyond a physically sensible range (issue 23: mem_gib 1e308
+    /* figures beyond a physically sensible range (a mem_gib of 1e308
      * stored inf and printed "of inf GiB"): refused at the field, naming the
      * range */
     expect_error("hardware", hw_with("mem_gib: 80", "mem_gib: 1e308"), 4, "field 'mem_gib'",

@@ -81,7 +81,7 @@ $BIN run "$TMP/dg.yaml" --db "$TMP/dg.db" --quiet >/dev/null 2>&1; rc=$?
 check "where: a guarded division runs (tp 2 kept, tp 1 dropped)" \
     [ $rc -eq 0 -a "$(q "$TMP/dg.db" "SELECT group_concat(tp) FROM results")" = 2 ]
 
-# hardening (issue 23): inputs whose derived quantities overflow, files that
+# hardening: inputs whose derived quantities overflow, files that
 # are not regular, nesting and sizes beyond the stated limits are refused at
 # their file and line, never a crash, a hang or an infinite figure
 printf 'op,dtype,m,n,k,bytes,group,level,time_s,reps\ngemm,fp32,1e300,1e300,1e300,0,1,,1e-3,1\n' >"$TMP/infwork.csv"
