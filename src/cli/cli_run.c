@@ -513,6 +513,18 @@ static int run_sweep(run_state *s, dist_stats *ds)
 }
 
 /* Rank 0: the run's summary line, resource use and how to resume. */
+/* The command that finishes this run, each word quoted for the shell so that
+ * it pastes as it is: "ccsweep run SPEC --db DB --resume" (DB the user's file,
+ * not a staged copy). Returns out. */
+#define RESUME_CMD_MAX (8 * PATH_MAX + 64)
+static const char *resume_command(const run_state *s, char *out, size_t n)
+{
+    char qs[4 * PATH_MAX + 3], qd[4 * PATH_MAX + 3];
+    snprintf(out, n, "ccsweep run %s --db %s --resume", ccs_shquote(qs, sizeof qs, s->a.spec),
+             ccs_shquote(qd, sizeof qd, s->shown));
+    return out;
+}
+
 static void run_summary(const run_state *s, int status, const store_counts *fin,
                         const dist_stats *ds)
 {
@@ -535,12 +547,9 @@ static void run_summary(const run_state *s, int status, const store_counts *fin,
         fprintf(stderr, "ccsweep: rank 0 writer thread CPU %.3f s (of the above)\n",
                 ds->writer_cpu);
     if (status == STORE_INTERRUPTED) {
-        /* each word quoted for the shell, so the command pastes as it is */
-        char qs[4 * PATH_MAX + 3], qd[4 * PATH_MAX + 3];
-        printf("ccsweep run: interrupted by signal %d; committed rows are kept, finish with: "
-               "ccsweep run %s --db %s --resume\n",
-               ds->signal, ccs_shquote(qs, sizeof qs, a->spec),
-               ccs_shquote(qd, sizeof qd, s->shown));
+        char cmd[RESUME_CMD_MAX];
+        printf("ccsweep run: interrupted by signal %d; committed rows are kept, finish with: %s\n",
+               ds->signal, resume_command(s, cmd, sizeof cmd));
     }
     fflush(stdout);
 }
@@ -567,12 +576,11 @@ static int run_finish(run_state *s, int rc, const dist_stats *ds)
         status = STORE_FAILED;
     }
     if (store_disk_full(s->st)) {
-        char qs[4 * PATH_MAX + 3], qd[4 * PATH_MAX + 3];
+        char cmd[RESUME_CMD_MAX];
         cli_fail("run",
                  "the disk holding %s is full: free space (or move the database to a larger "
-                 "disk), then finish the run with: ccsweep run %s --db %s --resume",
-                 s->a.db, ccs_shquote(qs, sizeof qs, s->a.spec),
-                 ccs_shquote(qd, sizeof qd, s->shown));
+                 "disk), then finish the run with: %s",
+                 s->a.db, resume_command(s, cmd, sizeof cmd));
     }
     run_summary(s, status, &fin, ds);
     int exit_code = status == STORE_COMPLETE      ? 0
