@@ -16,6 +16,14 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The directory of database path db ("." for a bare name, "/" for one in
+ * the root), into out. */
+static void db_dir(const char *db, char *out, size_t n)
+{
+    const char *slash = strrchr(db, '/');
+    snprintf(out, n, "%.*s", slash ? (int)(slash - db) + (slash == db) : 1, slash ? db : ".");
+}
+
 /* The database's tag: the first SHARD_TAG_LEN hex digits of the SHA-256 of
  * its absolute path (its directory resolved by realpath, then its base name),
  * the same on every rank and every session that names the same file through
@@ -26,8 +34,7 @@ static void db_tag(const char *db, char tag[SHARD_TAG_LEN + 1])
     char dir[PATH_MAX], abs[PATH_MAX], hex[65];
     const char *slash = strrchr(db, '/');
     const char *base = slash ? slash + 1 : db;
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - db) + (slash == db) : 1,
-             slash ? db : ".");
+    db_dir(db, dir, sizeof dir);
     int k;
     if (realpath(dir, abs))
         k = snprintf(dir, sizeof dir, "%s/%s", abs, base);
@@ -311,8 +318,7 @@ int store_absorb_shards(ccs_store *st, const char *dir, const char *db, FILE *lo
     if (dir)
         ccs_strlcpy(d, dir, sizeof d);
     else
-        snprintf(d, sizeof d, "%.*s", slash ? (int)(slash - db) + (slash == db) : 1,
-                 slash ? db : ".");
+        db_dir(db, d, sizeof d);
     char tag[SHARD_TAG_LEN + 1];
     db_tag(db, tag);
     *n = 0;
