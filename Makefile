@@ -115,6 +115,9 @@ $(BUILD)/tests/replay_nccl: tools/nccl_import.c
 $(BUILD)/tools/%: tools/%.c $(LIB) | $(BUILD)
 	$(MPICC) $(CPPFLAGS) $(shell pkg-config --cflags openblas 2>/dev/null) $(CFLAGS) $(LDFLAGS) \
 	    -o $@ $< $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas) $(LIB) $(LDLIBS)
+# nccl_import only parses logs: without OpenBLAS it starts no thread pool.
+$(BUILD)/tools/nccl_import: tools/nccl_import.c $(LIB) | $(BUILD)
+	$(MPICC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 # Debian 12 packages the build, the tests and the reports need.
 DEB_PKGS := build-essential pkg-config libopenmpi-dev openmpi-bin libgsl-dev libsqlite3-dev \
