@@ -28,18 +28,20 @@ int cli_launch_rank(void)
 
 int cli_unknown(const char *cmd, const ccs_catalog *cat, cli_entry kind, const char *name)
 {
-    static const char *const what[] = {"model", "hardware", "rule"};
-    static const char *const opt[] = {"--model", "--hw", "--evolution"};
-    static const char *const list[] = {"models", "hardware", "evolutions"};
+    static const char *const what[] = {"model", "hardware", "rule", "stack"};
+    static const char *const opt[] = {"--model", "--hw", "--evolution", "--stack"};
+    static const char *const list[] = {"models", "hardware", "evolutions", "stacks"};
     const char *cands[512];
     size_t k = 0;
-    size_t total = kind == CLI_ENTRY_MODEL ? catalog_n_models(cat)
-                   : kind == CLI_ENTRY_HW  ? catalog_n_hw(cat)
-                                           : catalog_n_evolutions(cat);
+    size_t total = kind == CLI_ENTRY_MODEL       ? catalog_n_models(cat)
+                   : kind == CLI_ENTRY_HW        ? catalog_n_hw(cat)
+                   : kind == CLI_ENTRY_EVOLUTION ? catalog_n_evolutions(cat)
+                                                 : catalog_n_stacks(cat);
     for (size_t i = 0; i < total && k < sizeof cands / sizeof cands[0]; i++)
-        cands[k++] = kind == CLI_ENTRY_MODEL ? catalog_model_at(cat, i)->name
-                     : kind == CLI_ENTRY_HW  ? catalog_hw_at(cat, i)->name
-                                             : catalog_evolution_at(cat, i)->name;
+        cands[k++] = kind == CLI_ENTRY_MODEL       ? catalog_model_at(cat, i)->name
+                     : kind == CLI_ENTRY_HW        ? catalog_hw_at(cat, i)->name
+                     : kind == CLI_ENTRY_EVOLUTION ? catalog_evolution_at(cat, i)->name
+                                                   : catalog_stack_at(cat, i)->name;
     const char *best = cli_suggest(name, cands, k);
     char hint[128] = "";
     if (best)
@@ -106,8 +108,8 @@ void cli_op_sources_of(const ccs_model *m, const ccs_plan *p, const ccs_hw *hw,
 }
 
 json_t *cli_json_projection(const ccs_model *m, const ccs_hw *hw, const char *evolution,
-                            const ccs_plan *p, const ccs_result *r, const ccs_region_time *regions,
-                            const cli_op_sources *src)
+                            const ccs_stack *st, const ccs_plan *p, const ccs_result *r,
+                            const ccs_region_time *regions, const cli_op_sources *src)
 {
     json_t *o = json_object();
     json_t *plan = json_object();
@@ -124,6 +126,13 @@ json_t *cli_json_projection(const ccs_model *m, const ccs_hw *hw, const char *ev
     rc |= jset(o, "hardware", json_string(hw->name));
     rc |= jset(o, "generation", json_integer(hw->generation));
     rc |= jset(o, "evolution", evolution ? json_string(evolution) : json_null());
+    ccs_stack dflt;
+    if (!st) {
+        stack_default(&dflt);
+        st = &dflt;
+    }
+    rc |= jset(o, "stack", json_string(st->name));
+    rc |= jset(o, "attention_kernel", json_string(attn_kernel_name(st->attn_kernel)));
     rc |= jset(plan, "devices", json_integer(p->devices));
     rc |= jset(plan, "tp", json_integer(p->tp));
     rc |= jset(plan, "cp", json_integer(plan_cp(p)));
@@ -150,8 +159,8 @@ json_t *cli_json_projection(const ccs_model *m, const ccs_hw *hw, const char *ev
     rc |= jset(plan, "net_bw_factor", json_real(p->net_bw_factor));
     rc |= json_object_set_new(o, "plan", plan);
 
-    static const char *const st[] = {"ok", "invalid", "oom"};
-    rc |= jset(o, "status", json_string(st[r->status]));
+    static const char *const status[] = {"ok", "invalid", "oom"};
+    rc |= jset(o, "status", json_string(status[r->status]));
     rc |= jset(o, "reason", r->reason ? json_string(plan_reason_name(r->reason)) : json_null());
     rc |=
         jset(o, "reason_text", r->reason ? json_string(plan_reason_text(r->reason)) : json_null());
@@ -203,10 +212,10 @@ json_t *cli_json_projection(const ccs_model *m, const ccs_hw *hw, const char *ev
 }
 
 int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *evolution,
-                   const ccs_plan *p, const ccs_result *r, const ccs_region_time *regions,
-                   const cli_op_sources *src)
+                   const ccs_stack *st, const ccs_plan *p, const ccs_result *r,
+                   const ccs_region_time *regions, const cli_op_sources *src)
 {
-    json_t *o = cli_json_projection(m, hw, evolution, p, r, regions, src);
+    json_t *o = cli_json_projection(m, hw, evolution, st, p, r, regions, src);
     /* 15 significant digits (DBL_DIG): every decimal the model prints survives */
     int rc = o ? json_dumpf(o, f, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) : -1;
     fputc('\n', f);

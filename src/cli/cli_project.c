@@ -11,7 +11,7 @@
 /* ---- options ------------------------------------------------------------------ */
 
 typedef struct project_args {
-    const char *model, *hw, *evolution, *calib;
+    const char *model, *hw, *evolution, *calib, *stack, *attn_kernel;
     cli_catalogs catalogs;
     ccs_model adhoc; /* --layers ... --gated: an ad-hoc model */
     int adhoc_given, dp_given, json;
@@ -45,6 +45,12 @@ static const cli_opt project_opts[] = {
     {.name = "gated", .kind = CLI_FLAG, CLI_AT(A, adhoc.gated), CLI_GIVEN(A, adhoc_given),
      .value = 1, .help = "ad-hoc model: gated FFN (SwiGLU), three matrices"},
     CLI_O_STR("hw", "NAME", A, hw, "catalog hardware (see 'ccsweep list hardware')"),
+    CLI_O_STR("stack", "NAME", A, stack,
+              "software stack (see 'ccsweep list stacks'): its attention\n"
+              "kernel, gradient type, overheads and contention (megatron-core)"),
+    CLI_O_STR("attn-kernel", "K", A, attn_kernel,
+              "the stack's fused attention kernel instead: gemm-rel, fa2,\n"
+              "fa3, cudnn, triton or unfused"),
     CLI_O_INT("gen", "G", A, gen, 0, CCS_MAX_GEN,
               "hardware generation, base scaled by the evolution rule^G (0)"),
     CLI_O_STR("evolution", "RULE", A, evolution, "scaling rule for --gen (memory-wall)"),
@@ -171,6 +177,8 @@ typedef struct project_job {
     ccs_plan p;
     const ccs_evolution *ev; /* NULL when --gen is 0 and the rule is unknown */
     ccs_hw hw;               /* the hardware at generation gen */
+    ccs_stack stack;         /* the software stack (--stack, --attn-kernel) */
+    int has_stack;           /* 0: neither given, the default stack (NULL to the cost) */
 } project_job;
 
 /* The model of a: the catalog's, or the ad-hoc one checked. 0, or 1 with the
@@ -247,6 +255,24 @@ static int resolve_project(const project_args *a, project_job *j)
     if (resolve_plan(a, &j->m, &j->p))
         return 1;
     hw_evolve(base, j->ev, (int)a->gen, &j->hw);
+    stack_default(&j->stack);
+    if (a->stack) {
+        const ccs_stack *s = catalog_stack(j->cat, a->stack);
+        if (!s)
+            return cli_unknown("project", j->cat, CLI_ENTRY_STACK, a->stack);
+        j->stack = *s;
+        j->has_stack = 1;
+    }
+    if (a->attn_kernel) {
+        int k = attn_kernel_parse(a->attn_kernel);
+        if (k < 0)
+            return cli_fail("project",
+                            "--attn-kernel: unknown kernel '%s' (expected gemm-rel, fa2, fa3, "
+                            "cudnn, triton or unfused)",
+                            a->attn_kernel);
+        j->stack.attn_kernel = (int8_t)k;
+        j->has_stack = 1;
+    }
     return 0;
 }
 
@@ -285,6 +311,7 @@ static int compute_project(const project_args *a, const project_job *j, projecti
 {
     ccs_cost cost;
     cost_init(&cost, &j->hw, j->om, j->ev, (int)a->gen, &j->p);
+    cost_set_stack(&cost, j->has_stack ? &j->stack : NULL);
     timeline_project(&j->m, &j->p, &cost, &out->r, out->rg);
     if (!result_finite(&out->r, out->rg)) {
         /* within the input limits this does not happen; never print inf or nan */
@@ -429,8 +456,8 @@ int cli_project(int argc, char **argv)
         rc = compute_project(&a, &j, &out);
     if (rc == 0 && a.json) {
         const ccs_result *r = &out.r;
-        if (cli_print_json(stdout, &j.m, &j.hw, a.gen ? a.evolution : NULL, &j.p, r, out.rg,
-                           r->status != CCS_ST_INVALID ? &out.src : NULL)) {
+        if (cli_print_json(stdout, &j.m, &j.hw, a.gen ? a.evolution : NULL, &j.stack, &j.p, r,
+                           out.rg, r->status != CCS_ST_INVALID ? &out.src : NULL)) {
             cli_fail("project", "out of memory writing JSON");
             rc = 2;
         }

@@ -165,8 +165,8 @@ static int print_json(const ccs_model *m, const ccs_hw *hw, const char *evo, int
         rc |= json_object_set_new(o, "seconds", json_real(secs));
         rc |= json_object_set_new(o, "ranks", json_integer(ranks));
         for (int i = 0; !rc && i < n; i++) {
-            json_t *e =
-                cli_json_projection(m, hw, gen ? evo : NULL, &top[i].plan, &top[i].r, NULL, NULL);
+            json_t *e = cli_json_projection(m, hw, gen ? evo : NULL, NULL, &top[i].plan, &top[i].r,
+                                            NULL, NULL);
             rc |= !e || json_array_append_new(arr, e);
         }
         rc |= json_object_set(o, "top", arr);

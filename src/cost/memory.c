@@ -87,7 +87,8 @@ void memory_footprint(const ccs_model *m, const ccs_plan *p, const ccs_oplist *o
     assert(p->tp >= 1 && p->pp >= 1 && p->vpp >= 1 && p->zero >= 0 && p->zero <= 3);
     assert(ops->layers_first >= ops->dense_first && ops->layers_last >= ops->dense_last);
     int fp32 = dtype_bytes(p->dtype) >= 4;
-    double w_b = fp32 ? 4 : 2, g_b = 4, o_b = fp32 ? 8 : 12;
+    /* gradients in the stack's type (regions_build_stack: fp32 main grads by default) */
+    double w_b = fp32 ? 4 : 2, g_b = ops->grad_bytes > 0 ? ops->grad_bytes : 4, o_b = fp32 ? 8 : 12;
     /* ZeRO shards over the gradient group: dp * cp ranks for dense weights,
      * the dp * cp / ep that hold the same experts for expert weights */
     double dp = (double)p->dp * plan_cp(p), edp = dp / plan_ep(p);

@@ -6,6 +6,7 @@
  * Collectives: alpha-beta ring model, t = steps * latency + volume / busbw,
  * with bus bandwidth as nccl-tests defines it (doc/PERFORMANCE.md there). */
 #include "ccsweep/cost/opcost.h"
+#include "ccsweep/cost/attention.h"
 #include "ccsweep/cost/opmodel.h"
 
 #include <gsl/gsl_cdf.h>
@@ -181,12 +182,13 @@ typedef struct memo_derate {
 typedef struct prefix_key {
     const ccs_hw *hw;
     const struct ccs_opmodel *om;
+    const ccs_stack *stack;
     int32_t gen, innet;
     int64_t n;
     double derate, f;
 } prefix_key;
 
-_Static_assert(sizeof(gen_key) == 16 && sizeof(derate_key) == 16 && sizeof(prefix_key) == 48,
+_Static_assert(sizeof(gen_key) == 16 && sizeof(derate_key) == 16 && sizeof(prefix_key) == 56,
                "memo keys without padding");
 
 /* ops[0..n) under a cost context, and the caller's value for them */
@@ -327,8 +329,14 @@ static double coll_time_direct(const ccs_cost *c, const ccs_op *op)
 
 static prefix_key prefix_key_of(const ccs_cost *c, int n)
 {
-    prefix_key k = {c->hw, c->om,          c->generation,         c->scale.innet_reduce,
-                    n,     c->sync_derate, c->scale.net_bw_factor};
+    prefix_key k = {c->hw,
+                    c->om,
+                    c->stack,
+                    c->generation,
+                    c->scale.innet_reduce,
+                    n,
+                    c->sync_derate,
+                    c->scale.net_bw_factor};
     return k;
 }
 
@@ -427,16 +435,29 @@ static inline double synthetic(const ccs_cost *c, const ccs_op *op)
         t_flops = op->flops / (peak * eff * hw->clock_ratio * c->sync_derate * shape);
         break;
     }
-    case CCS_OP_ATTENTION:
-        t_flops = op->flops /
-                  (peak * hw_gemm_eff(hw, op->dtype, NULL) * hw->clock_ratio * c->sync_derate *
-                   (op->region == CCS_RG_BWD_ATTN ? CCS_ATTN_REL_EFF_BWD : CCS_ATTN_REL_EFF_FWD));
-        break;
-    default:
-        /* element-wise work runs on the vector units: bandwidth-bound here */
+    case CCS_OP_ATTENTION: {
+        int bwd = op->region == CCS_RG_BWD_ATTN;
+        int k = c->stack ? c->stack->attn_kernel : CCS_ATTN_GEMM_REL;
+        /* op: m queries, n keys, k head dimension; every model is causal */
+        double eff = k == CCS_ATTN_GEMM_REL || k == CCS_ATTN_UNFUSED
+                         ? hw_gemm_eff(hw, op->dtype, NULL) *
+                               (bwd ? CCS_ATTN_REL_EFF_BWD : CCS_ATTN_REL_EFF_FWD)
+                         : attn_kernel_eff(hw, k, op->k, op->n, 1, bwd);
+        t_flops = op->flops / (peak * eff * hw->clock_ratio * c->sync_derate);
         break;
     }
-    return (t_flops > t_mem ? t_flops : t_mem) + hw->kernel_lat;
+    default:
+        /* element-wise work runs on the vector units: bandwidth-bound here,
+         * with the stack's traffic per fused kernel's */
+        if (c->stack)
+            t_mem *= c->stack->eltwise_factor;
+        break;
+    }
+    double t = (t_flops > t_mem ? t_flops : t_mem) + hw->kernel_lat;
+    /* the host issues kernels no faster than the framework's time per kernel */
+    if (c->stack && t < c->stack->op_overhead)
+        t = c->stack->op_overhead;
+    return t;
 }
 
 static void gen_factors(const ccs_evolution *ev, int gen, double f[5])
@@ -466,6 +487,12 @@ static void init_with(ccs_cost *c, const ccs_hw *hw, const struct ccs_opmodel *o
     c->scale.innet_reduce = p ? p->innet_reduce : 0;
     c->sync_derate = derate;
     c->memo = NULL;
+    c->stack = NULL;
+}
+
+void cost_set_stack(ccs_cost *c, const ccs_stack *st)
+{
+    c->stack = st;
 }
 
 double cost_synthetic(const ccs_cost *c, const ccs_op *op)

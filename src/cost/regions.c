@@ -19,6 +19,7 @@ typedef struct builder {
     ccs_oplist *l;
     int dtype;
     double compress; /* plan's communication-compression bytes factor */
+    double grad_b;   /* bytes per gradient element (the stack's gradient type) */
 } builder;
 
 /* The sizes of one block on one rank. The letters b, s, h, a, t, v are those
@@ -755,7 +756,7 @@ static void optimizer_ops(builder *B, const dims *x, const ccs_plan *p, stage_lo
  * expert_parallel_buffers). */
 static void grad_sync(builder *B, const dims *x, int zero, double params, int group, int per_node)
 {
-    double gbytes = params * 4.0;
+    double gbytes = params * B->grad_b;
     double wbytes = params * x->e;
     if (zero == 0) {
         coll(B, CCS_OP_ALLREDUCE, CCS_COMM_DP, CCS_RG_DP_COMM, gbytes, group, per_node, 1);
@@ -798,6 +799,12 @@ static void pipeline_ops(builder *B, const dims *x, const ccs_model *m, const cc
 
 void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, ccs_oplist *out)
 {
+    regions_build_stack(m, p, devices_per_node, NULL, out);
+}
+
+void regions_build_stack(const ccs_model *m, const ccs_plan *p, int devices_per_node,
+                         const ccs_stack *st, ccs_oplist *out)
+{
     assert(m && p && out);
     assert(devices_per_node >= 1);
     /* dp may still be 0 (to be derived): then no data-parallel ops */
@@ -807,7 +814,9 @@ void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, 
      * after the array, not the whole array (15 KB) */
     out->n = 0;
     memset(&out->n_layer, 0, sizeof *out - offsetof(ccs_oplist, n_layer));
-    builder B = {out, p->dtype, p->comm_compress};
+    double grad_b = st ? dtype_bytes(st->grad_dtype) : 4.0;
+    builder B = {out, p->dtype, p->comm_compress, grad_b};
+    out->grad_bytes = grad_b;
     dims x;
     dims_of(m, p, devices_per_node, &x);
     layer_ops(&B, &x, m, p);

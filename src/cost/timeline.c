@@ -67,11 +67,13 @@ typedef struct sums {
  * fine-grained overlap (e.g. Wang et al. 2023, "Overlap communication with
  * dependent computation via decomposition") a block's collectives run under
  * its GEMMs: the block costs max(GEMMs, comm) + the rest. */
-static void block(const sums *S, int rc, int rtp, int overlap, double *c, double *tp,
+static void block(const sums *S, int rc, int rtp, int overlap, double share, double *c, double *tp,
                   double *tp_exp)
 {
     double comm = S->rt[rtp];
-    double exp = overlap ? fmax(0.0, comm - S->gemm[rc]) : comm;
+    /* the stack's overlap method hides `share` of each collective at most
+     * (the rest waits, as without overlap) */
+    double exp = overlap ? comm * (1 - share) + fmax(0.0, comm * share - S->gemm[rc]) : comm;
     *c += S->rt[rc];
     *tp += comm;
     *tp_exp += exp;
@@ -84,19 +86,25 @@ typedef struct layer_cost {
     double c, tp, tpe, cp, cpe, ep, bwd_c, busy[2];
 } layer_cost;
 
-static void layer_of(const ccs_plan *p, const sums *S, layer_cost *L)
+static void layer_of(const ccs_plan *p, const ccs_stack *st, const sums *S, layer_cost *L)
 {
     const double *rt = S->rt;
     int ov = p->tp_overlap;
+    double sh = st->tp_overlap_share;
     double lc = 0, ltp = 0, ltpe = 0;
-    block(S, CCS_RG_FWD_ATTN, CCS_RG_FWD_ATTN_TP, ov, &lc, &ltp, &ltpe);
-    block(S, CCS_RG_FWD_MLP, CCS_RG_FWD_MLP_TP, ov, &lc, &ltp, &ltpe);
-    block(S, CCS_RG_RECOMP_ATTN, CCS_RG_RECOMP_ATTN_TP, ov, &lc, &ltp, &ltpe);
-    block(S, CCS_RG_RECOMP_MLP, CCS_RG_RECOMP_MLP_TP, ov, &lc, &ltp, &ltpe);
+    block(S, CCS_RG_FWD_ATTN, CCS_RG_FWD_ATTN_TP, ov, sh, &lc, &ltp, &ltpe);
+    block(S, CCS_RG_FWD_MLP, CCS_RG_FWD_MLP_TP, ov, sh, &lc, &ltp, &ltpe);
+    block(S, CCS_RG_RECOMP_ATTN, CCS_RG_RECOMP_ATTN_TP, ov, sh, &lc, &ltp, &ltpe);
+    block(S, CCS_RG_RECOMP_MLP, CCS_RG_RECOMP_MLP_TP, ov, sh, &lc, &ltp, &ltpe);
     double bwd_c =
         rt[CCS_RG_BWD_MLP] + rt[CCS_RG_BWD_ATTN] + rt[CCS_RG_RECOMP_ATTN] + rt[CCS_RG_RECOMP_MLP];
-    block(S, CCS_RG_BWD_MLP, CCS_RG_BWD_MLP_TP, ov, &lc, &ltp, &ltpe);
-    block(S, CCS_RG_BWD_ATTN, CCS_RG_BWD_ATTN_TP, ov, &lc, &ltp, &ltpe);
+    block(S, CCS_RG_BWD_MLP, CCS_RG_BWD_MLP_TP, ov, sh, &lc, &ltp, &ltpe);
+    block(S, CCS_RG_BWD_ATTN, CCS_RG_BWD_ATTN_TP, ov, sh, &lc, &ltp, &ltpe);
+    /* the framework's per-layer time (hooks around each pass), outside the
+     * GEMMs: nothing hides under it */
+    double passes = 2 + (p->recompute == CCS_RECOMPUTE_FULL);
+    lc += passes * st->layer_overhead;
+    bwd_c += (passes - 1) * st->layer_overhead;
     /* context parallelism: each ring step's K/V transfer runs under the
      * attention on the block already held, so only what the attention core
      * cannot cover is exposed */
@@ -246,14 +254,15 @@ static void dp_window(const ccs_plan *p, const sums *S, const pace *P, double m,
  * the slowest stage's m micro-batches, the bubble, the pipeline transfers,
  * the DP window, the optimizer step, then no link busier than the iteration
  * is long. */
-static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S, const sums *Sd,
-                         compose *o)
+static void compose_iter(const ccs_plan *p, const ccs_stack *stk, double contention,
+                         const ccs_oplist *ops, const sums *S, const sums *Sd, compose *o)
 {
     assert(ops->micro_batches >= 1 && p->pp >= 1 && p->vpp >= 1);
+    assert(contention >= 0 && contention < 1);
     const double *rt = S->rt;
     layer_cost LM, LD;
-    layer_of(p, S, &LM);
-    layer_of(p, Sd, &LD);
+    layer_of(p, stk, S, &LM);
+    layer_of(p, stk, Sd, &LD);
 
     double m = ops->micro_batches;
     pace P = slowest_stage(p, ops, S, &LM, &LD);
@@ -273,7 +282,7 @@ static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S
     o->t_pp = p->pp > 1 ? 2.0 * (m * p->vpp + p->pp - 1.0) * rt[CCS_RG_PP_COMM] : 0.0;
     o->t_pp += rt[CCS_RG_EMBED_GRAD]; /* after the backward pass, before the step */
     dp_window(p, S, &P, m, o);
-    o->t_opt = rt[CCS_RG_OPTIMIZER];
+    o->t_opt = rt[CCS_RG_OPTIMIZER] + stk->iter_overhead;
 
     o->t_cp = m * st.cp;
     o->t_cp_exp = m * st.cpe;
@@ -293,6 +302,17 @@ static void compose_iter(const ccs_plan *p, const ccs_oplist *ops, const sums *S
         o->t_dp_exp += to_dp;
         o->t_tp_exp += deficit - to_dp;
         o->t_iter += deficit;
+    }
+    /* Contention: while a collective runs under compute, its kernels hold
+     * `contention` of the compute units (NCCL runs one thread block per
+     * channel on its own SM), so the compute under it progresses at
+     * 1 - contention of its speed: the hidden time h costs contention x h
+     * more compute. */
+    double hidden = (o->t_tp - o->t_tp_exp) + (o->t_cp - o->t_cp_exp) + (o->t_dp - o->t_dp_exp);
+    if (contention > 0 && hidden > 0) {
+        double extra = contention * hidden;
+        o->t_compute += extra;
+        o->t_iter += extra;
     }
     assert_compose(o);
 }
@@ -549,15 +569,32 @@ void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, 
         return;
     }
 
+    ccs_stack dflt;
+    const ccs_stack *st = c->stack;
+    if (!st) {
+        stack_default(&dflt);
+        st = &dflt;
+    }
+    /* a stack without a fused attention kernel runs the unfused core whatever
+     * the plan asks */
+    ccs_plan pu;
+    if (p->flash_attn && st->attn_kernel == CCS_ATTN_UNFUSED) {
+        pu = *p;
+        pu.flash_attn = 0;
+        p = &pu;
+    }
+    /* the compute units the stack's collectives hold while they overlap */
+    double contention = fmin(st->comm_units / c->hw->compute_units, 0.5);
+
     ccs_oplist ops, dops;
-    regions_build(m, p, hw_scaleup(c->hw), &ops);
+    regions_build_stack(m, p, hw_scaleup(c->hw), c->stack, &ops);
     out->micro_batches = ops.micro_batches;
     /* a mixture of experts with dense first layers: its dense-FFN block too */
     int has_dense = model_dense_layers(m) > 0;
     if (has_dense) {
         ccs_model dv;
         model_dense_variant(m, &dv);
-        regions_build(&dv, p, hw_scaleup(c->hw), &dops);
+        regions_build_stack(&dv, p, hw_scaleup(c->hw), c->stack, &dops);
     }
 
     ccs_memory mem;
@@ -598,10 +635,10 @@ void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, 
     }
     double *rt = S[0].rt;
     compose co, lo, hi;
-    compose_iter(p, &ops, &S[0], has_dense ? &Sd[0] : &S[0], &co);
+    compose_iter(p, st, contention, &ops, &S[0], has_dense ? &Sd[0] : &S[0], &co);
     if (banded) {
-        compose_iter(p, &ops, &S[1], has_dense ? &Sd[1] : &S[1], &lo);
-        compose_iter(p, &ops, &S[2], has_dense ? &Sd[2] : &S[2], &hi);
+        compose_iter(p, st, contention, &ops, &S[1], has_dense ? &Sd[1] : &S[1], &lo);
+        compose_iter(p, st, contention, &ops, &S[2], has_dense ? &Sd[2] : &S[2], &hi);
     } else {
         lo = hi = co;
     }

@@ -2,6 +2,7 @@
  * Catalog units are the datasheets' (TFLOP/s, GiB, GB/s, microseconds);
  * entries are converted to SI here, once. */
 #include "ccsweep/model/catalog.h"
+#include "ccsweep/model/stack.h"
 #include "ccsweep/util/buf.h"
 
 #include <errno.h>
@@ -24,11 +25,13 @@ struct ccs_catalog {
     size_t n_hw, cap_hw;
     ccs_evolution *evo;
     size_t n_evo, cap_evo;
+    ccs_stack *stacks;
+    size_t n_stacks, cap_stacks;
     /* While an overlay loads: entries below these indices came from earlier
      * layers and are replaced by name; 0 otherwise (a repeated name is an
      * error). */
-    size_t below_models, below_hw, below_evo;
-    ccs_names *idx[3]; /* name -> position, per kind: linear-time loading */
+    size_t below_models, below_hw, below_evo, below_stacks;
+    ccs_names *idx[4]; /* name -> position, per kind: linear-time loading */
 };
 
 ccs_catalog *catalog_new(void)
@@ -43,7 +46,8 @@ void catalog_free(ccs_catalog *c)
     free(c->models);
     free(c->hw);
     free(c->evo);
-    for (int k = 0; k < 3; k++)
+    free(c->stacks);
+    for (int k = 0; k < 4; k++)
         ccs_names_free(c->idx[k]);
     free(c);
 }
@@ -196,6 +200,24 @@ static int get_frac0(const ydoc *d, const ynode *map, const char *key, double *o
     return CCS_OK;
 }
 
+/* Optional number in [lo, hi], scaled by `unit`; untouched when absent. */
+static int get_range(const ydoc *d, const ynode *map, const char *key, double lo, double hi,
+                     double unit, double *out, ccs_err *err)
+{
+    ynode *v = ynode_get(d, map, key);
+    if (!v)
+        return CCS_OK;
+    double x;
+    if (ynode_double(d, v, key, &x, err) != CCS_OK)
+        return CCS_EINPUT;
+    if (!(x >= lo && x <= hi)) {
+        ydoc_error(d, v, err, "field '%s': must be in [%g, %g] (got %g)", key, lo, hi, x);
+        return CCS_EINPUT;
+    }
+    *out = x * unit;
+    return CCS_OK;
+}
+
 static int get_bool(const ydoc *d, const ynode *map, const char *key, int8_t *out, ccs_err *err)
 {
     ynode *v = ynode_get(d, map, key);
@@ -228,6 +250,32 @@ static int get_name(const ydoc *d, const ynode *map, char *out, ccs_err *err)
     }
     ccs_strlcpy(out, s, CCS_NAME_MAX);
     return CCS_OK;
+}
+
+/* An optional field naming one of names[0..n) (NULL entries are not
+ * allowed values): *out becomes its index; untouched when absent. */
+static int get_choice(const ydoc *d, const ynode *map, const char *key, const char *const *names,
+                      int n, int8_t *out, ccs_err *err)
+{
+    ynode *v = ynode_get(d, map, key);
+    if (!v)
+        return CCS_OK;
+    const char *s;
+    if (ynode_string(d, v, key, &s, err) != CCS_OK)
+        return CCS_EINPUT;
+    char list[256] = "";
+    for (int i = 0; i < n; i++) {
+        if (!names[i])
+            continue;
+        if (strcmp(s, names[i]) == 0) {
+            *out = (int8_t)i;
+            return CCS_OK;
+        }
+        size_t l = strlen(list);
+        snprintf(list + l, sizeof list - l, "%s'%s'", l ? ", " : "", names[i]);
+    }
+    ydoc_error(d, v, err, "field '%s': unknown value '%s' (expected one of %s)", key, s, list);
+    return CCS_EINPUT;
 }
 
 static int expect_map(const ydoc *d, const ynode *n, const char *what, ccs_err *err)
@@ -371,6 +419,7 @@ static const char *const hw_keys[] = {"name",
                                       "scaleup_domain",
                                       "nvls_efficiency",
                                       "oversubscription",
+                                      "attention_ref",
                                       NULL};
 
 static int parse_peaks(const ydoc *d, const ynode *map, ccs_hw *out, ccs_err *err)
@@ -443,6 +492,9 @@ static int parse_tile(const ydoc *d, const ynode *map, ccs_hw *out, ccs_err *err
     return CCS_OK;
 }
 
+/* hw->attn_ref (CCS_ATTN_REF_*): the benchmarked devices of cost/attention.c */
+static const char *const attn_refs[] = {NULL, "a100", "h100"};
+
 int catalog_parse_hw(const ydoc *d, const ynode *map, ccs_hw *out, ccs_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -474,7 +526,8 @@ int catalog_parse_hw(const ydoc *d, const ynode *map, ccs_hw *out, ccs_err *err)
         get_num(d, map, "mem_efficiency", 1, 1, 1, 1, &out->mem_eff, err) ||
         get_num(d, map, "intra_efficiency", 1, 1, 1, 1, &out->intra_eff, err) ||
         get_num(d, map, "inter_efficiency", 1, 1, 1, 1, &out->inter_eff, err) ||
-        get_frac0(d, map, "variability", &out->variability, err))
+        get_frac0(d, map, "variability", &out->variability, err) ||
+        get_choice(d, map, "attention_ref", attn_refs, 3, &out->attn_ref, err))
         return CCS_EINPUT;
     ynode *src = ynode_get(d, map, "sources");
     if (src && ynode_kind(src) != YN_MAP) {
@@ -512,9 +565,48 @@ int catalog_parse_evolution(const ydoc *d, const ynode *map, ccs_evolution *out,
     return CCS_OK;
 }
 
+static const char *const stack_keys[] = {
+    "name",           "description",      "attention_kernel",  "grad_dtype",
+    "eltwise_factor", "op_overhead_us",   "layer_overhead_us", "iter_overhead_ms",
+    "comm_units",     "tp_overlap_share", "sources",           NULL};
+
+/* gradient types a stack may keep (ccs_dtype order) */
+static const char *const grad_dtypes[] = {"fp32", NULL, "bf16", "fp16"};
+
+int catalog_parse_stack(const ydoc *d, const ynode *map, ccs_stack *out, ccs_err *err)
+{
+    stack_default(out);
+    out->name[0] = 0;
+    static const char *const kernels[CCS_ATTN_N] = {"gemm-rel", "fa2",    "fa3",
+                                                    "cudnn",    "triton", "unfused"};
+    if (expect_map(d, map, "stack entry", err) ||
+        ydoc_check_keys(d, map, "a stack entry", stack_keys, err) ||
+        get_name(d, map, out->name, err) ||
+        get_choice(d, map, "attention_kernel", kernels, CCS_ATTN_N, &out->attn_kernel, err) ||
+        get_choice(d, map, "grad_dtype", grad_dtypes, 4, &out->grad_dtype, err) ||
+        get_range(d, map, "eltwise_factor", 1, 100, 1, &out->eltwise_factor, err) ||
+        get_range(d, map, "op_overhead_us", 0, 1e6, 1e-6, &out->op_overhead, err) ||
+        get_range(d, map, "layer_overhead_us", 0, 1e6, 1e-6, &out->layer_overhead, err) ||
+        get_range(d, map, "iter_overhead_ms", 0, 1e3, 1e-3, &out->iter_overhead, err) ||
+        get_range(d, map, "comm_units", 0, 4096, 1, &out->comm_units, err) ||
+        get_range(d, map, "tp_overlap_share", 0, 1, 1, &out->tp_overlap_share, err))
+        return CCS_EINPUT;
+    ynode *src = ynode_get(d, map, "sources");
+    if (src && ynode_kind(src) != YN_MAP) {
+        ydoc_error(d, src, err, "field 'sources': expected a mapping of field name to citation");
+        return CCS_EINPUT;
+    }
+    ccs_err inner;
+    if (stack_validate(out, &inner) != CCS_OK) {
+        ydoc_error(d, map, err, "%s", inner.msg);
+        return CCS_EINPUT;
+    }
+    return CCS_OK;
+}
+
 /* ---- collections ---------------------------------------------------------- */
 
-enum { K_MODEL, K_HW, K_EVO };
+enum { K_MODEL, K_HW, K_EVO, K_STACK, K_N };
 
 /* Add entry e (elem bytes, named name) of kind k: an overlay's entry replaces
  * the same-named one of an earlier layer in place; otherwise a repeated name
@@ -522,13 +614,23 @@ enum { K_MODEL, K_HW, K_EVO };
 static int add_entry(ccs_catalog *c, int k, const void *e, size_t elem, const char *name,
                      ccs_err *err)
 {
-    static const char *const what[] = {"model", "hardware", "evolution"};
+    static const char *const what[] = {"model", "hardware", "evolution", "stack"};
     void **arr = k == K_MODEL ? (void **)&c->models
                  : k == K_HW  ? (void **)&c->hw
-                              : (void **)&c->evo;
-    size_t *n = k == K_MODEL ? &c->n_models : k == K_HW ? &c->n_hw : &c->n_evo;
-    size_t *cap = k == K_MODEL ? &c->cap_models : k == K_HW ? &c->cap_hw : &c->cap_evo;
-    size_t below = k == K_MODEL ? c->below_models : k == K_HW ? c->below_hw : c->below_evo;
+                 : k == K_EVO ? (void **)&c->evo
+                              : (void **)&c->stacks;
+    size_t *n = k == K_MODEL ? &c->n_models
+                : k == K_HW  ? &c->n_hw
+                : k == K_EVO ? &c->n_evo
+                             : &c->n_stacks;
+    size_t *cap = k == K_MODEL ? &c->cap_models
+                  : k == K_HW  ? &c->cap_hw
+                  : k == K_EVO ? &c->cap_evo
+                               : &c->cap_stacks;
+    size_t below = k == K_MODEL ? c->below_models
+                   : k == K_HW  ? c->below_hw
+                   : k == K_EVO ? c->below_evo
+                                : c->below_stacks;
     if (!c->idx[k] && !(c->idx[k] = ccs_names_new())) {
         ccs_err_set(err, "out of memory");
         return CCS_ENOMEM;
@@ -566,7 +668,12 @@ int catalog_add_evolution(ccs_catalog *c, const ccs_evolution *ev, ccs_err *err)
     return add_entry(c, K_EVO, ev, sizeof *ev, ev->name, err);
 }
 
-static const char *const tops[] = {"models", "hardware", "evolutions"};
+int catalog_add_stack(ccs_catalog *c, const ccs_stack *st, ccs_err *err)
+{
+    return add_entry(c, K_STACK, st, sizeof *st, st->name, err);
+}
+
+static const char *const tops[K_N] = {"models", "hardware", "evolutions", "stacks"};
 
 /* Load a file whose root maps some of the keys allowed by mask (bit k: tops[k])
  * to lists of entries, and add each entry. required: bits that must be present. */
@@ -577,9 +684,9 @@ static int load_file(ccs_catalog *c, const char *path, int mask, int required, c
         return CCS_EINPUT;
     int rc = CCS_OK;
     ynode *root = ydoc_root(d);
-    const char *allowed[4];
+    const char *allowed[K_N + 1];
     int na = 0;
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < K_N; k++)
         if (mask & (1 << k))
             allowed[na++] = tops[k];
     allowed[na] = NULL;
@@ -592,7 +699,7 @@ static int load_file(ccs_catalog *c, const char *path, int mask, int required, c
         rc = ydoc_check_keys(d, root, "the catalog's top level", allowed, err);
     }
     int found = 0;
-    for (int kind = 0; rc == CCS_OK && kind < 3; kind++) {
+    for (int kind = 0; rc == CCS_OK && kind < K_N; kind++) {
         if (!(mask & (1 << kind)))
             continue;
         const char *top = tops[kind];
@@ -618,18 +725,23 @@ static int load_file(ccs_catalog *c, const char *path, int mask, int required, c
                 rc = catalog_parse_hw(d, e, &hw, err);
                 if (rc == CCS_OK && (rc = catalog_add_hw(c, &hw, &inner)) != CCS_OK)
                     ydoc_error(d, e, err, "%s", inner.msg);
-            } else {
+            } else if (kind == K_EVO) {
                 ccs_evolution ev;
                 rc = catalog_parse_evolution(d, e, &ev, err);
                 if (rc == CCS_OK && (rc = catalog_add_evolution(c, &ev, &inner)) != CCS_OK)
+                    ydoc_error(d, e, err, "%s", inner.msg);
+            } else {
+                ccs_stack st;
+                rc = catalog_parse_stack(d, e, &st, err);
+                if (rc == CCS_OK && (rc = catalog_add_stack(c, &st, &inner)) != CCS_OK)
                     ydoc_error(d, e, err, "%s", inner.msg);
             }
         }
     }
     if (rc == CCS_OK && !found) {
         ydoc_error(d, root, err,
-                   "no catalog entries: expected the key 'models', 'hardware' or "
-                   "'evolutions'");
+                   "no catalog entries: expected the key 'models', 'hardware', "
+                   "'evolutions' or 'stacks'");
         rc = CCS_EINPUT;
     }
     ydoc_free(d);
@@ -651,10 +763,12 @@ int catalog_load_evolutions(ccs_catalog *c, const char *path, ccs_err *err)
     return load_file(c, path, 1 << K_EVO, 1 << K_EVO, err);
 }
 
+static const char *const files[K_N] = {"models.yaml", "hardware.yaml", "evolutions.yaml",
+                                       "stacks.yaml"};
+
 int catalog_load_dir(ccs_catalog *c, const char *dir, ccs_err *err)
 {
-    static const char *const files[] = {"models.yaml", "hardware.yaml", "evolutions.yaml"};
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < K_N; k++) {
         char path[PATH_MAX];
         if (snprintf(path, sizeof path, "%s/%s", dir, files[k]) >= (int)sizeof path) {
             ccs_err_set(err, "%s: path too long", dir);
@@ -669,7 +783,6 @@ int catalog_load_dir(ccs_catalog *c, const char *dir, ccs_err *err)
 
 int catalog_overlay(ccs_catalog *c, const char *path, ccs_err *err)
 {
-    static const char *const files[] = {"models.yaml", "hardware.yaml", "evolutions.yaml"};
     struct stat sb;
     if (stat(path, &sb) != 0) {
         ccs_err_set(err, "%s: cannot open catalog overlay: %s", path, strerror(errno));
@@ -678,12 +791,13 @@ int catalog_overlay(ccs_catalog *c, const char *path, ccs_err *err)
     c->below_models = c->n_models;
     c->below_hw = c->n_hw;
     c->below_evo = c->n_evo;
+    c->below_stacks = c->n_stacks;
     int rc = CCS_OK, any = 0, dir = S_ISDIR(sb.st_mode);
     if (!dir) {
-        rc = load_file(c, path, 7, 0, err);
+        rc = load_file(c, path, (1 << K_N) - 1, 0, err);
         any = 1;
     }
-    for (int k = 0; rc == CCS_OK && dir && k < 3; k++) {
+    for (int k = 0; rc == CCS_OK && dir && k < K_N; k++) {
         char file[PATH_MAX];
         if (snprintf(file, sizeof file, "%s/%s", path, files[k]) >= (int)sizeof file) {
             ccs_err_set(err, "%s: path too long", path);
@@ -705,12 +819,12 @@ int catalog_overlay(ccs_catalog *c, const char *path, ccs_err *err)
     }
     if (rc == CCS_OK && !any) {
         ccs_err_set(err,
-                    "%s: a catalog overlay directory needs models.yaml, hardware.yaml or "
-                    "evolutions.yaml",
+                    "%s: a catalog overlay directory needs models.yaml, hardware.yaml, "
+                    "evolutions.yaml or stacks.yaml",
                     path);
         rc = CCS_EINPUT;
     }
-    c->below_models = c->below_hw = c->below_evo = 0;
+    c->below_models = c->below_hw = c->below_evo = c->below_stacks = 0;
     return rc;
 }
 
@@ -806,4 +920,13 @@ const ccs_hw *catalog_hw_at(const ccs_catalog *c, size_t i)
 const ccs_evolution *catalog_evolution_at(const ccs_catalog *c, size_t i)
 {
     return i < c->n_evo ? &c->evo[i] : NULL;
+}
+LOOKUP(catalog_stack, ccs_stack, stacks, 3)
+size_t catalog_n_stacks(const ccs_catalog *c)
+{
+    return c->n_stacks;
+}
+const ccs_stack *catalog_stack_at(const ccs_catalog *c, size_t i)
+{
+    return i < c->n_stacks ? &c->stacks[i] : NULL;
 }

@@ -32,7 +32,12 @@ int cli_launch_rank(void);
 ccs_catalog *cli_catalog(const char *cmd, const cli_catalogs *overlays);
 
 /* The kinds of catalog entry a command line names. */
-typedef enum cli_entry { CLI_ENTRY_MODEL, CLI_ENTRY_HW, CLI_ENTRY_EVOLUTION } cli_entry;
+typedef enum cli_entry {
+    CLI_ENTRY_MODEL,
+    CLI_ENTRY_HW,
+    CLI_ENTRY_EVOLUTION,
+    CLI_ENTRY_STACK
+} cli_entry;
 
 /* Print that name is no entry of kind in cat ("ccsweep CMD: --hw: unknown
  * hardware 'h100'; did you mean 'h100-sxm'? (see 'ccsweep list hardware')"),
@@ -63,13 +68,14 @@ void cli_op_sources_of(const ccs_model *m, const ccs_plan *p, const ccs_hw *hw,
  * caller owns it (json_decref); NULL when out of memory. */
 struct json_t;
 struct json_t *cli_json_projection(const ccs_model *m, const ccs_hw *hw, const char *evolution,
-                                   const ccs_plan *p, const ccs_result *r,
+                                   const ccs_stack *st, const ccs_plan *p, const ccs_result *r,
                                    const ccs_region_time *regions, const cli_op_sources *src);
 
 /* Print a one-object JSON description of a projection (jansson) to f.
- * regions and src may be NULL. Returns 0, or -1 when out of memory. */
+ * st (NULL: the default stack), regions and src may be NULL. Returns 0, or
+ * -1 when out of memory. */
 int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *evolution,
-                   const ccs_plan *p, const ccs_result *r, const ccs_region_time *regions,
-                   const cli_op_sources *src);
+                   const ccs_stack *st, const ccs_plan *p, const ccs_result *r,
+                   const ccs_region_time *regions, const cli_op_sources *src);
 
 #endif

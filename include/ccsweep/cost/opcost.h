@@ -19,6 +19,7 @@ typedef struct ccs_cost {
     double sync_derate;           /* matrix throughput of the slowest of the plan's devices,
                                      relative to the measured mean (cost_straggler_derate) */
     struct ccs_costmemo *memo;    /* cost_init_memo's cache, or NULL */
+    const ccs_stack *stack;       /* software stack (borrowed), NULL: stack_default's */
 } ccs_cost;
 
 /* A cache of the parts of operator costs that depend on the hardware and an
@@ -50,6 +51,11 @@ void cost_init(ccs_cost *c, const ccs_hw *hw, const struct ccs_opmodel *om, cons
 /* cost_init through memo m (not NULL): the same context, m attached. */
 void cost_init_memo(ccs_cost *c, ccs_costmemo *m, const ccs_hw *hw, const struct ccs_opmodel *om,
                     const ccs_evolution *ev, int gen, const ccs_plan *p);
+
+/* Cost under software stack st (borrowed, must outlive c; NULL: the
+ * default): its attention kernel, per-kernel host time, overheads and
+ * contention (timeline_project). cost_init leaves the default. */
+void cost_set_stack(ccs_cost *c, const ccs_stack *st);
 
 /* Time of one occurrence of op (multiply by op->count yourself). */
 void cost_op(const ccs_cost *c, const ccs_op *op, ccs_optime *out);

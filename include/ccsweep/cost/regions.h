@@ -6,6 +6,7 @@
 #define CCSWEEP_REGIONS_H
 
 #include "ccsweep/model/plan.h"
+#include "ccsweep/model/stack.h"
 
 typedef enum ccs_opkind {
     CCS_OP_GEMM = 0,
@@ -108,6 +109,7 @@ typedef struct ccs_oplist {
     double params_block;        /* parameters per device of one block of the main kind */
     double params_block_expert; /* routed-expert weights among them */
     double params_dense_block;  /* same for a dense-FFN block (== params_block without) */
+    double grad_bytes;          /* bytes per gradient element the stack keeps and reduces */
 } ccs_oplist;
 
 /* Build the operator list of plan p (already valid per plan_check) for model m.
@@ -117,6 +119,10 @@ typedef struct ccs_oplist {
  * non-NULL arguments, devices_per_node >= 1 and the plan's sizes >= 1 (dp may
  * still be 0, not yet derived: then no data-parallel ops). */
 void regions_build(const ccs_model *m, const ccs_plan *p, int devices_per_node, ccs_oplist *out);
+/* regions_build for software stack st (NULL: the default, stack_default):
+ * its gradient type sets the gradient buffers' and reductions' bytes. */
+void regions_build_stack(const ccs_model *m, const ccs_plan *p, int devices_per_node,
+                         const ccs_stack *st, ccs_oplist *out);
 
 /* Region name ("fwd.attn"), scope (CCS_SCOPE_*) and whether it is communication. */
 const char *region_name(int region);

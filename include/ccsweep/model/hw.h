@@ -41,7 +41,12 @@ typedef struct ccs_hw {
     double variability;  /* relative standard deviation of sustained matrix throughput
                             between devices of this part; a synchronized job of n
                             devices runs at the slowest (cost_straggler_derate) */
+    int8_t attn_ref;     /* CCS_ATTN_REF_*: the benchmarked device whose attention-kernel
+                            tables apply (the same SM architecture); NONE: the newest
+                            one's, scaled by the GEMM efficiencies (cost/attention.h) */
 } ccs_hw;
+
+enum { CCS_ATTN_REF_NONE = 0, CCS_ATTN_REF_A100 = 1, CCS_ATTN_REF_H100 = 2 };
 
 /* Per-generation scaling rule: hardware at generation g is the base with each
  * figure multiplied by its factor^g (latencies divided by latency^g). */

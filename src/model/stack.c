@@ -1,0 +1,78 @@
+/* stack.c - software stack entries (stack.h): the default and the checks. */
+#include "ccsweep/model/stack.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *const kernel_names[CCS_ATTN_N] = {"gemm-rel", "fa2",    "fa3",
+                                                     "cudnn",    "triton", "unfused"};
+
+const char *attn_kernel_name(int k)
+{
+    return k >= 0 && k < CCS_ATTN_N ? kernel_names[k] : "?";
+}
+
+int attn_kernel_parse(const char *s)
+{
+    for (int k = 0; s && k < CCS_ATTN_N; k++)
+        if (strcmp(s, kernel_names[k]) == 0)
+            return k;
+    return -1;
+}
+
+void stack_default(ccs_stack *out)
+{
+    memset(out, 0, sizeof *out);
+    ccs_strlcpy(out->name, "megatron-core", sizeof out->name);
+    out->attn_kernel = CCS_ATTN_GEMM_REL;
+    out->grad_dtype = CCS_FP32;
+    out->eltwise_factor = 1.0;
+    out->tp_overlap_share = 1.0;
+}
+
+/* The largest overhead an entry may give, s: one second per kernel already
+ * dwarfs any device; the bound keeps every sum finite. */
+#define STACK_MAX_OVERHEAD 1.0
+
+int stack_validate(const ccs_stack *s, ccs_err *err)
+{
+    if (!ccs_name_ok(s->name)) {
+        ccs_err_set(err, "stack: invalid name");
+        return CCS_EINPUT;
+    }
+    if (s->attn_kernel < 0 || s->attn_kernel >= CCS_ATTN_N) {
+        ccs_err_set(err, "stack '%s': attention kernel out of range", s->name);
+        return CCS_EINPUT;
+    }
+    if (s->grad_dtype != CCS_FP32 && s->grad_dtype != CCS_BF16 && s->grad_dtype != CCS_FP16) {
+        ccs_err_set(err, "stack '%s': field 'grad_dtype': expected fp32, bf16 or fp16", s->name);
+        return CCS_EINPUT;
+    }
+    if (!(s->eltwise_factor >= 1 && s->eltwise_factor <= 100)) {
+        ccs_err_set(err, "stack '%s': field 'eltwise_factor': expected a number in [1, 100]",
+                    s->name);
+        return CCS_EINPUT;
+    }
+    const struct {
+        const char *what;
+        double v;
+    } t[] = {{"op_overhead_us", s->op_overhead},
+             {"layer_overhead_us", s->layer_overhead},
+             {"iter_overhead_ms", s->iter_overhead}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (!(t[i].v >= 0 && t[i].v <= STACK_MAX_OVERHEAD)) {
+            ccs_err_set(err, "stack '%s': field '%s': expected a time in [0, 1 s]", s->name,
+                        t[i].what);
+            return CCS_EINPUT;
+        }
+    if (!(s->comm_units >= 0 && s->comm_units <= 4096)) {
+        ccs_err_set(err, "stack '%s': field 'comm_units': expected a count in [0, 4096]", s->name);
+        return CCS_EINPUT;
+    }
+    if (!(s->tp_overlap_share >= 0 && s->tp_overlap_share <= 1)) {
+        ccs_err_set(err, "stack '%s': field 'tp_overlap_share': expected a fraction in [0, 1]",
+                    s->name);
+        return CCS_EINPUT;
+    }
+    return CCS_OK;
+}
