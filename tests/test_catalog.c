@@ -383,7 +383,8 @@ static void test_overlay(void **state)
     unlink(file);
     c = test_catalog();
     assert_int_equal(catalog_overlay(c, dir, &err), CCS_EINPUT);
-    assert_non_null(strstr(err.msg, "needs models.yaml, hardware.yaml, evolutions.yaml or stacks.yaml"));
+    assert_non_null(
+        strstr(err.msg, "needs models.yaml, hardware.yaml, evolutions.yaml or stacks.yaml"));
     assert_int_equal(catalog_overlay(c, "/nonexistent-overlay", &err), CCS_EINPUT);
     assert_non_null(strstr(err.msg, "/nonexistent-overlay"));
     catalog_free(c);

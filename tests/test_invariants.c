@@ -5,14 +5,20 @@
  * devices with the model's published batch (512 sequences when it has none). For each valid plan:
  *   - the iteration is no shorter than its compute, its TP, CP, DP or PP traffic;
  *   - more recomputation (none -> selective -> full) is never faster;
- *   - a fused attention kernel is never slower than the unfused one;
+ *   - a fused attention kernel is never slower than the unfused one (under
+ *     the default stack: see the comparison);
  *   - twice the link bandwidth is never slower;
  *   - the next hardware generation is never slower.
  * Comparisons hold the model, batch, devices and plan fixed, so each compares
- * equal work. The test counts the plans it checked and needs >= 100,000. */
+ * equal work. Each plan runs under the next of the catalog's software stacks
+ * in turn (their attention kernels, gradient types, overheads and the
+ * contention of overlapped collectives), every comparison under its plan's.
+ * The test counts the plans it checked and needs >= 100,000. */
 #include "testutil.h"
 
 static const ccs_evolution *evo;
+
+static const ccs_stack *stack; /* the plan's software stack (NULL: the default) */
 
 static double project(const ccs_model *m, const ccs_hw *base, int gen, ccs_plan p, ccs_result *r)
 {
@@ -20,6 +26,7 @@ static double project(const ccs_model *m, const ccs_hw *base, int gen, ccs_plan 
     hw_evolve(base, evo, gen, &h);
     ccs_cost c;
     cost_init(&c, &h, NULL, evo, gen, &p);
+    cost_set_stack(&c, stack);
     timeline_project(m, &p, &c, r, NULL);
     return r->t_iter;
 }
@@ -30,10 +37,10 @@ static double project(const ccs_model *m, const ccs_hw *base, int gen, ccs_plan 
 static void fail_plan(const char *what, const ccs_model *m, const ccs_hw *hw, const ccs_plan *p,
                       double a, double b)
 {
-    print_error("%s: %s on %s, %d devices tp %d pp %d dp %d mbs %d zero %d sp %d dpov %d "
-                "recompute %d flash %d: %.9g vs %.9g\n",
-                what, m->name, hw->name, p->devices, p->tp, p->pp, p->dp, p->mbs, p->zero, p->sp,
-                p->dp_overlap, p->recompute, p->flash_attn, a, b);
+    print_error("%s: %s on %s (stack %s), %d devices tp %d pp %d dp %d mbs %d zero %d sp %d "
+                "dpov %d recompute %d flash %d: %.9g vs %.9g\n",
+                what, m->name, hw->name, stack ? stack->name : "default", p->devices, p->tp, p->pp,
+                p->dp, p->mbs, p->zero, p->sp, p->dp_overlap, p->recompute, p->flash_attn, a, b);
 }
 
 static void test_invariants_sweep(void **state)
@@ -77,6 +84,8 @@ static void test_invariants_sweep(void **state)
                                             plan_check(m, hw, &p) != CCS_R_OK)
                                             continue;
                                         ccs_result r, q;
+                                        stack = catalog_stack_at(cat, (size_t)checked %
+                                                                          catalog_n_stacks(cat));
                                         double t = project(m, hw, 0, p, &r);
                                         checked++;
                                         double lim[] = {r.t_compute, r.t_tp_comm, r.t_dp_comm,
@@ -97,10 +106,17 @@ static void test_invariants_sweep(void **state)
                                                           tr, prev);
                                             prev = tr;
                                         }
+                                        /* the stack's fused kernel against the unfused core
+                                         * as Megatron runs it (fused softmax): one software
+                                         * choice against another except under the default
+                                         * stack, whose kernel is rated against the same GEMMs
+                                         * (a measured Triton kernel is slower at short
+                                         * sequences than that core is modelled) */
                                         v = p;
                                         v.flash_attn = 1;
                                         double tf = project(m, hw, 0, v, &q);
-                                        if (tf > t * (1 + EPS) && failures++ < 5)
+                                        if (stack->attn_kernel == CCS_ATTN_GEMM_REL &&
+                                            tf > t * (1 + EPS) && failures++ < 5)
                                             fail_plan("flash attention slower", m, hw, &v, tf, t);
                                         v = p;
                                         v.net_bw_factor = 2;
@@ -117,6 +133,7 @@ static void test_invariants_sweep(void **state)
            "recomputation, fused attention, 2x links, next generation): %ld violations\n",
            checked, failures);
     assert_true(checked >= 100000);
+    assert_true(catalog_n_stacks(cat) >= 4);
     assert_int_equal(failures, 0);
 }
 

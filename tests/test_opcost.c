@@ -2,6 +2,7 @@
  * hand calculations from the catalog's a100-80g figures. */
 #include "testutil.h"
 
+#include "ccsweep/cost/attention.h"
 #include "ccsweep/cost/opcost.h"
 
 /* Wave quantization on 108 SMs with 256x128 tiles: the MAMF best shape
@@ -389,6 +390,47 @@ static void test_memo_prefix(void **state)
     cost_memo_free(mm);
 }
 
+/* The measured attention-kernel tables (src/cost/attention.c), by hand:
+ * FlashAttention-2 on A100, causal, d = 128, forward + backward at 2k
+ * tokens: 155 TFLOP/s of the A100's 312 peak = 0.4968 (the table is kept
+ * against the A100's best GEMM, 267.9, and scaled back by a100-80g's
+ * gemm_efficiency 267.9 / 312). Between 2k and 4k (173) the rate is linear in
+ * log2(seq): at 2^11.5 = 2896 tokens, 164. Below 512 and above 16k the end
+ * values hold (16k causal d = 128: 189). d = 96 lies halfway between the d =
+ * 64 (140) and d = 128 (155) curves at 2k: 147.5. The Triton kernel, measured
+ * on the A100 only, reaches FlashAttention-2's H100 rate times its own ratio
+ * to FlashAttention-2 on the A100: at 2k causal d = 128, 265 x 68 / 155 =
+ * 116.3 TFLOP/s of the H100's 989. A device without tables (b200) keeps the
+ * H100's share of the best GEMM: FA2 at 2k causal d = 128 on the H100 is 265
+ * / 792.1 of its best GEMM, times b200's 0.776 of 2250. */
+static void test_attention_tables(void **state)
+{
+    (void)state;
+    const ccs_hw *a = catalog_hw(test_cat(), "a100-80g");
+    const ccs_hw *h = catalog_hw(test_cat(), "h100-sxm");
+    const ccs_hw *b = catalog_hw(test_cat(), "b200");
+    assert_non_null(a);
+    assert_non_null(h);
+    assert_non_null(b);
+    assert_int_equal(a->attn_ref, CCS_ATTN_REF_A100);
+    assert_int_equal(b->attn_ref, CCS_ATTN_REF_NONE);
+    for (int bwd = 0; bwd <= 1; bwd++) /* forward + backward measured: both passes */
+        assert_rel(attn_kernel_eff(a, CCS_ATTN_FA2, 128, 2048, 1, bwd), 155.0 / 312, 1e-3);
+    assert_rel(attn_kernel_eff(a, CCS_ATTN_FA2, 128, 2896.309, 1, 0), 164.0 / 312, 1e-3);
+    assert_rel(attn_kernel_eff(a, CCS_ATTN_FA2, 128, 65536, 1, 0), 189.0 / 312, 1e-3);
+    assert_rel(attn_kernel_eff(a, CCS_ATTN_FA2, 128, 128, 1, 0), 99.0 / 312, 1e-3);
+    assert_rel(attn_kernel_eff(a, CCS_ATTN_FA2, 96, 2048, 1, 0), 147.5 / 312, 1e-3);
+    assert_rel(attn_kernel_eff(a, CCS_ATTN_FA2, 128, 2048, 0, 0), 187.0 / 312, 1e-3);
+    assert_rel(attn_kernel_eff(h, CCS_ATTN_TRITON, 128, 2048, 1, 0), 265.0 * 68 / 155 / 989, 1e-3);
+    assert_rel(attn_kernel_eff(b, CCS_ATTN_FA2, 128, 2048, 1, 0), 265.0 / 792.1 * 0.776, 1e-3);
+    /* cuDNN on the H100, forward measured, backward only without the mask:
+     * causal backward = non-causal backward x causal / non-causal forward,
+     * at 2k d = 128: 465 x 484 / 617 */
+    assert_rel(attn_kernel_eff(h, CCS_ATTN_CUDNN, 128, 2048, 1, 0), 484.0 / 792.1 * 0.801, 1e-3);
+    assert_rel(attn_kernel_eff(h, CCS_ATTN_CUDNN, 128, 2048, 1, 1),
+               465.0 * 484 / 617 / 792.1 * 0.801, 1e-3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -397,6 +439,7 @@ int main(void)
         cmocka_unit_test(test_gemm_shapes_h100),
         cmocka_unit_test(test_fp8),
         cmocka_unit_test(test_attention_efficiency),
+        cmocka_unit_test(test_attention_tables),
         cmocka_unit_test(test_collective),
         cmocka_unit_test(test_nvls),
         cmocka_unit_test(test_evolve),

@@ -249,6 +249,135 @@ static void test_published_throughput(void **state)
     assert_true(fabs(sum / n) <= 0.05);
 }
 
+/* One field after another of a CSV line (double quotes around fields that
+ * hold commas): the next field into buf (n bytes), the rest returned; NULL
+ * at the end of the line. */
+static const char *csv_field(const char *s, char *buf, size_t n)
+{
+    if (!s || !*s || *s == '\n')
+        return NULL;
+    size_t k = 0;
+    int q = *s == '"';
+    if (q)
+        s++;
+    for (; *s && (q ? *s != '"' : *s != ',' && *s != '\n'); s++)
+        if (k + 1 < n)
+            buf[k++] = *s;
+    buf[k] = 0;
+    if (q && *s == '"')
+        s++;
+    return *s == ',' ? s + 1 : s;
+}
+
+/* llm-foundry's MPT training benchmarks (tests/data/llm_foundry_mpt.csv,
+ * a copy of the validation set: mosaicml/llm-foundry scripts/train/
+ * benchmarking/README.md @495218376, 216 runs of MPT 125M-70B at sequences
+ * 512-65536 on 8-512 A100 40GB, A100 80GB and H100 with PyTorch FSDP; each
+ * row's seconds per optimizer step derived from the published tokens/s, the
+ * launch settings as its header gives them), projected under the stack the
+ * runs used (llm-foundry: FSDP1, the Triton flash-attention kernel, fp32
+ * gradient reduction) with the per-block FSDP units overlapped (bucketed).
+ * MPT is a GPT-style model: biases, tied embedding, GeLU MLP, learned
+ * positions (an ad-hoc model here). Every run ran, so every projection must
+ * fit its device. The test prints the error table by GPU and by sequence
+ * bucket. Asserted: no row out of memory, mean absolute error <= 15% and
+ * mean signed error within 5% over all rows, each GPU type's mean absolute
+ * error <= 20%; these guard what the model reaches today (12.0% overall,
+ * +3.6% signed; the sequences >= 16k on H100 are the worst: the Triton
+ * kernel is measured on the A100 only and carried to the H100 through
+ * FlashAttention-2) and are not the accuracy aimed at (8%, within 4%). */
+static void test_llm_foundry(void **state)
+{
+    (void)state;
+    FILE *f = fopen("tests/data/llm_foundry_mpt.csv", "r");
+    assert_non_null(f);
+    const ccs_stack *st = catalog_stack(test_cat(), "llm-foundry");
+    assert_non_null(st);
+    static const char *const gpus[] = {"a100-40g", "a100-80g", "h100-sxm"};
+    static const char *const buckets[] = {"<= 2k", "4k-8k", ">= 16k"};
+    double gsum[3] = {0}, gabs[3] = {0}, bsum[3] = {0}, babs[3] = {0};
+    int gn[3] = {0}, bn[3] = {0}, n = 0, oom = 0;
+    double sum = 0, sum_abs = 0, worst = 0;
+    char line[4096];
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || strncmp(line, "model,", 6) == 0)
+            continue;
+        char v[26][128];
+        const char *s = line;
+        int k = 0;
+        while (k < 26 && (s = csv_field(s, v[k], sizeof v[k])))
+            k++;
+        assert_true(k >= 25);
+        /* model,layers,hidden,heads,kv_heads,ffn,vocab,seq,gpu,gpus,tp,pp,vpp,cp,ep,dp,
+         * zero_or_fsdp,mbs,gbs,recompute,dtype,dp_overlap,published_metric,
+         * published_value,derived_t_iter_s */
+        ccs_model m;
+        memset(&m, 0, sizeof m);
+        ccs_strlcpy(m.name, v[0], sizeof m.name);
+        m.layers = atoi(v[1]);
+        m.hidden = atoi(v[2]);
+        m.heads = atoi(v[3]);
+        m.kv_heads = atoi(v[4]);
+        m.ffn = atoi(v[5]);
+        m.vocab = atoi(v[6]);
+        m.bias = m.tied = 1;
+        model_fill_defaults(&m);
+        const ccs_hw *h = catalog_hw(test_cat(), v[8]);
+        assert_non_null(h);
+        ccs_plan p;
+        plan_defaults(&p);
+        p.seq = atoi(v[7]);
+        p.devices = atoi(v[9]);
+        p.tp = atoi(v[10]);
+        p.pp = atoi(v[11]);
+        p.dp = atoi(v[15]);
+        p.zero = (int8_t)atoi(v[16]);
+        p.mbs = atoi(v[17]);
+        p.gbs = atoi(v[18]);
+        p.recompute = (int8_t)recompute_parse(v[19]);
+        p.dtype = (int8_t)dtype_parse(v[20]);
+        p.dp_overlap = (int8_t)dp_overlap_parse(v[21]);
+        p.flash_attn = 1;
+        assert_true(p.recompute >= 0 && p.dtype >= 0 && p.dp_overlap >= 0);
+        ccs_cost c;
+        cost_init(&c, h, NULL, NULL, 0, &p);
+        cost_set_stack(&c, st);
+        ccs_result r;
+        timeline_project(&m, &p, &c, &r, NULL);
+        assert_int_not_equal(r.status, CCS_ST_INVALID);
+        oom += r.status == CCS_ST_OOM;
+        double t = atof(v[24]), err = r.t_iter / t - 1;
+        int g = strcmp(v[8], "a100-40g") == 0 ? 0 : strcmp(v[8], "a100-80g") == 0 ? 1 : 2;
+        int b = p.seq <= 2048 ? 0 : p.seq <= 8192 ? 1 : 2;
+        gsum[g] += err;
+        gabs[g] += fabs(err);
+        gn[g]++;
+        bsum[b] += err;
+        babs[b] += fabs(err);
+        bn[b]++;
+        sum += err;
+        sum_abs += fabs(err);
+        worst = fmax(worst, fabs(err));
+        n++;
+    }
+    fclose(f);
+    assert_int_equal(n, 216);
+    for (int g = 0; g < 3; g++)
+        printf("  llm-foundry %-9s %3d runs: mean |error| %5.1f%%, mean signed %+5.1f%%\n", gpus[g],
+               gn[g], 100 * gabs[g] / gn[g], 100 * gsum[g] / gn[g]);
+    for (int b = 0; b < 3; b++)
+        printf("  llm-foundry seq %-6s %3d runs: mean |error| %5.1f%%, mean signed %+5.1f%%\n",
+               buckets[b], bn[b], 100 * babs[b] / bn[b], 100 * bsum[b] / bn[b]);
+    printf("  llm-foundry all      %3d runs: mean |error| %5.1f%%, mean signed %+5.1f%%, max "
+           "%.1f%%, %d out of memory\n",
+           n, 100 * sum_abs / n, 100 * sum / n, 100 * worst, oom);
+    assert_int_equal(oom, 0);
+    assert_true(sum_abs / n <= 0.15);
+    assert_true(fabs(sum / n) <= 0.05);
+    for (int g = 0; g < 3; g++)
+        assert_true(gabs[g] / gn[g] <= 0.20);
+}
+
 /* A published MoE training cost: DeepSeek-V3 takes 180K H800 GPU hours per
  * trillion tokens (arXiv 2412.19437, Sec. 1 and Table 1: 2664K GPU hours for
  * 14.8T pre-training tokens; "3.7 days on our cluster with 2048 H800 GPUs").
@@ -488,6 +617,7 @@ int main(void)
         cmocka_unit_test(test_korthikanti_layer_times),
         cmocka_unit_test(test_moe_megatron),
         cmocka_unit_test(test_published_throughput),
+        cmocka_unit_test(test_llm_foundry),
         cmocka_unit_test(test_deepseek_v3_gpu_hours),
         cmocka_unit_test(test_dense_first_blocks),
         cmocka_unit_test(test_invariants),

@@ -1,4 +1,4 @@
-/* cli_list.c - 'ccsweep list models|hardware|evolutions': the catalog's
+/* cli_list.c - 'ccsweep list models|hardware|evolutions|stacks': the catalog's
  * entries with their key figures, a table per kind. */
 #include "ccsweep/cli/cli.h"
 
@@ -17,7 +17,7 @@ static const cli_opt list_opts[] = {
 
 static const cli_cmd list_cmd = {
     .name = "list",
-    .synopsis = "ccsweep list models|hardware|evolutions [--catalog PATH]...",
+    .synopsis = "ccsweep list models|hardware|evolutions|stacks [--catalog PATH]...",
     .about = "Lists the catalog entries with their key figures: the built-in catalog,\n"
              "then the overlays of $CCSWEEP_CATALOG_PATH and --catalog (repeatable),\n"
              "whose entries add to and override earlier ones by name.",
@@ -26,7 +26,7 @@ static const cli_cmd list_cmd = {
     .col = 18,
 };
 
-static const char *const subjects[] = {"models", "hardware", "evolutions"};
+static const char *const subjects[] = {"models", "hardware", "evolutions", "stacks"};
 
 /* CLI_OK with a->what one of subjects, CLI_BAD (message printed) or CLI_DONE. */
 static int parse_list_args(int argc, char **argv, list_args *a)
@@ -38,13 +38,14 @@ static int parse_list_args(int argc, char **argv, list_args *a)
     if (first + 1 < argc)
         return cli_fail("list", "unexpected argument '%s'", argv[first + 1]);
     if (first == argc)
-        return cli_fail("list", "what to list? expected models, hardware or evolutions");
+        return cli_fail("list", "what to list? expected models, hardware, evolutions or stacks");
     a->what = argv[first];
     for (size_t i = 0; i < sizeof subjects / sizeof subjects[0]; i++)
         if (!strcmp(a->what, subjects[i]))
             return CLI_OK;
-    const char *best = cli_suggest(a->what, subjects, 3);
-    return cli_fail("list", "unknown list '%s' (expected models, hardware or evolutions)%s%s%s",
+    const char *best = cli_suggest(a->what, subjects, 4);
+    return cli_fail("list",
+                    "unknown list '%s' (expected models, hardware, evolutions or stacks)%s%s%s",
                     a->what, best ? "; did you mean '" : "", best ? best : "", best ? "'?" : "");
 }
 
@@ -93,6 +94,18 @@ static void print_evolutions(const ccs_catalog *cat)
     }
 }
 
+static void print_stacks(const ccs_catalog *cat)
+{
+    printf("%-22s %-9s %5s %8s %8s %8s %6s %7s\n", "name", "attention", "grads", "kernel_us",
+           "layer_us", "iter_ms", "comm", "tp_ovl");
+    for (size_t i = 0; i < catalog_n_stacks(cat); i++) {
+        const ccs_stack *s = catalog_stack_at(cat, i);
+        printf("%-22s %-9s %5s %8.1f %8.1f %8.2f %6.1f %7.2f\n", s->name,
+               attn_kernel_name(s->attn_kernel), dtype_name(s->grad_dtype), s->op_overhead * 1e6,
+               s->layer_overhead * 1e6, s->iter_overhead * 1e3, s->comm_units, s->tp_overlap_share);
+    }
+}
+
 int cli_list(int argc, char **argv)
 {
     list_args a;
@@ -106,8 +119,10 @@ int cli_list(int argc, char **argv)
         print_models(cat);
     else if (!strcmp(a.what, "hardware"))
         print_hardware(cat);
-    else
+    else if (!strcmp(a.what, "evolutions"))
         print_evolutions(cat);
+    else
+        print_stacks(cat);
     catalog_free(cat);
     return 0;
 }

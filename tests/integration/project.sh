@@ -69,7 +69,7 @@ expect1 "mistyped run flag: did you mean" "unknown option '--detial'; did you me
 expect1 "mistyped model name: did you mean" "unknown model 'gpt3-175'; did you mean 'gpt3-175b'?" $B project --model gpt3-175 --hw a100-80g
 expect1 "mistyped hardware name: did you mean" "unknown hardware 'h100'; did you mean 'h100-sxm'?" $B project --model gpt3-175b --hw h100
 expect1 "mistyped subcommand: did you mean" "unknown command 'porject'; did you mean 'project'?" $B porject
-expect1 "list foo: names the bad list and the valid ones" "unknown list 'foo' (expected models, hardware or evolutions)" $B list foo
+expect1 "list foo: names the bad list and the valid ones" "unknown list 'foo' (expected models, hardware, evolutions or stacks)" $B list foo
 expect1 "list model: did you mean" "did you mean 'models'?" $B list model
 expect1 "bad --recompute" "expected none, selective or full" $B project --model gpt3-175b --hw a100-80g --recompute some
 expect1 "unknown evolution" "unknown rule" $B project --model gpt3-175b --hw a100-80g --gen 1 --evolution nope
@@ -194,4 +194,38 @@ check "an overlay entry overrides a built-in one by name (a100-80g with 160 GiB)
 mkdir -p "$T/emptycat"
 expect1 "an empty overlay directory is an error naming it" "emptycat: a catalog overlay directory needs" \
     $B list hardware --catalog "$T/emptycat"
+
+# software stacks: --stack and --attn-kernel, errors naming what is wrong
+S="--layers 24 --hidden 2048 --heads 16 --ffn 8192 --vocab 50368 --hw a100-80g --devices 8 --dp 8 --gbs 64 --mbs 8 --seq 8192 --zero 3 --flash-attn --dp-overlap bucketed --json"
+$B project $S >"$T/s0.json"; rc0=$?
+$B project $S --stack llm-foundry >"$T/s1.json"; rc1=$?
+$B project $S --stack llm-foundry --attn-kernel fa2 >"$T/s2.json"; rc2=$?
+check "--stack: exit 0 ($rc0 $rc1 $rc2)" "[ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ]"
+check "--json names the stack and its kernel" "[ \"$(jget "$T/s1.json" stack) $(jget "$T/s1.json" attention_kernel) $(jget "$T/s0.json" stack)\" = 'llm-foundry triton megatron-core' ]"
+t0=$(jget "$T/s0.json" t_iter); t1=$(jget "$T/s1.json" t_iter); t2=$(jget "$T/s2.json" t_iter)
+# at 8k tokens attention dominates: the Triton kernel (A100: 78 TFLOP/s causal d 128) is slower
+# than FlashAttention-2 (182), which is slower than the default's 0.85 x GEMM rate
+check "llm-foundry with Triton slower than with FA2, slower than the default ($t1 > $t2 > $t0)" "[ $(cmp_lt $t2 $t1) = 1 ] && [ $(cmp_lt $t0 $t2) = 1 ]"
+$B project $S --stack nosuch >/dev/null 2>"$T/se.txt"; rc=$?
+check "--stack nosuch: exit 1 with a suggestion" "[ $rc -eq 1 ] && grep -q \"unknown stack 'nosuch'\" \"$T/se.txt\" && grep -q 'list stacks' \"$T/se.txt\""
+$B project $S --attn-kernel fa9 >/dev/null 2>"$T/se.txt"; rc=$?
+check "--attn-kernel fa9: exit 1 naming the kernels" "[ $rc -eq 1 ] && grep -q \"unknown kernel 'fa9'\" \"$T/se.txt\""
+printf 'stacks:\n  - name: mine\n    attention_kernel: fa2\n    comm_units: -3\n' >"$T/bad-stack.yaml"
+$B project $S --catalog "$T/bad-stack.yaml" --stack mine >/dev/null 2>"$T/se.txt"; rc=$?
+check "a stack with comm_units -3: exit 1 naming file, line and field" "[ $rc -eq 1 ] && grep -q 'bad-stack.yaml:4' \"$T/se.txt\" && grep -q 'comm_units' \"$T/se.txt\""
+printf 'stacks:\n  - name: mine\n    attention_kernel: flash9\n' >"$T/bad-stack.yaml"
+$B project $S --catalog "$T/bad-stack.yaml" --stack mine >/dev/null 2>"$T/se.txt"; rc=$?
+check "a stack with an unknown kernel: exit 1 listing the kernels" "[ $rc -eq 1 ] && grep -q \"unknown value 'flash9'\" \"$T/se.txt\" && grep -q \"'triton'\" \"$T/se.txt\""
+printf 'stacks:\n  - name: mine\n    attention_kernel: fa2\n    comm_units: 22.7\n' >"$T/ok-stack.yaml"
+$B project $S --catalog "$T/ok-stack.yaml" --stack mine >"$T/s3.json"; rc=$?
+check "an overlay stack: exit 0, used by name" "[ $rc -eq 0 ] && [ \"$(jget "$T/s3.json" stack)\" = mine ]"
+$B list stacks >"$T/ls.txt" 2>&1; rc=$?
+check "list stacks: every catalog stack with its kernel" "[ $rc -eq 0 ] && grep -q '^llm-foundry *triton' \"$T/ls.txt\" && grep -q '^megatron-core *gemm-rel' \"$T/ls.txt\""
+# the README's list blocks are the commands' output (their first lines)
+for w in hardware models stacks; do
+    sed -n "/^\$ .\/ccsweep list $w\$/,/^\(\.\.\.\|\`\`\`\)\$/p" README.md | sed '1d;$d' >"$T/readme-$w"
+    n=$(wc -l <"$T/readme-$w")
+    $B list $w | head -n "$n" >"$T/now-$w"
+    check "README's 'ccsweep list $w' block ($n lines) is the command's output" "[ $n -ge 3 ] && cmp -s \"$T/readme-$w\" \"$T/now-$w\""
+done
 exit 0

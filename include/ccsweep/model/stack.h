@@ -15,27 +15,27 @@
  * efficiency (FlashAttention-2's A100 figures), the default stack's. */
 typedef enum ccs_attn_kernel {
     CCS_ATTN_GEMM_REL = 0,
-    CCS_ATTN_FA2,      /* FlashAttention-2 (Dao 2023) */
-    CCS_ATTN_FA3,      /* FlashAttention-3 (Shah et al. 2024), Hopper and later */
-    CCS_ATTN_CUDNN,    /* cuDNN fused attention (Transformer Engine's default on Hopper) */
-    CCS_ATTN_TRITON,   /* a Triton flash-attention kernel */
-    CCS_ATTN_UNFUSED,  /* score and context batched GEMMs with a softmax between
-                          (the s x s tensors in memory: PyTorch's math path, Megatron-LM 2021) */
+    CCS_ATTN_FA2,     /* FlashAttention-2 (Dao 2023) */
+    CCS_ATTN_FA3,     /* FlashAttention-3 (Shah et al. 2024), Hopper and later */
+    CCS_ATTN_CUDNN,   /* cuDNN fused attention (Transformer Engine's default on Hopper) */
+    CCS_ATTN_TRITON,  /* a Triton flash-attention kernel */
+    CCS_ATTN_UNFUSED, /* score and context batched GEMMs with a softmax between
+                         (the s x s tensors in memory: PyTorch's math path, Megatron-LM 2021) */
     CCS_ATTN_N
 } ccs_attn_kernel;
 
 typedef struct ccs_stack {
     char name[CCS_NAME_MAX];
-    int8_t attn_kernel;    /* ccs_attn_kernel, for plans with a fused kernel (flash_attn) */
-    int8_t grad_dtype;     /* ccs_dtype of the gradient buffers and their reduction */
-    double eltwise_factor; /* memory traffic of the element-wise ops relative to
-                              Megatron's fused kernels (>= 1; eager frameworks run one
-                              kernel per operator) */
-    double op_overhead;    /* s of host time per kernel: a kernel shorter than it waits */
-    double layer_overhead; /* s per layer per pass (framework hooks: FSDP unit pre/post) */
-    double iter_overhead;  /* s per iteration outside the GPU work (step, zero_grad, logging) */
-    double comm_units;     /* compute units the collectives occupy while they overlap
-                              compute (NCCL channels); compute slows by their share */
+    int8_t attn_kernel;      /* ccs_attn_kernel, for plans with a fused kernel (flash_attn) */
+    int8_t grad_dtype;       /* ccs_dtype of the gradient buffers and their reduction */
+    double eltwise_factor;   /* memory traffic of the element-wise ops relative to
+                                Megatron's fused kernels (>= 1; eager frameworks run one
+                                kernel per operator) */
+    double op_overhead;      /* s of host time per kernel: a kernel shorter than it waits */
+    double layer_overhead;   /* s per layer per pass (framework hooks: FSDP unit pre/post) */
+    double iter_overhead;    /* s per iteration outside the GPU work (step, zero_grad, logging) */
+    double comm_units;       /* compute units the collectives occupy while they overlap
+                                compute (NCCL channels); compute slows by their share */
     double tp_overlap_share; /* share of each TP collective hidden when tp_overlap is on */
 } ccs_stack;
 
