@@ -166,8 +166,8 @@ static void test_invariants(void **state)
                                         const ccs_model *m = catalog_model(test_cat(), models[mi]);
                                         ccs_hw hw;
                                         hw_evolve(catalog_hw(test_cat(), hws[hi]),
-                                                  catalog_evolution(test_cat(), "memory-wall"),
-                                                  gen, &hw);
+                                                  catalog_evolution(test_cat(), "memory-wall"), gen,
+                                                  &hw);
                                         ccs_serve_plan p;
                                         serve_plan_defaults(&p);
                                         p.tp = tps[ti];
@@ -260,9 +260,9 @@ static int csv_split(char *line, char **f)
 static const char *cat_model(const char *s)
 {
     static const char *const map[][2] = {
-        {"llama3.1-8b", "llama3-8b"},     {"llama3.1-70b", "llama3-70b"},
-        {"llama3.3-70b", "llama3-70b"},   {"llama3.1-405b", "llama3-405b"},
-        {"mistral-7b", "mistral-7b"},     {"mixtral-8x7b", "mixtral-8x7b"},
+        {"llama3.1-8b", "llama3-8b"},       {"llama3.1-70b", "llama3-70b"},
+        {"llama3.3-70b", "llama3-70b"},     {"llama3.1-405b", "llama3-405b"},
+        {"mistral-7b", "mistral-7b"},       {"mixtral-8x7b", "mixtral-8x7b"},
         {"mixtral-8x22b", "mixtral-8x22b"}, {"deepseek-r1", "deepseek-v3"}};
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (!strcmp(s, map[i][0]))
@@ -272,8 +272,8 @@ static const char *cat_model(const char *s)
 
 static const char *cat_hw(const char *s)
 {
-    static const char *const map[][2] = {{"H200-SXM", "h200"}, {"H100-SXM", "h100-sxm"},
-                                         {"GH200", "gh200"},   {"L40S", "l40s"},
+    static const char *const map[][2] = {{"H200-SXM", "h200"},         {"H100-SXM", "h100-sxm"},
+                                         {"GH200", "gh200"},           {"L40S", "l40s"},
                                          {"A100-SXM-80G", "a100-80g"}, {"B200", "b200"},
                                          {"GB200", "gb200-nvl72"}};
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
@@ -324,10 +324,11 @@ static void test_validation(void **state)
             break;
         }
     int col[NF];
-    static const char *const want[] = {"model",  "gpu",        "tp",       "ep",
-                                       "weight_dtype", "kv_dtype", "isl",  "osl",
-                                       "batch_or_concurrency", "scenario", "metric", "value",
-                                       "ttft_ms", "tpot_ms"};
+    static const char *const want[] = {"model",    "gpu",          "tp",
+                                       "ep",       "weight_dtype", "kv_dtype",
+                                       "isl",      "osl",          "batch_or_concurrency",
+                                       "scenario", "metric",       "value",
+                                       "ttft_ms",  "tpot_ms"};
     enum { MODEL, GPU, TP, EP, WD, KD, ISL, OSL, BATCH, SCEN, METRIC, VALUE, TTFT, TPOT, NW };
     for (int k = 0; k < NW; k++) {
         col[k] = -1;
@@ -414,8 +415,8 @@ static void test_validation(void **state)
            "mean signed %+.1f%%\n",
            n, n_off, n_on, skipped, 100 * abs / n, 100 * sgn / n);
     for (int i = 0; i < ngpu; i++)
-        printf("  gpu %-14s %4d rows  mean |err| %5.1f%%  signed %+6.1f%%\n", gpu[i].name,
-               gpu[i].n, 100 * gpu[i].abs / gpu[i].n, 100 * gpu[i].sgn / gpu[i].n);
+        printf("  gpu %-14s %4d rows  mean |err| %5.1f%%  signed %+6.1f%%\n", gpu[i].name, gpu[i].n,
+               100 * gpu[i].abs / gpu[i].n, 100 * gpu[i].sgn / gpu[i].n);
     for (int i = 0; i < nmod; i++)
         printf("  model %-14s %4d rows  mean |err| %5.1f%%  signed %+6.1f%%\n", mod[i].name,
                mod[i].n, 100 * mod[i].abs / mod[i].n, 100 * mod[i].sgn / mod[i].n);
@@ -425,15 +426,23 @@ static void test_validation(void **state)
     printf("  largest errors:\n");
     for (int i = 0; i < 8 && top[i].what[0]; i++)
         printf("    %+6.1f%%  %s\n", 100 * top[i].e, top[i].what);
-    assert_true(n > 0);
+    /* Guards on the figures measured when this test was written (offline and
+     * online rows together: mean |err| 21.3%, signed +8.7%): they catch a
+     * change that makes the projection worse. They are NOT the targets asked
+     * for (|err| <= 15%, |signed| <= 8%, <= 20% per GPU type, online TTFT and
+     * ITL within 25%), which this model does not meet; the largest errors
+     * above say where it misses. */
+    assert_int_equal(n, 760);
+    assert_true(abs / n < 0.23);
+    assert_true(fabs(sgn / n) < 0.10);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_kv_capacity_dense), cmocka_unit_test(test_decode_step_dense),
+        cmocka_unit_test(test_kv_capacity_dense),    cmocka_unit_test(test_decode_step_dense),
         cmocka_unit_test(test_moe_expert_streaming), cmocka_unit_test(test_mla_kv),
-        cmocka_unit_test(test_invariants), cmocka_unit_test(test_validation),
+        cmocka_unit_test(test_invariants),           cmocka_unit_test(test_validation),
     };
     return cmocka_run_group_tests_name("serve", tests, test_catalog_setup, test_catalog_teardown);
 }
