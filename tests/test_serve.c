@@ -23,6 +23,17 @@ static void project_on(const char *model, const char *hwname, ccs_serve_plan *p,
     serve_project(m, p, c, r);
 }
 
+/* isl = osl = 1000, fp8 weights and KV cache, tensor parallel tp, expert
+ * parallel ep. */
+static void plan_fp8(ccs_serve_plan *p, int tp, int ep)
+{
+    serve_plan_defaults(p);
+    p->tp = tp;
+    p->ep = ep;
+    p->isl = p->osl = 1000;
+    p->wdtype = p->kvdtype = CCS_S_FP8;
+}
+
 /* Llama 3 70B, fp8 weights and KV, TP 4 on H100 SXM, isl 1000 / osl 1000.
  * KV per token per device: 80 layers x 2 (K, V) x 8/4 heads x 128 x 1 byte =
  * 40960 B. Weights per device: per layer Q,O 2 x 8192 x 2048 + K,V 2 x 8192 x
@@ -39,10 +50,7 @@ static void test_kv_capacity_dense(void **state)
 {
     (void)state;
     ccs_serve_plan p;
-    serve_plan_defaults(&p);
-    p.tp = 4;
-    p.isl = p.osl = 1000;
-    p.wdtype = p.kvdtype = CCS_S_FP8;
+    plan_fp8(&p, 4, 1);
     ccs_serve_result r;
     ccs_cost c;
     project_on("llama3-70b", "h100-sxm", &p, &r, &c);
@@ -68,10 +76,7 @@ static void test_decode_step_dense(void **state)
 {
     (void)state;
     ccs_serve_plan p;
-    serve_plan_defaults(&p);
-    p.tp = 4;
-    p.isl = p.osl = 1000;
-    p.wdtype = p.kvdtype = CCS_S_FP8;
+    plan_fp8(&p, 4, 1);
     ccs_cost c;
     ccs_serve_result r;
     project_on("llama3-70b", "h100-sxm", &p, &r, &c);
@@ -95,10 +100,7 @@ static void test_moe_expert_streaming(void **state)
 {
     (void)state;
     ccs_serve_plan p;
-    serve_plan_defaults(&p);
-    p.tp = p.ep = 8;
-    p.isl = p.osl = 1000;
-    p.wdtype = p.kvdtype = CCS_S_FP8;
+    plan_fp8(&p, 8, 8);
     ccs_cost c;
     ccs_serve_result r;
     project_on("mixtral-8x22b", "h200", &p, &r, &c);
@@ -126,11 +128,8 @@ static void test_mla_kv(void **state)
 {
     (void)state;
     ccs_serve_plan p;
-    serve_plan_defaults(&p);
-    p.tp = p.ep = 8;
+    plan_fp8(&p, 8, 8);
     p.attn_dp = 1;
-    p.isl = p.osl = 1000;
-    p.wdtype = p.kvdtype = CCS_S_FP8;
     ccs_cost c;
     ccs_serve_result r;
     project_on("deepseek-v3", "h200", &p, &r, &c);
