@@ -150,8 +150,8 @@ static void print_text(const serve_args *a, const ccs_hw *hw, const ccs_serve_pl
            r->mem_weights / 1e9, r->mem_activations / 1e9, r->mem_kv / 1e9);
     printf("  KV cache: %.0f B/token/device, %.0f tokens, %d requests of %d + %d fit\n",
            r->kv_bytes_token, r->kv_tokens, r->max_concurrency, p->isl, p->osl);
-    printf("  concurrency %d per replica (max_num_tokens %d, chunked prefill %s)\n",
-           r->concurrency, r->max_num_tokens, p->chunked ? "on" : "off");
+    printf("  concurrency %d per replica (max_num_tokens %d, chunked prefill %s)\n", r->concurrency,
+           r->max_num_tokens, p->chunked ? "on" : "off");
     printf("  TTFT %.2f ms (prompt alone %.2f ms), TPOT %.3f ms\n", r->ttft * 1e3,
            r->t_prefill * 1e3, r->tpot * 1e3);
     printf("  output tokens/s: %.1f per GPU, %.1f system (limits per GPU: memory %.1f, "

@@ -277,8 +277,9 @@ static void gemm(acc *a, int dtype, double m, double n, double k, double batch, 
     double act = batch * m * (k + n) * 2, bytes = wbytes + act;
     double flops = 2 * m * n * k * batch;
     double wave = (double)hw->compute_units * hw->tile_m * hw->tile_n;
-    double shape = m * n * batch >= wave ? cost_gemm_shape_efficiency(hw, dtype, ceil(m), n, k, ceil(batch))
-                              : cost_gemm_k_efficiency(hw, dtype, k);
+    double shape = m * n * batch >= wave
+                       ? cost_gemm_shape_efficiency(hw, dtype, ceil(m), n, k, ceil(batch))
+                       : cost_gemm_k_efficiency(hw, dtype, k);
     double rate = hw_gemm_flops(hw, dtype) * a->c->sync_derate * shape;
     double t_f = flops / rate;
     double t_m = bytes / (hw->mem_bw * hw->mem_eff * SERVE_SKINNY_BW);
@@ -415,15 +416,15 @@ static void block(acc *a, const ccs_model *m, const ccs_serve_plan *p, const sha
      * flash-decoding kernels: memory-bound). Scores and values per head:
      * 2 x 2 x ctx x head_dim; latent attention with absorbed projections works
      * in the latent: 2 ctx (d_c + d_rope) + 2 ctx d_c per head. */
-    double per_head = model_is_mla(m) ? 2 * ctx * (2.0 * m->kv_lora_rank + m->qk_rope_dim)
-                                      : 4 * ctx * s->hd;
+    double per_head =
+        model_is_mla(m) ? 2 * ctx * (2.0 * m->kv_lora_rank + m->qk_rope_dim) : 4 * ctx * s->hd;
     double kvr = deca * ctx * s->kv_tok_layer;
     attention(a, deca * s->heads_dev * per_head, kvr + deca * s->qdim * 4);
     a->st->bytes_kv_read += a->scale * kvr;
     /* prefill attention (the training forward kernel): causal, isl/2 keys per
      * query on average */
-    double per_head_p = model_is_mla(m) ? 2 * (isl / 2) * (s->hd + model_v_head_dim(m))
-                                        : 4 * (isl / 2) * s->hd;
+    double per_head_p =
+        model_is_mla(m) ? 2 * (isl / 2) * (s->hd + model_v_head_dim(m)) : 4 * (isl / 2) * s->hd;
     attention(a, prea * s->heads_dev * per_head_p, prea * (s->qdim * 4 + s->kv_tok_layer));
     gemm(a, dt, Ta, h, w_out / h, 1, w_out * wb);
     if (!s->dp_attn)

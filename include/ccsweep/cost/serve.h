@@ -41,40 +41,40 @@ typedef struct ccs_serve_plan {
 /* One engine iteration of a replica: decode tokens and prefill tokens through
  * every layer (times per device, the slowest stage times pp for pp > 1). */
 typedef struct ccs_serve_step {
-    double decode, prefill;     /* tokens of each kind in the iteration */
-    double t;                   /* s, the iteration */
-    double t_compute;           /* s, in operators bound by arithmetic */
-    double t_memory;            /* s, in operators bound by device memory */
-    double t_comm;              /* s, collectives (TP all-reduce, EP all-to-all, PP p2p),
-                                   all on the critical path: none is overlapped */
-    double t_overhead;          /* s, fixed kernel costs (already inside the three above) */
-    double flops;               /* per device */
-    double bytes;               /* device-memory bytes per device (all kinds below) */
-    double bytes_weights;       /* weights read */
-    double bytes_kv_read;       /* KV cache read by attention */
-    double bytes_kv_write;      /* KV cache written for the iteration's tokens */
-    double comm_bytes;          /* collective buffer bytes per device */
-    double t_hbm_floor;         /* s, bytes / peak memory bandwidth */
-    double t_flops_floor;       /* s, flops / peak matrix throughput */
+    double decode, prefill; /* tokens of each kind in the iteration */
+    double t;               /* s, the iteration */
+    double t_compute;       /* s, in operators bound by arithmetic */
+    double t_memory;        /* s, in operators bound by device memory */
+    double t_comm;          /* s, collectives (TP all-reduce, EP all-to-all, PP p2p),
+                               all on the critical path: none is overlapped */
+    double t_overhead;      /* s, fixed kernel costs (already inside the three above) */
+    double flops;           /* per device */
+    double bytes;           /* device-memory bytes per device (all kinds below) */
+    double bytes_weights;   /* weights read */
+    double bytes_kv_read;   /* KV cache read by attention */
+    double bytes_kv_write;  /* KV cache written for the iteration's tokens */
+    double comm_bytes;      /* collective buffer bytes per device */
+    double t_hbm_floor;     /* s, bytes / peak memory bandwidth */
+    double t_flops_floor;   /* s, flops / peak matrix throughput */
 } ccs_serve_step;
 
 typedef struct ccs_serve_result {
-    int32_t status;          /* CCS_ST_OK, CCS_ST_INVALID, CCS_ST_OOM (timeline.h values) */
-    int32_t reason;          /* ccs_reason */
-    int32_t concurrency;     /* requests in flight per replica, as projected */
-    int32_t max_concurrency; /* the most that fit the KV cache per replica (and the engine's
-                                batch limit) */
-    int32_t max_num_tokens;  /* tokens per iteration */
-    double mem_weights;      /* bytes per device */
-    double mem_activations;  /* bytes per device, the engine's activation workspace */
-    double mem_kv;           /* bytes per device given to the KV cache */
-    double kv_bytes_token;   /* KV bytes per token of context per device (all its layers) */
-    double kv_tokens;        /* tokens of context the replica's KV cache holds */
-    double t_prefill;        /* s, one request's prompt alone (an idle engine) */
-    double ttft;             /* s, time to first token at the concurrency */
-    double tpot;             /* s, time per output token (mean inter-token latency) */
-    double tok_s_gpu;        /* output tokens/s per device at the concurrency */
-    double tok_s_system;     /* output tokens/s of all devices */
+    int32_t status;                 /* CCS_ST_OK, CCS_ST_INVALID, CCS_ST_OOM (timeline.h values) */
+    int32_t reason;                 /* ccs_reason */
+    int32_t concurrency;            /* requests in flight per replica, as projected */
+    int32_t max_concurrency;        /* the most that fit the KV cache per replica (and the engine's
+                                       batch limit) */
+    int32_t max_num_tokens;         /* tokens per iteration */
+    double mem_weights;             /* bytes per device */
+    double mem_activations;         /* bytes per device, the engine's activation workspace */
+    double mem_kv;                  /* bytes per device given to the KV cache */
+    double kv_bytes_token;          /* KV bytes per token of context per device (all its layers) */
+    double kv_tokens;               /* tokens of context the replica's KV cache holds */
+    double t_prefill;               /* s, one request's prompt alone (an idle engine) */
+    double ttft;                    /* s, time to first token at the concurrency */
+    double tpot;                    /* s, time per output token (mean inter-token latency) */
+    double tok_s_gpu;               /* output tokens/s per device at the concurrency */
+    double tok_s_system;            /* output tokens/s of all devices */
     double tok_s_gpu_limit_mem;     /* the same if every step ran at the HBM floor */
     double tok_s_gpu_limit_compute; /* the same if every step ran at the FLOP floor */
     double share_compute, share_memory, share_comm; /* of the decode step's time */
