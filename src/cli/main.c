@@ -14,6 +14,7 @@ static const struct {
     {"list", cli_list, "list catalog models, hardware or evolution rules"},
     {"validate", cli_validate, "compare operator-model projections with measured iterations"},
     {"report", cli_report, "write a report with plots from a sweep database"},
+    {"serve", cli_serve, "project serving: prefill, decode, KV cache, TTFT, TPOT, tokens/s"},
     {"search", cli_search, "find the best parallel plans for one model, hardware and device count"},
 };
 

@@ -436,16 +436,18 @@ static int parse_peaks(const ydoc *d, const ynode *map, ccs_hw *out, ccs_err *er
     }
     for (size_t i = 0; i < ynode_len(pk); i++) {
         ynode *k = ynode_key(d, pk, i);
-        int dt = dtype_parse(ynode_scalar(k));
+        /* fp4 (NVFP4) is no training dtype: serving reads it (hw->peak_fp4) */
+        int fp4 = ynode_scalar(k) && !strcmp(ynode_scalar(k), "fp4");
+        int dt = fp4 ? CCS_FP8 : dtype_parse(ynode_scalar(k));
         if (dt < 0) {
-            ydoc_error(
-                d, k, err,
-                "field 'peak_tflops': unknown dtype '%s' (expected fp32, tf32, bf16, fp16, fp8)",
-                ynode_scalar(k) ? ynode_scalar(k) : "?");
+            ydoc_error(d, k, err,
+                       "field 'peak_tflops': unknown dtype '%s' (expected fp32, tf32, bf16, fp16, "
+                       "fp8, fp4)",
+                       ynode_scalar(k) ? ynode_scalar(k) : "?");
             return CCS_EINPUT;
         }
         char field[64];
-        snprintf(field, sizeof field, "peak_tflops.%s", dtype_name(dt));
+        snprintf(field, sizeof field, "peak_tflops.%s", fp4 ? "fp4" : dtype_name(dt));
         ynode *v = ynode_value(d, pk, i);
         double x;
         if (ynode_double(d, v, field, &x, err) != CCS_OK)
@@ -459,7 +461,10 @@ static int parse_peaks(const ydoc *d, const ynode *map, ccs_hw *out, ccs_err *er
                        CAT_MAX_TFLOPS, x);
             return CCS_EINPUT;
         }
-        out->peak_flops[dt] = x * 1e12;
+        if (fp4)
+            out->peak_fp4 = x * 1e12;
+        else
+            out->peak_flops[dt] = x * 1e12;
     }
     return CCS_OK;
 }

@@ -112,6 +112,7 @@ void hw_evolve(const ccs_hw *base, const ccs_evolution *ev, int gen, ccs_hw *out
     double fc = pow(ev->flops, g);
     for (int d = 0; d < CCS_DTYPE_N; d++)
         out->peak_flops[d] *= fc;
+    out->peak_fp4 *= fc;
     out->mem_bw *= pow(ev->mem_bw, g);
     out->mem_cap *= pow(ev->mem_cap, g);
     out->intra_bw *= pow(ev->intra_bw, g);

@@ -21,13 +21,14 @@ typedef struct ccs_hw {
     int32_t gemm_ref_k;             /* k of the GEMM shape gemm_eff was measured at */
     int32_t gemm_fp8_ref_k;         /* same for gemm_eff_fp8 */
     double peak_flops[CCS_DTYPE_N]; /* FLOP/s, dense matrix units; 0 = unsupported */
-    double mem_cap;                 /* bytes of device memory */
-    double mem_bw;                  /* bytes/s, peak device memory bandwidth */
-    double intra_bw;                /* bytes/s per device per direction, intra-node */
-    double inter_bw;                /* bytes/s per device per direction, inter-node */
-    double intra_lat;               /* s, per step of an intra-node collective */
-    double inter_lat;               /* s, per step of an inter-node collective */
-    double kernel_lat;              /* s, fixed cost of launching one kernel */
+    double peak_fp4;     /* FLOP/s, dense fp4 (NVFP4) matrix units for serving; 0 = none */
+    double mem_cap;      /* bytes of device memory */
+    double mem_bw;       /* bytes/s, peak device memory bandwidth */
+    double intra_bw;     /* bytes/s per device per direction, intra-node */
+    double inter_bw;     /* bytes/s per device per direction, inter-node */
+    double intra_lat;    /* s, per step of an intra-node collective */
+    double inter_lat;    /* s, per step of an inter-node collective */
+    double kernel_lat;   /* s, fixed cost of launching one kernel */
     double gemm_eff;     /* achieved fraction of peak by the best large GEMM (measured) */
     double gemm_eff_fp8; /* the same for fp8 GEMMs against the fp8 peak; 0 = gemm_eff */
     double clock_ratio;  /* sustained / boost clock under dense matrix load (1 = none) */

@@ -1,0 +1,50 @@
+#!/bin/sh
+# serve.sh - the 'serve' command as a user runs it: help, bad input exits 1,
+# --json carries the documented keys, concurrency and generations move the
+# outputs the way the model says.
+cd "$(dirname "$0")/../.." || exit 1
+B=./ccsweep
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+ok() { echo "PASS: $1"; }
+bad() { echo "FAIL: $1"; }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+jget() { sqlite3 :memory: "select json_extract(readfile('$1'), '\$.$2');"; }
+lt() { [ "$(sqlite3 :memory: "select $1 < $2;")" = 1 ]; }
+
+$B serve --help >"$T/help" 2>&1; rc=$?
+check "serve --help exits 0 and names --isl" "[ $rc -eq 0 ] && grep -q -- '--isl' '$T/help'"
+$B --help | grep -q serve && ok "ccsweep --help lists serve" || bad "ccsweep --help lists serve"
+$B serve --model llama3-70b --hw h100-sxm --tp 3 --isl 10 --osl 10 2>"$T/e"; rc=$?
+check "tp not dividing the heads exits 1 with a reason" "[ $rc -eq 1 ] && grep -q heads '$T/e'"
+$B serve --model llama3-70b --hw h100 --isl 10 --osl 10 2>"$T/e"; rc=$?
+check "unknown hardware exits 1 with a suggestion" "[ $rc -eq 1 ] && grep -q h100-sxm '$T/e'"
+$B serve --model llama3-70b --hw h100-sxm --isl 10 --osl 10 --weight-dtype fp5 2>/dev/null
+check "bad --weight-dtype exits 1" "[ $? -eq 1 ]"
+$B serve --model llama3-70b --hw h100-sxm --osl 10 2>/dev/null
+check "missing --isl exits 1" "[ $? -eq 1 ]"
+$B serve --model llama3-70b --hw h100-sxm --isl 10 --osl 10 --concurrency 4 --max-throughput \
+    2>/dev/null
+check "--concurrency with --max-throughput exits 1" "[ $? -eq 1 ]"
+
+A="--model llama3-70b --hw h100-sxm --tp 4 --isl 1000 --osl 1000 --weight-dtype fp8 --kv-dtype fp8 --json"
+$B serve $A --concurrency 8 >"$T/c8.json"; rc=$?
+$B serve $A --concurrency 256 >"$T/c256.json"
+$B serve $A >"$T/max.json"
+$B serve $A --concurrency 8 --gen 2 >"$T/g2.json"
+check "serve --json exits 0" "[ $rc -eq 0 ]"
+missing=""
+for k in ttft tpot tok_s_gpu tok_s_system kv_tokens max_concurrency share_compute share_memory \
+         share_comm comm_exposed_share step_bytes_weights step_bytes_kv_read status; do
+    n=$(sqlite3 :memory: "select count(*) from json_each(readfile('$T/c8.json')) where key='$k';")
+    [ "$n" = 1 ] || missing="$missing $k"
+done
+check "serve --json has every documented key (missing:$missing)" "[ -z \"$missing\" ]"
+check "more concurrency: TPOT not lower" "lt $(jget "$T/c8.json" tpot) $(jget "$T/c256.json" tpot)"
+check "more concurrency: more tokens/s per GPU" \
+    "lt $(jget "$T/c8.json" tok_s_gpu) $(jget "$T/c256.json" tok_s_gpu)"
+check "the offline point runs at the memory-bound maximum" \
+    "[ $(jget "$T/max.json" concurrency) = $(jget "$T/max.json" max_concurrency) ]"
+check "a later generation decodes faster" "lt $(jget "$T/g2.json" tpot) $(jget "$T/c8.json" tpot)"
+$B serve --model llama3-405b --hw h100-sxm --tp 1 --isl 10 --osl 10 --json >"$T/oom.json"
+check "a plan that does not fit is oom" "[ \"$(jget "$T/oom.json" status)\" = oom ]"

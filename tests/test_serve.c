@@ -1,0 +1,447 @@
+/* test_serve.c - the serving projection (src/cost/serve.c): hand-derived KV
+ * capacity and decode steps for a dense and a mixture-of-experts model, the
+ * invariants over generated plans, and the error against TensorRT-LLM's
+ * published measurements (tests/data/inference_trtllm_perf.csv, a copy of
+ * shared/validation/; its header says how each column was read). The error
+ * table is printed; `build/tests/test_serve` shows it. */
+#include "testutil.h"
+
+#include "ccsweep/cost/serve.h"
+
+#include <ctype.h>
+
+/* ---- hand-derived cases ----------------------------------------------------------- */
+
+static void project_on(const char *model, const char *hwname, ccs_serve_plan *p,
+                       ccs_serve_result *r, ccs_cost *c)
+{
+    const ccs_model *m = catalog_model(test_cat(), model);
+    const ccs_hw *hw = catalog_hw(test_cat(), hwname);
+    assert_non_null(m);
+    assert_non_null(hw);
+    serve_cost_init(c, hw, p);
+    serve_project(m, p, c, r);
+}
+
+/* isl = osl = 1000, fp8 weights and KV cache, tensor parallel tp, expert
+ * parallel ep. */
+static void plan_fp8(ccs_serve_plan *p, int tp, int ep)
+{
+    serve_plan_defaults(p);
+    p->tp = tp;
+    p->ep = ep;
+    p->isl = p->osl = 1000;
+    p->wdtype = p->kvdtype = CCS_S_FP8;
+}
+
+/* Llama 3 70B, fp8 weights and KV, TP 4 on H100 SXM, isl 1000 / osl 1000.
+ * KV per token per device: 80 layers x 2 (K, V) x 8/4 heads x 128 x 1 byte =
+ * 40960 B. Weights per device: per layer Q,O 2 x 8192 x 2048 + K,V 2 x 8192 x
+ * 256 = 37.75M, FFN 3 x 8192 x 7168 = 176.2M, at 1 byte, + norms 4 x 8192 B:
+ * 80 x 213.94 MB = 17.115 GB, + embedding and head 2 x 128256 / 4 x 8192 x 2
+ * B = 1.0507 GB: 18.166 GB. Memory 80 GiB = 85.899 GB; the activation
+ * workspace of max_num_tokens tokens (trtllm-bench: KV requests expected
+ * (4 x 85.899 GB - 70.55 GB) x 0.95 / (2 x 80 x 8 x 128 x 1 x 2000 B) = 787.3
+ * -> batch 128 x ceil(787.3 / 128) = 896, tokens 896 x 2 = 1792 -> 2048) is
+ * 2048 x (4 x 8192 + 2 x 2048 + 2 x 28672 / 4) x 2 B + 896 x 32064 x 4 B =
+ * 0.2097 + 0.1149 = 0.3246 GB. KV gets 0.9 x (85.899 - 18.166 - 0.325) =
+ * 60.667 GB = 1.4811M tokens = 740 requests of 2000. */
+static void test_kv_capacity_dense(void **state)
+{
+    (void)state;
+    ccs_serve_plan p;
+    plan_fp8(&p, 4, 1);
+    ccs_serve_result r;
+    ccs_cost c;
+    project_on("llama3-70b", "h100-sxm", &p, &r, &c);
+    assert_int_equal(r.status, CCS_ST_OK);
+    assert_rel(r.kv_bytes_token, 40960, 1e-12);
+    assert_rel(r.mem_weights, 18.166e9, 1e-3);
+    assert_int_equal(r.max_num_tokens, 2048);
+    assert_rel(r.mem_activations, 0.3246e9, 2e-3);
+    assert_rel(r.kv_tokens, 1.4811e6, 2e-3);
+    assert_int_equal(r.max_concurrency, 740);
+}
+
+/* Decode step of that plan at concurrency 64, mean context 1500. The weights
+ * read (every layer's 213.9 MB + the 16-bit head 0.526 GB = 17.64 GB) stream at
+ * 3.35 TB/s x 0.887 (STREAM) x 0.74 (skinny GEMMs) = 2.199 TB/s: 8.02 ms; the
+ * KV cache, 80 x 64 x 1500 x 512 B = 3.93 GB at 2.971 TB/s: 1.32 ms; 9 kernels
+ * a layer at 3 us: 2.16 ms. Two all-reduces a layer of 64 x 8192 x 2 B = 1 MiB,
+ * each the faster of NVLink SHARP (2 x 1.9 us + 1 MiB / (450 GB/s x 0.611) =
+ * 7.61 us) and one-shot (5.5 us + 3 MiB / 367.7 GB/s = 14.05 us): 80 x 2 x
+ * 7.61 us = 1.218 ms. So the step is at least 12.72 ms; the activations and
+ * element-wise traffic add a few percent. */
+static void test_decode_step_dense(void **state)
+{
+    (void)state;
+    ccs_serve_plan p;
+    plan_fp8(&p, 4, 1);
+    ccs_cost c;
+    ccs_serve_result r;
+    project_on("llama3-70b", "h100-sxm", &p, &r, &c);
+    const ccs_model *m = catalog_model(test_cat(), "llama3-70b");
+    ccs_serve_step st;
+    serve_step(m, &p, &c, 64, 1500, 0, &st);
+    assert_true(st.t > 12.72e-3 && st.t < 13.5e-3);
+    assert_rel(st.t_comm, 80 * 2 * (2 * 1.9e-6 + 1048576.0 / (450e9 * 0.611)), 1e-9);
+    assert_rel(st.t_overhead, (80 * 9 + 1) * 3e-6, 1e-9); /* and the head GEMM */
+    assert_rel(st.bytes_kv_read, 80 * 64 * 1500 * 512.0, 1e-12);
+    assert_true(st.t_memory > st.t_compute); /* decode is memory-bound */
+}
+
+/* Mixtral 8x22B, fp8, TP 8 with EP 8 on H200: each device holds one whole
+ * expert per layer. KV per token per device: 56 x 2 x 1 head x 128 x 1 B =
+ * 14336 B. A decode step of 4 tokens routed top-2 of 8 touches, per device,
+ * 1 - (6/8)^4 = 0.6836 of its expert (expected), whose 3 x 6144 x 16384 =
+ * 302.0M weights stream at 4.8 TB/s x 0.865 x 0.74 = 3.072 TB/s: 0.6836 x
+ * 98.3 us = 67.2 us per layer; at 256 tokens every expert is touched: 98.3 us. */
+static void test_moe_expert_streaming(void **state)
+{
+    (void)state;
+    ccs_serve_plan p;
+    plan_fp8(&p, 8, 8);
+    ccs_cost c;
+    ccs_serve_result r;
+    project_on("mixtral-8x22b", "h200", &p, &r, &c);
+    assert_int_equal(r.status, CCS_ST_OK);
+    assert_rel(r.kv_bytes_token, 14336, 1e-12);
+    const ccs_model *m = catalog_model(test_cat(), "mixtral-8x22b");
+    ccs_serve_step a, b;
+    serve_step(m, &p, &c, 4, 1500, 0, &a);
+    serve_step(m, &p, &c, 256, 1500, 0, &b);
+    double expert = 3.0 * 6144 * 16384;
+    /* weights read: attention (Q,O 6144 x 768 x 2, K,V 6144 x 128 x 2), the
+     * router in 16 bits, the expected share of the expert, and the head */
+    double attn = 6144.0 * 768 * 2 + 6144.0 * 128 * 2;
+    double head = 32000.0 / 8 * 6144 * 2;
+    assert_rel(a.bytes_weights, 56 * (attn + 6144 * 8 * 2 + (1 - pow(0.75, 4)) * expert) + head,
+               1e-9);
+    assert_rel(b.bytes_weights, 56 * (attn + 6144 * 8 * 2 + (1 - pow(0.75, 256)) * expert) + head,
+               1e-9);
+    assert_true(b.t > a.t);
+}
+
+/* DeepSeek-V3 latent attention: the cache holds 512 + 64 latent elements per
+ * token per layer, the same on every rank (61 x 576 x 1 B = 35136 B at fp8). */
+static void test_mla_kv(void **state)
+{
+    (void)state;
+    ccs_serve_plan p;
+    plan_fp8(&p, 8, 8);
+    p.attn_dp = 1;
+    ccs_cost c;
+    ccs_serve_result r;
+    project_on("deepseek-v3", "h200", &p, &r, &c);
+    assert_int_equal(r.status, CCS_ST_OK);
+    assert_rel(r.kv_bytes_token, 61 * 576, 1e-12);
+    /* attention data parallel: 8 ranks each cache their own requests */
+    assert_rel(r.kv_tokens, 8 * r.mem_kv / (61 * 576), 1e-12);
+}
+
+/* ---- invariants over generated plans --------------------------------------------- */
+
+static void test_invariants(void **state)
+{
+    (void)state;
+    static const char *const models[] = {"llama3-8b",    "llama3-70b",    "llama3-405b",
+                                         "mixtral-8x7b", "mixtral-8x22b", "deepseek-v3"};
+    static const char *const hws[] = {"h100-sxm", "h200", "b200", "gb200-nvl72", "mi300x"};
+    static const int tps[] = {1, 2, 4, 8};
+    static const int isls[] = {128, 1000, 8192};
+    static const int osls[] = {128, 1000, 4096};
+    static const int concs[] = {1, 4, 16, 64, 256, 1024};
+    const int wds[] = {CCS_S_BF16, CCS_S_FP8, CCS_S_FP4};
+    long plans = 0, oom = 0;
+    for (size_t mi = 0; mi < 6; mi++)
+        for (size_t hi = 0; hi < 5; hi++)
+            for (int gen = 0; gen < 4; gen++)
+                for (size_t ti = 0; ti < 4; ti++)
+                    for (int pp = 1; pp <= 2; pp++)
+                        for (size_t ii = 0; ii < 3; ii++)
+                            for (size_t oi = 0; oi < 3; oi++)
+                                for (int w = 0; w < 3; w++)
+                                    for (int ch = 0; ch < 2; ch++) {
+                                        const ccs_model *m = catalog_model(test_cat(), models[mi]);
+                                        ccs_hw hw;
+                                        hw_evolve(catalog_hw(test_cat(), hws[hi]),
+                                                  catalog_evolution(test_cat(), "memory-wall"), gen,
+                                                  &hw);
+                                        ccs_serve_plan p;
+                                        serve_plan_defaults(&p);
+                                        p.tp = tps[ti];
+                                        p.pp = m->layers % pp ? 1 : pp;
+                                        if (m->experts > 0)
+                                            p.ep = p.tp;
+                                        p.attn_dp = model_is_mla(m) && p.tp > 1;
+                                        p.isl = isls[ii];
+                                        p.osl = osls[oi];
+                                        p.wdtype = (int8_t)wds[w];
+                                        p.kvdtype = w == 0 ? CCS_S_BF16 : CCS_S_FP8;
+                                        p.chunked = (int8_t)ch;
+                                        ccs_cost c;
+                                        serve_cost_init(&c, &hw, &p);
+                                        double last = 0;
+                                        for (size_t ci = 0; ci < 6; ci++) {
+                                            p.concurrency = concs[ci];
+                                            ccs_serve_result r;
+                                            serve_project(m, &p, &c, &r);
+                                            plans++;
+                                            if (r.status == CCS_ST_INVALID)
+                                                continue;
+                                            if (r.status == CCS_ST_OOM) {
+                                                /* does not fit: weights, or more
+                                                 * requests than the KV cache holds */
+                                                oom++;
+                                                assert_true(r.max_concurrency < concs[ci] ||
+                                                            r.mem_weights + r.mem_activations >
+                                                                hw.mem_cap * 0.999);
+                                                continue;
+                                            }
+                                            const ccs_serve_step *s = &r.step;
+                                            assert_true(isfinite(r.tpot) && r.tpot > 0);
+                                            assert_true(s->t >= s->t_hbm_floor * (1 - 1e-12));
+                                            assert_true(s->t >= s->t_flops_floor * (1 - 1e-12));
+                                            assert_true(r.tpot >= s->t * (1 - 1e-12));
+                                            assert_true(r.tpot >= last * (1 - 1e-9));
+                                            last = r.tpot;
+                                            assert_true(r.tok_s_gpu <=
+                                                        r.tok_s_gpu_limit_mem * (1 + 1e-12));
+                                            assert_true(r.tok_s_gpu <=
+                                                        r.tok_s_gpu_limit_compute * (1 + 1e-12));
+                                            assert_true(r.ttft > 0 && isfinite(r.ttft));
+                                        }
+                                    }
+    printf("serving invariants: %ld plans, %ld oom\n", plans, oom);
+    assert_true(plans >= 50000);
+}
+
+/* ---- validation against TensorRT-LLM's published figures ------------------------- */
+
+#define NF 32
+
+/* Split one CSV line (quotes, "" escapes) into at most NF fields in place. */
+static int csv_split(char *line, char **f)
+{
+    int n = 0;
+    char *r = line, *w = line;
+    while (n < NF) {
+        f[n++] = w;
+        if (*r == '"') {
+            r++;
+            for (;;) {
+                if (*r == '"' && r[1] == '"') {
+                    *w++ = '"';
+                    r += 2;
+                } else if (*r == '"') {
+                    r++;
+                    break;
+                } else if (!*r)
+                    break;
+                else
+                    *w++ = *r++;
+            }
+        }
+        while (*r && *r != ',' && *r != '\n' && *r != '\r')
+            *w++ = *r++;
+        if (*r != ',') {
+            *w = 0;
+            break;
+        }
+        *w++ = 0;
+        r++;
+    }
+    return n;
+}
+
+/* The catalog names for the table's (the architectures are the same:
+ * Llama 3.1 and 3.3 keep Llama 3's shapes, DeepSeek-R1 is DeepSeek-V3's). */
+static const char *cat_model(const char *s)
+{
+    static const char *const map[][2] = {
+        {"llama3.1-8b", "llama3-8b"},       {"llama3.1-70b", "llama3-70b"},
+        {"llama3.3-70b", "llama3-70b"},     {"llama3.1-405b", "llama3-405b"},
+        {"mistral-7b", "mistral-7b"},       {"mixtral-8x7b", "mixtral-8x7b"},
+        {"mixtral-8x22b", "mixtral-8x22b"}, {"deepseek-r1", "deepseek-v3"}};
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strcmp(s, map[i][0]))
+            return map[i][1];
+    return NULL;
+}
+
+static const char *cat_hw(const char *s)
+{
+    static const char *const map[][2] = {{"H200-SXM", "h200"},         {"H100-SXM", "h100-sxm"},
+                                         {"GH200", "gh200"},           {"L40S", "l40s"},
+                                         {"A100-SXM-80G", "a100-80g"}, {"B200", "b200"},
+                                         {"GB200", "gb200-nvl72"}};
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strcmp(s, map[i][0]))
+            return map[i][1];
+    return NULL;
+}
+
+typedef struct tally {
+    char name[32];
+    int n;
+    double abs, sgn;
+} tally;
+
+static void tally_add(tally *t, int *nt, const char *name, double e)
+{
+    int i = 0;
+    while (i < *nt && strcmp(t[i].name, name))
+        i++;
+    if (i == *nt) {
+        ccs_strlcpy(t[i].name, name, sizeof t[i].name);
+        t[i].n = 0;
+        t[i].abs = t[i].sgn = 0;
+        (*nt)++;
+    }
+    t[i].n++;
+    t[i].abs += fabs(e);
+    t[i].sgn += e;
+}
+
+typedef struct worst {
+    double e;
+    char what[160];
+} worst;
+
+static void test_validation(void **state)
+{
+    (void)state;
+    FILE *f = fopen("tests/data/inference_trtllm_perf.csv", "r");
+    assert_non_null(f);
+    static char line[8192];
+    char *h[NF], hdr[8192];
+    int nh = 0;
+    while (fgets(line, sizeof line, f))
+        if (line[0] != '#') {
+            strcpy(hdr, line);
+            nh = csv_split(hdr, h);
+            break;
+        }
+    int col[NF];
+    static const char *const want[] = {"model",    "gpu",          "tp",
+                                       "ep",       "weight_dtype", "kv_dtype",
+                                       "isl",      "osl",          "batch_or_concurrency",
+                                       "scenario", "metric",       "value",
+                                       "ttft_ms",  "tpot_ms"};
+    enum { MODEL, GPU, TP, EP, WD, KD, ISL, OSL, BATCH, SCEN, METRIC, VALUE, TTFT, TPOT, NW };
+    for (int k = 0; k < NW; k++) {
+        col[k] = -1;
+        for (int i = 0; i < nh; i++)
+            if (!strcmp(h[i], want[k]))
+                col[k] = i;
+        assert_true(col[k] >= 0);
+    }
+    tally gpu[16], mod[16];
+    int ngpu = 0, nmod = 0, n = 0, n_off = 0, skipped = 0, n_on = 0;
+    double abs = 0, sgn = 0, on_ttft = 0, on_itl = 0, on_tput = 0;
+    worst top[8];
+    memset(top, 0, sizeof top);
+    while (fgets(line, sizeof line, f)) {
+        char *v[NF];
+        if (line[0] == '#' || csv_split(line, v) < nh)
+            continue;
+        const char *mn = cat_model(v[col[MODEL]]), *hn = cat_hw(v[col[GPU]]);
+        const ccs_model *m = mn ? catalog_model(test_cat(), mn) : NULL;
+        const ccs_hw *hw = hn ? catalog_hw(test_cat(), hn) : NULL;
+        if (!m || !hw) {
+            skipped++;
+            continue;
+        }
+        ccs_serve_plan p;
+        serve_plan_defaults(&p);
+        p.tp = atoi(v[col[TP]]);
+        p.ep = *v[col[EP]] ? atoi(v[col[EP]]) : 1;
+        /* the expert-parallel rows are DeepSeek's DEP (attention data parallel) */
+        p.attn_dp = p.ep > 1 && model_is_mla(m);
+        p.isl = atoi(v[col[ISL]]);
+        p.osl = atoi(v[col[OSL]]);
+        p.wdtype = (int8_t)serve_dtype_parse(v[col[WD]]);
+        /* KV dtype not stated: the engine's default, the model's 16-bit type */
+        p.kvdtype = *v[col[KD]] ? (int8_t)serve_dtype_parse(v[col[KD]])
+                                : (p.wdtype == CCS_S_FP16 ? CCS_S_FP16 : CCS_S_BF16);
+        /* trtllm-bench's stated setting (the header: 0.95 "in majority of cases") */
+        p.kv_fraction = 0.95;
+        assert_true(p.wdtype >= 0 && p.kvdtype >= 0);
+        ccs_cost c;
+        serve_cost_init(&c, hw, &p);
+        ccs_serve_result r;
+        int server = !strcmp(v[col[SCEN]], "server");
+        if (server) {
+            const char *q = strchr(v[col[BATCH]], '=');
+            double qps = q && strcmp(q + 1, "INF") ? atof(q + 1) : 0;
+            serve_at_rate(m, &p, &c, qps, 500, &r);
+        } else
+            serve_project(m, &p, &c, &r);
+        if (r.status != CCS_ST_OK) {
+            skipped++;
+            continue;
+        }
+        double meas = atof(v[col[VALUE]]);
+        int per_gpu = strstr(v[col[METRIC]], "PER GPU") != NULL;
+        double pred = per_gpu ? r.tok_s_gpu : r.tok_s_gpu * p.tp * p.pp;
+        double e = pred / meas - 1;
+        n++;
+        abs += fabs(e);
+        sgn += e;
+        tally_add(gpu, &ngpu, v[col[GPU]], e);
+        tally_add(mod, &nmod, v[col[MODEL]], e);
+        if (server) {
+            n_on++;
+            on_tput += fabs(e);
+            on_ttft += fabs(r.ttft * 1e3 / atof(v[col[TTFT]]) - 1);
+            on_itl += fabs(r.tpot * 1e3 / atof(v[col[TPOT]]) - 1);
+        } else
+            n_off++;
+        for (int i = 0; i < 8; i++)
+            if (fabs(e) > fabs(top[i].e)) {
+                memmove(&top[i + 1], &top[i], (7 - i) * sizeof top[0]);
+                top[i].e = e;
+                snprintf(top[i].what, sizeof top[i].what,
+                         "%s %s tp%d ep%d %s/%s %d/%d %s %s: %.4g vs %.4g", v[col[MODEL]],
+                         v[col[GPU]], p.tp, p.ep, v[col[WD]], serve_dtype_name(p.kvdtype), p.isl,
+                         p.osl, v[col[SCEN]], v[col[BATCH]], pred, meas);
+                break;
+            }
+    }
+    fclose(f);
+    printf("serving validation (output tokens/s, predicted / measured - 1):\n");
+    printf("  all: %d rows (%d offline, %d online), %d not expressible; mean |err| %.1f%%, "
+           "mean signed %+.1f%%\n",
+           n, n_off, n_on, skipped, 100 * abs / n, 100 * sgn / n);
+    for (int i = 0; i < ngpu; i++)
+        printf("  gpu %-14s %4d rows  mean |err| %5.1f%%  signed %+6.1f%%\n", gpu[i].name, gpu[i].n,
+               100 * gpu[i].abs / gpu[i].n, 100 * gpu[i].sgn / gpu[i].n);
+    for (int i = 0; i < nmod; i++)
+        printf("  model %-14s %4d rows  mean |err| %5.1f%%  signed %+6.1f%%\n", mod[i].name,
+               mod[i].n, 100 * mod[i].abs / mod[i].n, 100 * mod[i].sgn / mod[i].n);
+    if (n_on)
+        printf("  online rows: %d, mean |err| tokens/s %.1f%%, TTFT %.1f%%, ITL %.1f%%\n", n_on,
+               100 * on_tput / n_on, 100 * on_ttft / n_on, 100 * on_itl / n_on);
+    printf("  largest errors:\n");
+    for (int i = 0; i < 8 && top[i].what[0]; i++)
+        printf("    %+6.1f%%  %s\n", 100 * top[i].e, top[i].what);
+    /* Guards on the figures measured when this test was written (offline and
+     * online rows together: mean |err| 21.3%, signed +8.7%): they catch a
+     * change that makes the projection worse. They are NOT the targets asked
+     * for (|err| <= 15%, |signed| <= 8%, <= 20% per GPU type, online TTFT and
+     * ITL within 25%), which this model does not meet; the largest errors
+     * above say where it misses. */
+    assert_int_equal(n, 760);
+    assert_true(abs / n < 0.23);
+    assert_true(fabs(sgn / n) < 0.10);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kv_capacity_dense),    cmocka_unit_test(test_decode_step_dense),
+        cmocka_unit_test(test_moe_expert_streaming), cmocka_unit_test(test_mla_kv),
+        cmocka_unit_test(test_invariants),           cmocka_unit_test(test_validation),
+    };
+    return cmocka_run_group_tests_name("serve", tests, test_catalog_setup, test_catalog_teardown);
+}
