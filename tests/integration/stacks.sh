@@ -72,4 +72,15 @@ check "a stack listed twice: exit 1" "[ $rc -eq 1 ] && grep -q 'listed twice' '$
 { cat "$T/base.yaml"; printf '  stack:\n    - name: x\n      comm_units: many\n'; } >"$T/bad3.yaml"
 $B run "$T/bad3.yaml" --db "$T/bad3.db" >/dev/null 2>"$T/err"; rc=$?
 check "an inline stack with a bad field: exit 1 naming it" "[ $rc -eq 1 ] && grep -q 'bad3.yaml:14' '$T/err' && grep -q comm_units '$T/err'"
+
+# search under a stack: the JSON names it, and its best plan is costed under it
+$B search --model llama3-8b --hw h100-sxm --devices 64 --seq 8192 --top 1 --stack pytorch-fsdp1 --json >"$T/s1.json"; rc1=$?
+$B search --model llama3-8b --hw h100-sxm --devices 64 --seq 8192 --top 1 --json >"$T/s0.json"; rc0=$?
+j() { q :memory: "SELECT json_extract(readfile('$1'), '\$.$2')"; }
+check "search --stack: exit 0, the JSON names the stack ($rc0 $rc1)" \
+    "[ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] && [ \"\$(j '$T/s1.json' stack) \$(j '$T/s1.json' 'top[0].stack') \$(j '$T/s0.json' stack)\" = 'pytorch-fsdp1 pytorch-fsdp1 megatron-core' ]"
+check "search --stack: its best plan differs in time from the default's" \
+    "[ \"\$(j '$T/s1.json' 'top[0].t_iter')\" != \"\$(j '$T/s0.json' 'top[0].t_iter')\" ]"
+$B search --model llama3-8b --hw h100-sxm --devices 64 --stack nope >/dev/null 2>"$T/err"; rc=$?
+check "search --stack nope: exit 1 naming it" "[ $rc -eq 1 ] && grep -q \"unknown stack 'nope'\" '$T/err'"
 exit 0
