@@ -4,6 +4,12 @@
  * sequence parallelism and DP overlap mode (and context parallelism 2) crossed, on 64 and 512
  * devices with the model's published batch (512 sequences when it has none). For each valid plan:
  *   - the iteration is no shorter than its compute, its TP, CP, DP or PP traffic;
+ *   - the model FLOPs the kernels compute (attention's causal half skipped,
+ *     as the fused kernels and their benchmarks count it) per second and
+ *     device never exceed the device's best GEMM efficiency (at the sustained
+ *     clock) of its peak: no operator runs faster than that. The reported
+ *     mfu counts attention unmasked (the Megatron/PaLM convention) and can
+ *     pass that bound where attention dominates: the test counts those plans;
  *   - more recomputation (none -> selective -> full) is never faster;
  *   - a fused attention kernel is never slower than the unfused one (under
  *     the default stack: see the comparison);
@@ -15,6 +21,8 @@
  * contention of overlapped collectives), every comparison under its plan's.
  * The test counts the plans it checked and needs >= 100,000. */
 #include "testutil.h"
+
+#include "ccsweep/cost/analytic.h"
 
 static const ccs_evolution *evo;
 
@@ -43,6 +51,62 @@ static void fail_plan(const char *what, const ccs_model *m, const ccs_hw *hw, co
                 p->dp, p->mbs, p->zero, p->sp, p->dp_overlap, p->recompute, p->flash_attn, a, b);
 }
 
+/* Model FLOPs per second and device with attention's causal half skipped, of
+ * the peak of the plan's dtype: the unmasked core per iteration is the s^2
+ * term of the layer FLOPs, 2 (F(s) - 2 F(s/2)). */
+static double useful_rate(const ccs_model *m, const ccs_hw *hw, const ccs_plan *p,
+                          const ccs_result *r)
+{
+    double fs = analytic_layer_fwd_flops(m, p->gbs, p->seq);
+    double fh = analytic_layer_fwd_flops(m, p->gbs, p->seq / 2.0);
+    double core = 2 * (fs - 2 * fh) * m->layers;
+    return (r->model_flops - 1.5 * core) / (r->t_iter * p->devices * hw->peak_flops[p->dtype]);
+}
+
+/* The device's best GEMM efficiency at the sustained clock: no op is faster. */
+static double rate_bound(const ccs_hw *hw, int dtype)
+{
+    return hw_gemm_eff(hw, dtype, NULL) * hw->clock_ratio * (1 + EPS);
+}
+
+/* Long sequences, where attention dominates: every model on every device at
+ * 32k and 128k tokens, tp 1 or 8, cp 1 or 8, each stack; the useful FLOP rate
+ * within the bound. Returns the plans checked; counts violations and plans
+ * whose reported (unmasked) mfu passes the bound. */
+static long long_sequences(ccs_catalog *cat, long *failures, long *mfu_over)
+{
+    long n = 0;
+    for (size_t mi = 0; mi < catalog_n_models(cat); mi++)
+        for (size_t hi = 0; hi < catalog_n_hw(cat); hi++)
+            for (int k = 0; k < 16; k++) {
+                const ccs_model *m = catalog_model_at(cat, mi);
+                const ccs_hw *hw = catalog_hw_at(cat, hi);
+                ccs_plan p;
+                plan_defaults(&p);
+                p.devices = 64;
+                p.gbs = 64;
+                p.seq = k & 1 ? 131072 : 32768;
+                p.tp = k & 2 ? 8 : 1;
+                p.cp = k & 4 ? 8 : 1;
+                p.recompute = k & 8 ? CCS_RECOMPUTE_FULL : CCS_RECOMPUTE_NONE;
+                p.zero = 3;
+                p.flash_attn = 1;
+                p.dtype = hw->peak_flops[CCS_BF16] > 0 ? CCS_BF16 : CCS_FP16;
+                if (plan_derive(&p) != CCS_R_OK || plan_check(m, hw, &p) != CCS_R_OK)
+                    continue;
+                stack = catalog_stack_at(cat, (size_t)n % catalog_n_stacks(cat));
+                ccs_result r;
+                project(m, hw, 0, p, &r);
+                n++;
+                double u = useful_rate(m, hw, &p, &r), b = rate_bound(hw, p.dtype);
+                if (u > b && (*failures)++ < 5)
+                    fail_plan("useful FLOP rate above the best GEMM's (long sequence)", m, hw, &p,
+                              u, b);
+                *mfu_over += r.mfu > b;
+            }
+    return n;
+}
+
 static void test_invariants_sweep(void **state)
 {
     (void)state;
@@ -51,7 +115,7 @@ static void test_invariants_sweep(void **state)
     assert_non_null(evo);
     static const int tps[] = {1, 2, 4, 8, 16}, pps[] = {1, 2, 4, 8}, mbss[] = {1, 2, 4};
     static const int devs[] = {64, 512};
-    long checked = 0, failures = 0;
+    long checked = 0, failures = 0, mfu_over = 0;
     for (size_t mi = 0; mi < catalog_n_models(cat); mi++) {
         const ccs_model *m = catalog_model_at(cat, mi);
         for (size_t hi = 0; hi < catalog_n_hw(cat); hi++) {
@@ -96,6 +160,12 @@ static void test_invariants_sweep(void **state)
                                                     fail_plan("iteration shorter than a part", m,
                                                               hw, &p, t, lim[k]);
                                             }
+                                        double useful = useful_rate(m, hw, &p, &r);
+                                        double bound = rate_bound(hw, dtype);
+                                        if (useful > bound && failures++ < 5)
+                                            fail_plan("useful FLOP rate above the best GEMM's", m,
+                                                      hw, &p, useful, bound);
+                                        mfu_over += r.mfu > bound;
                                         ccs_plan v = p;
                                         double prev = t;
                                         for (int rc = 1; rc <= 2; rc++) {
@@ -129,9 +199,14 @@ static void test_invariants_sweep(void **state)
                                     }
         }
     }
-    printf("  %ld valid plans, each checked against all five invariants (iteration bounds, "
-           "recomputation, fused attention, 2x links, next generation): %ld violations\n",
-           checked, failures);
+    long longs = long_sequences(cat, &failures, &mfu_over);
+    printf("  %ld long-sequence plans (32k and 128k tokens) checked for the useful FLOP rate\n",
+           longs);
+    assert_true(longs >= 1000);
+    printf("  %ld valid plans, each checked against all six invariants (iteration bounds, "
+           "useful FLOP rate, recomputation, fused attention, 2x links, next generation): %ld "
+           "violations; %ld plans report an mfu (attention unmasked) above the bound\n",
+           checked, failures, mfu_over);
     assert_true(checked >= 100000);
     assert_true(catalog_n_stacks(cat) >= 4);
     assert_int_equal(failures, 0);
