@@ -96,13 +96,14 @@ static void print_evolutions(const ccs_catalog *cat)
 
 static void print_stacks(const ccs_catalog *cat)
 {
-    printf("%-22s %-9s %5s %8s %8s %8s %6s %7s\n", "name", "attention", "grads", "kernel_us",
-           "layer_us", "iter_ms", "comm", "tp_ovl");
+    printf("%-22s %-9s %5s %8s %8s %8s %6s %7s %6s\n", "name", "attention", "grads", "kernel_us",
+           "layer_us", "iter_ms", "comm", "tp_ovl", "zero3");
     for (size_t i = 0; i < catalog_n_stacks(cat); i++) {
         const ccs_stack *s = catalog_stack_at(cat, i);
-        printf("%-22s %-9s %5s %8.1f %8.1f %8.2f %6.1f %7.2f\n", s->name,
+        printf("%-22s %-9s %5s %8.1f %8.1f %8.2f %6.1f %7.2f %6.0f\n", s->name,
                attn_kernel_name(s->attn_kernel), dtype_name(s->grad_dtype), s->op_overhead * 1e6,
-               s->layer_overhead * 1e6, s->iter_overhead * 1e3, s->comm_units, s->tp_overlap_share);
+               s->layer_overhead * 1e6, s->iter_overhead * 1e3, s->comm_units, s->tp_overlap_share,
+               s->zero3_units);
     }
 }
 

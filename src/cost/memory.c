@@ -145,7 +145,15 @@ void memory_footprint(const ccs_model *m, const ccs_plan *p, const ccs_oplist *o
         }
     }
     double params = S.params, pe = S.pe;
-    out->weights = (params - pe) * w_b / ws + pe * w_b / wse;
+    /* ZeRO-3 / FSDP working set: the stack's unsharded blocks (the one
+     * computing and the ones prefetched) and one block's unsharded gradients
+     * before their reduce-scatter (PyTorch FSDP1 keeps at most two
+     * all-gathered units in flight, torch/distributed/fsdp/_limiter_utils.py) */
+    double unsharded = 0;
+    if (p->zero >= 3 && ops->zero3_units > 0)
+        unsharded = ops->params_block * (ops->zero3_units * w_b + g_b);
+    S.total += unsharded;
+    out->weights = (params - pe) * w_b / ws + pe * w_b / wse + unsharded;
     out->grads = (params - pe) * g_b / gs + pe * g_b / gse;
     out->optimizer = (params - pe) * o_b / os + pe * o_b / ose;
     out->activations = S.act;

@@ -817,6 +817,7 @@ void regions_build_stack(const ccs_model *m, const ccs_plan *p, int devices_per_
     double grad_b = st ? dtype_bytes(st->grad_dtype) : 4.0;
     builder B = {out, p->dtype, p->comm_compress, grad_b};
     out->grad_bytes = grad_b;
+    out->zero3_units = st ? st->zero3_units : 0;
     dims x;
     dims_of(m, p, devices_per_node, &x);
     layer_ops(&B, &x, m, p);

@@ -570,10 +570,19 @@ int catalog_parse_evolution(const ydoc *d, const ynode *map, ccs_evolution *out,
     return CCS_OK;
 }
 
-static const char *const stack_keys[] = {
-    "name",           "description",      "attention_kernel",  "grad_dtype",
-    "eltwise_factor", "op_overhead_us",   "layer_overhead_us", "iter_overhead_ms",
-    "comm_units",     "tp_overlap_share", "sources",           NULL};
+static const char *const stack_keys[] = {"name",
+                                         "description",
+                                         "attention_kernel",
+                                         "grad_dtype",
+                                         "eltwise_factor",
+                                         "op_overhead_us",
+                                         "layer_overhead_us",
+                                         "iter_overhead_ms",
+                                         "comm_units",
+                                         "tp_overlap_share",
+                                         "zero3_units",
+                                         "sources",
+                                         NULL};
 
 /* gradient types a stack may keep (ccs_dtype order) */
 static const char *const grad_dtypes[] = {"fp32", NULL, "bf16", "fp16"};
@@ -594,7 +603,8 @@ int catalog_parse_stack(const ydoc *d, const ynode *map, ccs_stack *out, ccs_err
         get_range(d, map, "layer_overhead_us", 0, 1e6, 1e-6, &out->layer_overhead, err) ||
         get_range(d, map, "iter_overhead_ms", 0, 1e3, 1e-3, &out->iter_overhead, err) ||
         get_range(d, map, "comm_units", 0, 4096, 1, &out->comm_units, err) ||
-        get_range(d, map, "tp_overlap_share", 0, 1, 1, &out->tp_overlap_share, err))
+        get_range(d, map, "tp_overlap_share", 0, 1, 1, &out->tp_overlap_share, err) ||
+        get_range(d, map, "zero3_units", 0, 1024, 1, &out->zero3_units, err))
         return CCS_EINPUT;
     ynode *src = ynode_get(d, map, "sources");
     if (src && ynode_kind(src) != YN_MAP) {

@@ -38,7 +38,7 @@ int stack_is_default(const ccs_stack *s)
            s->grad_dtype == d.grad_dtype && s->eltwise_factor == d.eltwise_factor &&
            s->op_overhead == d.op_overhead && s->layer_overhead == d.layer_overhead &&
            s->iter_overhead == d.iter_overhead && s->comm_units == d.comm_units &&
-           s->tp_overlap_share == d.tp_overlap_share;
+           s->tp_overlap_share == d.tp_overlap_share && s->zero3_units == d.zero3_units;
 }
 
 /* The largest overhead an entry may give, s: one second per kernel already
@@ -78,6 +78,10 @@ int stack_validate(const ccs_stack *s, ccs_err *err)
         }
     if (!(s->comm_units >= 0 && s->comm_units <= 4096)) {
         ccs_err_set(err, "stack '%s': field 'comm_units': expected a count in [0, 4096]", s->name);
+        return CCS_EINPUT;
+    }
+    if (!(s->zero3_units >= 0 && s->zero3_units <= 1024)) {
+        ccs_err_set(err, "stack '%s': field 'zero3_units': expected a count in [0, 1024]", s->name);
         return CCS_EINPUT;
     }
     if (!(s->tp_overlap_share >= 0 && s->tp_overlap_share <= 1)) {

@@ -160,7 +160,8 @@ static uint64_t scenario_key(const ccs_grid *g, const ccs_scenario *s)
         for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++)
             h = absorb(h, (uint64_t)fs[i]);
         const double ds[] = {st->eltwise_factor, st->op_overhead, st->layer_overhead,
-                             st->iter_overhead,  st->comm_units,  st->tp_overlap_share};
+                             st->iter_overhead,  st->comm_units,  st->tp_overlap_share,
+                             st->zero3_units};
         for (size_t i = 0; i < sizeof ds / sizeof ds[0]; i++)
             h = absorb_d(h, ds[i]);
     }

@@ -110,6 +110,7 @@ typedef struct ccs_oplist {
     double params_block_expert; /* routed-expert weights among them */
     double params_dense_block;  /* same for a dense-FFN block (== params_block without) */
     double grad_bytes;          /* bytes per gradient element the stack keeps and reduces */
+    double zero3_units;         /* the stack's unsharded blocks under ZeRO-3 (memory.h) */
 } ccs_oplist;
 
 /* Build the operator list of plan p (already valid per plan_check) for model m.

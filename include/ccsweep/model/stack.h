@@ -37,6 +37,9 @@ typedef struct ccs_stack {
     double comm_units;       /* compute units the collectives occupy while they overlap
                                 compute (NCCL channels); compute slows by their share */
     double tp_overlap_share; /* share of each TP collective hidden when tp_overlap is on */
+    double zero3_units;      /* ZeRO-3/FSDP: blocks held unsharded at once (the one computing
+                                and those prefetched), beside one block's unsharded
+                                gradients; 0: the working set not counted */
 } ccs_stack;
 
 /* The default stack: Megatron-Core with Transformer Engine as ccsweep has
