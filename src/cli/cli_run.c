@@ -373,6 +373,7 @@ static int run_load(run_state *s)
     }
     if (agree(s->w, rc, &s->err) != CCS_OK)
         return 1;
+    dist_test_load_delay();
     /* a signal while the spec was read and checked: stop before the database
      * is touched, with the signal's status (the highest signal of any rank) */
     int sig = -dist_agree(s->w, -dist_signal());

@@ -157,22 +157,38 @@ double dist_clock(void)
     return now_s();
 }
 
+/* Wait the microseconds test variable var gives (at most max; *us caches
+ * it, -1 before the first call); a caught signal ends the wait early. */
+static void test_delay(const char *var, long max, long *us)
+{
+    if (*us < 0) {
+        const char *v = getenv(var);
+        *us = v ? strtol(v, NULL, 10) : 0;
+        if (*us < 0 || *us > max)
+            *us = 0;
+    }
+    if (*us > 0 && !caught_) {
+        struct timespec d = {*us / 1000000, (*us % 1000000) * 1000};
+        nanosleep(&d, NULL);
+    }
+}
+
+/* Test hook: CCSWEEP_TEST_LOAD_DELAY_US=N makes every rank wait N us (at
+ * most 60 s, cut short by a signal) once the spec is checked, so that a test
+ * interrupts a run while it loads. Unset (always, outside the tests): no wait. */
+void dist_test_load_delay(void)
+{
+    static long us = -1;
+    test_delay("CCSWEEP_TEST_LOAD_DELAY_US", 60000000, &us);
+}
+
 /* Test hook: CCSWEEP_TEST_CHUNK_DELAY_US=N makes every rank wait N us before
  * each chunk it computes, so that the signal tests stop a sweep mid-way
  * however fast the machine is. Unset (always, outside the tests): no wait. */
 void dist_test_chunk_delay(void)
 {
     static long us = -1;
-    if (us < 0) {
-        const char *v = getenv("CCSWEEP_TEST_CHUNK_DELAY_US");
-        us = v ? strtol(v, NULL, 10) : 0;
-        if (us < 0 || us > 1000000)
-            us = 0;
-    }
-    if (us > 0) {
-        struct timespec d = {us / 1000000, (us % 1000000) * 1000};
-        nanosleep(&d, NULL);
-    }
+    test_delay("CCSWEEP_TEST_CHUNK_DELAY_US", 1000000, &us);
 }
 
 /* ---- work distribution (rank 0) ------------------------------------------------ */

@@ -70,3 +70,22 @@ check "under mpirun -n 2: exit non-zero, message printed once, no database" \
 $BIN run "$TMP/nope.yaml" --db "$TMP/nope.db" --quiet 2>"$TMP/errn"; rc=$?
 check "missing spec file exits 1 and names it" \
     sh -c "[ $rc -eq 1 ] && grep -q 'nope.yaml: cannot open' '$TMP/errn' && [ ! -e '$TMP/nope.db' ]"
+
+# SIGINT while the spec loads (CCSWEEP_TEST_LOAD_DELAY_US holds the run there,
+# a caught signal ends the wait): exit 130 with a message, no database. The
+# signal is sent once the process has its handler (SigCgt in /proc), so the
+# check does not depend on timing.
+printf '%s\nplan: {tp: 1}\n' "$H" >"$TMP/load.yaml"
+CCSWEEP_TEST_LOAD_DELAY_US=60000000 $BIN run "$TMP/load.yaml" --db "$TMP/load.db" --quiet \
+    2>"$TMP/errl" &
+lpid=$!
+i=0
+while [ $i -lt 600 ]; do
+    cgt=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$lpid/status" 2>/dev/null)
+    [ -n "$cgt" ] && [ $(( 0x$cgt & 2 )) -ne 0 ] && break
+    sleep 0.1; i=$((i + 1))
+done
+kill -INT $lpid
+wait $lpid; rc=$?
+check "SIGINT while the spec loads: exit 130, 'interrupted' named, no database (rc $rc)" \
+    sh -c "[ $rc -eq 130 ] && grep -q 'interrupted by signal 2 while loading' '$TMP/errl' && [ ! -e '$TMP/load.db' ]"

@@ -45,6 +45,8 @@ double dist_clock(void);
 void dist_catch_signals(void);
 /* The signal caught, or 0. */
 int dist_signal(void);
+/* Test hook (CCSWEEP_TEST_LOAD_DELAY_US): wait while a run loads; no-op when unset. */
+void dist_test_load_delay(void);
 
 typedef struct dist_opts {
     int64_t chunk;   /* fixed chunk size, 0 = adaptive */
