@@ -1,6 +1,7 @@
 # ccsweep - build, test, run, benchmark, install.
 #   make            build ./ccsweep (and the tools)
-#   make check      unit tests (cmocka) + integration tests (mpirun, sqlite3, slurm)
+#   make check      unit tests (cmocka) + integration tests (mpirun, sqlite3, slurm,
+#                   a three-node cluster in network namespaces: tests/cluster)
 #   make run        the default sweep into results/ccsweep.db
 #   make bench      engine benchmarks (figures, no pass/fail)
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -119,10 +120,11 @@ $(BUILD)/tools/%: tools/%.c $(LIB) | $(BUILD)
 $(BUILD)/tools/nccl_import: tools/nccl_import.c $(LIB) | $(BUILD)
 	$(MPICC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
-# Debian 12 packages the build, the tests and the reports need.
+# Debian 12 packages the build, the tests and the reports need (iproute2 and
+# util-linux: the namespaces, bridge and links of tests/cluster).
 DEB_PKGS := build-essential pkg-config libopenmpi-dev openmpi-bin libgsl-dev libsqlite3-dev \
             sqlite3 libyaml-dev libjansson-dev libcmocka-dev libopenblas-dev gnuplot-nox \
-            slurm-wlm munge
+            slurm-wlm munge iproute2 util-linux
 deps:
 	@sh tools/deps.sh $(DEB_PKGS)
 

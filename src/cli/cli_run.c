@@ -74,7 +74,9 @@ static const cli_opt run_opts[] = {
     CLI_O_STR("staged-from", "PATH", A, staged,
               "--db is a working copy of PATH (e.g. on node-local disk) that\n"
               "is copied back afterwards: messages, the resume hint and the\n"
-              "command line recorded in runs/sessions name PATH"),
+              "command line recorded in runs/sessions name PATH, and the\n"
+              "shards are named after PATH (and written beside it without\n"
+              "--shard-dir), so a later attempt finds them"),
     CLI_O_FN("writers", "N|node", A, writers, writers_arg,
              "a positive number of writers or 'node'",
              "N writer groups of consecutive ranks (node: one per node,\n"
@@ -139,6 +141,17 @@ static int parse_args(int argc, char **argv, run_args *a, int print)
                            "a spec file is required, e.g. 'ccsweep run "
                            "sweeps/default.yaml'");
     return 0;
+}
+
+/* The database the shards are named after (and, without --shard-dir, put
+ * beside): the user's file. A working copy (--staged-from) has a path of its
+ * own in every attempt (the Slurm template's scratch directory is per job and
+ * restart), so shards named after it would be another database's to the
+ * requeued or resubmitted job, which would recompute their rows and leave
+ * them behind. */
+static const char *shard_db(const run_args *a)
+{
+    return a->staged ? a->staged : a->db;
 }
 
 /* The command line as typed (argv[0] of a subcommand is its name), except that
@@ -229,7 +242,7 @@ static int open_shard(dist_comm *w, dist_comm *grp, const run_args *a, int widx,
     }
     char path[PATH_MAX] = "";
     if (rc == CCS_OK && dist_rank(grp) == 0 && widx > 0) {
-        if (store_shard_path(path, sizeof path, a->shard_dir, a->db, run[0], widx)) {
+        if (store_shard_path(path, sizeof path, a->shard_dir, shard_db(a), run[0], widx)) {
             ccs_err_set(err, "--shard-dir: the shard path is too long");
             rc = CCS_EINPUT;
         }
@@ -258,7 +271,7 @@ static int open_shard(dist_comm *w, dist_comm *grp, const run_args *a, int widx,
     /* rank 0 merges the shards at the end: it must see every one of them */
     for (int i = 1; rank == 0 && rc == CCS_OK && i < nw; i++) {
         struct stat sb;
-        store_shard_path(path, sizeof path, a->shard_dir, a->db, run[0], i);
+        store_shard_path(path, sizeof path, a->shard_dir, shard_db(a), run[0], i);
         if (stat(path, &sb) != 0) {
             cli_fail("run",
                      "--shard-dir: the shard of writer %d (%s) is not visible from rank 0: give "
@@ -278,7 +291,8 @@ static int merge_shards(ccs_store *st, const run_args *a, int nw, const ccs_grid
 {
     int merged = 0;
     double t0 = dist_clock();
-    int r = store_absorb_shards(st, a->shard_dir, a->db, a->quiet ? NULL : stderr, &merged, err);
+    int r =
+        store_absorb_shards(st, a->shard_dir, shard_db(a), a->quiet ? NULL : stderr, &merged, err);
     if (r != CCS_OK)
         return r;
     if (!a->quiet)
@@ -287,7 +301,7 @@ static int merge_shards(ccs_store *st, const run_args *a, int nw, const ccs_grid
     if (merged != nw - 1) {
         ccs_err_set(err,
                     "%s: %d of the %d shards were found to merge; --resume recomputes the rest",
-                    a->db, merged, nw - 1);
+                    shard_db(a), merged, nw - 1);
         return CCS_EIO;
     }
     if (rc == CCS_OK && spec_keep_rule(grid_spec(g)))
@@ -400,8 +414,8 @@ static int run_open(run_state *s)
         /* shards an earlier session left (killed, or killed while merging) */
         int merged = 0;
         if (rc >= 0 && s->kind != STORE_NOTHING &&
-            (rc = store_absorb_shards(s->st, s->a.shard_dir, s->a.db, s->a.quiet ? NULL : stderr,
-                                      &merged, &s->err)) == CCS_OK)
+            (rc = store_absorb_shards(s->st, s->a.shard_dir, shard_db(&s->a),
+                                      s->a.quiet ? NULL : stderr, &merged, &s->err)) == CCS_OK)
             rc = s->kind;
         if (rc < 0)
             cli_fail("run", "%s", s->err.msg);

@@ -185,6 +185,20 @@ summary "$TMP/h/merge.db" >"$TMP/got.sum"
 check "moved while merging, resumed by 4 writers elsewhere: exit 0, the reference's rows and counts, the old shards untouched" \
     sh -c "[ $rc -eq 0 ] && cmp -s '$TMP/ref.sum' '$TMP/got.sum' && [ $(shards_left "$TMP/h") -eq 3 ] && ! grep -q 'merging shard' '$TMP/err'"
 
+# 3b. --staged-from (the Slurm template's working copy): the shards are named
+#     after the user's database, so the next attempt, whose working copy has
+#     another path (a scratch directory per job and restart), merges what a
+#     killed attempt left
+mkdir -p "$TMP/a" "$TMP/b" "$TMP/st"
+$MPIRUN -n 4 -x CCSWEEP_TEST_KILL_AFTER_MERGE=1 $BIN run "$SPEC" --db "$TMP/a/st.db" --staged-from "$TMP/st/st.db" \
+    --quiet --writers 4 --shard-dir "$TMP/st" >/dev/null 2>&1
+n_left=$(shards_left "$TMP/st")
+sqlite3 "$TMP/a/st.db" "VACUUM INTO '$TMP/b/st.db'" # the copy back, staged again
+$MPIRUN -n 2 $BIN run "$SPEC" --db "$TMP/b/st.db" --staged-from "$TMP/st/st.db" --resume --shard-dir "$TMP/st" >/dev/null 2>"$TMP/err"; rc=$?
+summary "$TMP/b/st.db" >"$TMP/got.sum"
+check "--staged-from: a resume from another working copy merges the $n_left shards a killed attempt left, the reference's rows" \
+    sh -c "[ $rc -eq 0 ] && [ $n_left -eq 3 ] && [ \$(grep -c 'merging shard $TMP/st/st.db' '$TMP/err') -eq 3 ] && cmp -s '$TMP/ref.sum' '$TMP/got.sum' && [ $(shards_left "$TMP/st") -eq 0 ]"
+
 # 4. shards of another run under the same name (the database was deleted) are not merged
 rm -f "$TMP"/merge.db*
 $MPIRUN -n 4 -x CCSWEEP_TEST_KILL_AFTER_MERGE=1 $BIN run tests/data/sweep_small.yaml --db "$TMP/merge.db" --quiet --writers 4 >/dev/null 2>&1
