@@ -63,6 +63,10 @@ struct ccs_opmodel;
 void cli_op_sources_of(const ccs_model *m, const ccs_plan *p, const ccs_hw *hw,
                        const struct ccs_opmodel *om, const char *calibration, cli_op_sources *out);
 
+/* Print s to f as one CSV field: quoted (quotes doubled) when it holds a
+ * comma, a quote or a newline. */
+void cli_csv_field(FILE *f, const char *s);
+
 /* The JSON object (jansson) of one projection, keys as the database's
  * results_view columns, with "regions" only when regions is not NULL
  * (src as for cli_print_json). The
