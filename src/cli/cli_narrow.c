@@ -143,13 +143,13 @@ const char *cli_narrow_text(const cli_narrow *n, char *buf, size_t size)
 }
 
 const char *const cli_share_names[CLI_N_SHARES] = {"compute", "tp",     "cp",    "ep",
-                                                    "dp",      "pp p2p", "bubble"};
+                                                   "dp",      "pp p2p", "bubble"};
 
 void cli_shares(const ccs_result *r, double *pct)
 {
     double t = r->t_iter > 0 ? r->t_iter : 1;
-    const double v[CLI_N_SHARES] = {r->t_compute,         r->t_tp_comm_exposed, r->t_cp_comm_exposed,
-                                    r->t_ep_comm,         r->t_dp_comm_exposed, r->t_pp_comm,
+    const double v[CLI_N_SHARES] = {r->t_compute, r->t_tp_comm_exposed, r->t_cp_comm_exposed,
+                                    r->t_ep_comm, r->t_dp_comm_exposed, r->t_pp_comm,
                                     r->t_bubble};
     for (int i = 0; i < CLI_N_SHARES; i++)
         pct[i] = 100 * v[i] / t;
@@ -172,9 +172,9 @@ void cli_hits_csv_row(FILE *f, const char *lead, int rank, const search_hit *h, 
         cli_csv_field(f, lead);
         fputc(',', f);
     }
-    fprintf(f, "%d,%d,%d,%d,%d,%d,%d,%d,%s,%d,%d,%d,%s,%d", rank, p->tp, plan_cp(p), plan_ep(p), p->pp,
-            p->dp, p->vpp, p->mbs, recompute_name(p->recompute), p->sp, p->zero, p->flash_attn,
-            dp_overlap_name(p->dp_overlap), h->r.status);
+    fprintf(f, "%d,%d,%d,%d,%d,%d,%d,%d,%s,%d,%d,%d,%s,%d", rank, p->tp, plan_cp(p), plan_ep(p),
+            p->pp, p->dp, p->vpp, p->mbs, recompute_name(p->recompute), p->sp, p->zero,
+            p->flash_attn, dp_overlap_name(p->dp_overlap), h->r.status);
     for (int i = 0; i < CCS_N_OUTPUTS; i++)
         fprintf(f, ",%.17g", ccs_output_of(&h->r, i));
     fprintf(f, ",%d,", h->n_same);
