@@ -157,9 +157,9 @@ static int search_column(const ccs_model *m, const ccs_evolution *ev, const ccs_
 static void fix_plan(const search_opts *so, const ccs_plan *p, search_opts *out)
 {
     *out = *so;
-    const int32_t v[SEARCH_AX_N] = {p->tp,         plan_cp(p), plan_ep(p), p->pp,
-                                    p->dp,         p->vpp,     p->mbs,     p->recompute,
-                                    p->sp,         p->zero,    p->flash_attn, p->dp_overlap};
+    const int32_t v[SEARCH_AX_N] = {p->tp, plan_cp(p), plan_ep(p),    p->pp,
+                                    p->dp, p->vpp,     p->mbs,        p->recompute,
+                                    p->sp, p->zero,    p->flash_attn, p->dp_overlap};
     for (int ax = 0; ax < SEARCH_AX_N; ax++)
         out->ax[ax] = (search_axis){1, {v[ax]}};
 }
@@ -189,11 +189,11 @@ static void print_text(const ccs_model *m, const ccs_plan *job, const compare_ar
             const ccs_result *r = &c[i].best.r;                                                    \
             char cell[64];                                                                         \
             if (c[i].found)                                                                        \
-                snprintf(cell, sizeof cell, FMT, __VA_ARGS__);                                         \
+                snprintf(cell, sizeof cell, FMT, __VA_ARGS__);                                     \
             else                                                                                   \
                 ccs_strlcpy(cell, "no plan fits", sizeof cell);                                    \
             (void)p, (void)r;                                                                      \
-            printf(" %*s", w, cell);                                                                   \
+            printf(" %*s", w, cell);                                                               \
         }                                                                                          \
         printf("\n");                                                                              \
     } while (0)
@@ -252,13 +252,13 @@ static int print_json(const ccs_model *m, const ccs_plan *job, const compare_arg
                 break;
             rc |= json_object_set_new(e, "hardware", json_string(c[i].hw.name));
             rc |= json_object_set_new(e, "generation", json_integer(c[i].gen));
-            rc |= json_object_set_new(e, "stack", c[i].stack_name ? json_string(c[i].stack_name)
-                                                                  : json_null());
+            rc |= json_object_set_new(e, "stack",
+                                      c[i].stack_name ? json_string(c[i].stack_name) : json_null());
             rc |= json_object_set_new(e, "plans", json_integer(c[i].st.plans));
             rc |= json_object_set_new(e, "plans_fit", json_integer(c[i].st.fit));
-            json_t *b = c[i].found ? cli_json_projection(m, &c[i].hw, c[i].gen ? a->evolution : NULL,
-                                                         c[i].stack, &c[i].best.plan, &c[i].best.r,
-                                                         NULL, NULL)
+            json_t *b = c[i].found ? cli_json_projection(m, &c[i].hw,
+                                                         c[i].gen ? a->evolution : NULL, c[i].stack,
+                                                         &c[i].best.plan, &c[i].best.r, NULL, NULL)
                                    : json_null();
             rc |= !b || json_object_set_new(e, "best", b);
             if (c[i].found) {

@@ -5,6 +5,7 @@
 #include "ccsweep/cli/cli.h"
 #include "ccsweep/cli/cli_narrow.h"
 #include "ccsweep/dist/dist.h"
+#include "ccsweep/model/hfconfig.h"
 #include "ccsweep/sweep/search.h"
 
 #include <jansson.h>
@@ -19,7 +20,7 @@
 /* ---- options ------------------------------------------------------------------ */
 
 typedef struct search_args {
-    const char *model, *hw, *evolution, *stack;
+    const char *model, *hw, *evolution, *stack, *model_config;
     cli_catalogs catalogs;
     long devices, gen, seq, gbs, top, max_cp; /* seq, gbs 0: the model's */
     int dtype, json, csv;
@@ -30,6 +31,8 @@ typedef struct search_args {
 #define A search_args
 static const cli_opt search_rows[] = {
     CLI_O_STR("model", "NAME", A, model, "catalog model (see 'ccsweep list models')"),
+    CLI_O_STR("model-config", "FILE", A, model_config,
+              "the model of a Hugging Face config.json instead"),
     CLI_O_STR("hw", "NAME", A, hw, "catalog hardware (see 'ccsweep list hardware')"),
     CLI_O_INT("devices", "N", A, devices, 1, CCS_MAX_DEVICES, "devices of the job"),
     CLI_O_INT("gen", "G", A, gen, 0, CCS_MAX_GEN, "hardware generation (0)"),
@@ -93,9 +96,11 @@ static int parse_search_args(int argc, char **argv, search_args *a)
         return rc;
     if (first < argc)
         return cli_fail("search", "unexpected argument '%s'", argv[first]);
-    if (!a->model || !a->hw || !a->devices)
-        return cli_fail("search", "--model, --hw and --devices are required "
+    if ((!a->model && !a->model_config) || !a->hw || !a->devices)
+        return cli_fail("search", "--model (or --model-config), --hw and --devices are required "
                                   "(see 'ccsweep search --help')");
+    if (a->model && a->model_config)
+        return cli_fail("search", "--model and --model-config: give one");
     if (a->json && a->csv)
         return cli_fail("search", "--json and --csv: give one");
     if (a->nw.so.ax[SEARCH_AX_CP].n && a->max_cp > 1)
@@ -248,7 +253,8 @@ static int print_json(const search_view *v)
 /* A job ready to search: its names looked up, its batch and sequence fixed. */
 typedef struct search_job {
     ccs_catalog *cat;
-    const ccs_model *m;     /* borrowed from cat */
+    const ccs_model *m;     /* borrowed from cat, or own */
+    ccs_model own;          /* --model-config's */
     const ccs_stack *stack; /* borrowed from cat; NULL: the default */
     ccs_hw hw;              /* at generation gen */
     ccs_plan job;           /* devices, gbs, seq, dtype */
@@ -262,7 +268,10 @@ static int resolve_search(const search_args *a, search_job *j)
     memset(j, 0, sizeof *j);
     if (!(j->cat = cli_catalog("search", &a->catalogs)))
         return 1;
-    const ccs_model *m = j->m = catalog_model(j->cat, a->model);
+    ccs_err err;
+    if (a->model_config && hfconfig_load(a->model_config, NULL, &j->own, &err) != CCS_OK)
+        return cli_fail("search", "--model-config: %s", err.msg);
+    const ccs_model *m = j->m = a->model_config ? &j->own : catalog_model(j->cat, a->model);
     const ccs_hw *base = catalog_hw(j->cat, a->hw);
     const ccs_evolution *ev = catalog_evolution(j->cat, a->evolution);
     if (!m)
@@ -281,7 +290,6 @@ static int resolve_search(const search_args *a, search_job *j)
     if (!seq)
         seq = m->seq ? m->seq : 2048;
     hw_evolve(base, ev, (int)a->gen, &j->hw);
-    ccs_err err;
     search_opts so = a->nw.so;
     so.stack = j->stack;
     j->s = search_new_opts(m, &j->hw, NULL, ev, (int)a->gen, (int32_t)a->devices, (int32_t)gbs,

@@ -83,7 +83,7 @@ check "man -w finds ccsweep(1) under the prefix" "[ \"\$(MANPATH=$P/share/man ma
 warn=$(MANWIDTH=80 man --warnings -l "$P/share/man/man1/ccsweep.1" 2>&1 >/dev/null | head -3)
 check "man page renders without warnings ($warn)" "[ -z \"\$warn\" ]"
 undoc=""
-for sub in project list run validate report search compare; do
+for sub in project list run validate report search compare catalog; do
     for o in $(ccsweep $sub --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u); do
         grep -q -- "$(echo "$o" | sed 's/-/\\\\-/g')" "$P/share/man/man1/ccsweep.1" || undoc="$undoc $sub:$o"
     done

@@ -18,6 +18,7 @@ int cli_report(int argc, char **argv);   /* cli_report.c: report and plots from 
 int cli_search(int argc, char **argv);   /* cli_search.c: the best plans of one training job */
 int cli_serve(int argc, char **argv);    /* cli_serve.c: one serving projection */
 int cli_compare(int argc, char **argv);  /* cli_compare.c: a job across configurations */
+int cli_catalog_command(int argc, char **argv); /* cli_catalog.c: catalog import */
 
 /* Shared helpers for subcommands; messages for bad input go through
  * cli_fail (cli_opt.h). */
