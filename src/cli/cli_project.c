@@ -406,7 +406,9 @@ static void print_human(const ccs_model *m, const ccs_hw *hw, const char *evo, c
            p->flash_attn ? ", flash-attn" : "", dp_overlap_name(p->dp_overlap));
     printf("  %-20s %.4g (%.1f B)\n", "parameters", r->params, r->params / 1e9);
     if (r->status == CCS_ST_INVALID) {
-        printf("  %-20s invalid: %s\n", "status", plan_reason_text(r->reason));
+        char why[256];
+        printf("  %-20s invalid: %s\n", "status",
+               plan_reason_detail(r->reason, m, p, why, sizeof why));
         return;
     }
     printf("  %-20s %s (%.2f GiB of %.2f GiB per device)\n", "status",

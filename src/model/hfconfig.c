@@ -41,7 +41,7 @@ static int arch_of(const char *type)
     static const struct {
         const char *type;
         int arch;
-    } t[] = {{"llama", ARCH_LLAMA},     {"mistral", ARCH_LLAMA},          {"qwen2", ARCH_LLAMA},
+    } t[] = {{"llama", ARCH_LLAMA},     {"mistral", ARCH_LLAMA},           {"qwen2", ARCH_LLAMA},
              {"mixtral", ARCH_MIXTRAL}, {"deepseek_v3", ARCH_DEEPSEEK_V3}, {"gpt2", ARCH_GPT2},
              {"gpt_neox", ARCH_NEOX}};
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
