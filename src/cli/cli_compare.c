@@ -234,13 +234,8 @@ static int print_json(const ccs_model *m, const ccs_plan *job, const compare_arg
     json_t *o = json_object(), *arr = json_array();
     int rc = !o || !arr;
     if (!rc) {
-        rc |= json_object_set_new(o, "model", json_string(m->name));
-        rc |= json_object_set_new(o, "devices", json_integer(job->devices));
-        rc |= json_object_set_new(o, "gbs", json_integer(job->gbs));
-        rc |= json_object_set_new(o, "seq", json_integer(job->seq));
-        rc |= json_object_set_new(o, "dtype", json_string(dtype_name(job->dtype)));
+        rc |= cli_json_job(o, m, job, narrow);
         rc |= json_object_set_new(o, "fixed_plan", json_boolean(a->fixed));
-        rc |= json_object_set_new(o, "narrowed", json_string(narrow));
         rc |= json_object_set_new(
             o, "fairness",
             json_string("every column trains the same job (model, devices, global batch, "

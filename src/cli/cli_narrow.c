@@ -3,6 +3,7 @@
 #include "ccsweep/cli/cli_narrow.h"
 #include "ccsweep/cli/cli.h"
 
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,6 +141,17 @@ const char *cli_narrow_text(const cli_narrow *n, char *buf, size_t size)
         PUT("%swhere '%s'", len ? ", " : "", n->where);
 #undef PUT
     return buf;
+}
+
+int cli_json_job(json_t *o, const ccs_model *m, const ccs_plan *job, const char *narrow)
+{
+    int rc = json_object_set_new(o, "model", json_string(m->name));
+    rc |= json_object_set_new(o, "devices", json_integer(job->devices));
+    rc |= json_object_set_new(o, "gbs", json_integer(job->gbs));
+    rc |= json_object_set_new(o, "seq", json_integer(job->seq));
+    rc |= json_object_set_new(o, "dtype", json_string(dtype_name(job->dtype)));
+    rc |= json_object_set_new(o, "narrowed", json_string(narrow));
+    return rc;
 }
 
 const char *const cli_share_names[CLI_N_SHARES] = {"compute", "tp",     "cp",    "ep",

@@ -211,15 +211,10 @@ static int print_json(const search_view *v)
     json_t *o = json_object(), *arr = json_array();
     int rc = !o || !arr;
     if (!rc) {
-        rc |= json_object_set_new(o, "model", json_string(v->m->name));
+        rc |= cli_json_job(o, v->m, v->job, v->narrow);
         rc |= json_object_set_new(o, "hardware", json_string(v->hw->name));
         rc |= json_object_set_new(o, "generation", json_integer(v->gen));
         rc |= json_object_set_new(o, "evolution", v->evo ? json_string(v->evo) : json_null());
-        rc |= json_object_set_new(o, "devices", json_integer(v->job->devices));
-        rc |= json_object_set_new(o, "gbs", json_integer(v->job->gbs));
-        rc |= json_object_set_new(o, "seq", json_integer(v->job->seq));
-        rc |= json_object_set_new(o, "dtype", json_string(dtype_name(v->job->dtype)));
-        rc |= json_object_set_new(o, "narrowed", json_string(v->narrow));
         rc |= json_object_set_new(o, "plans", json_integer(v->st->plans));
         rc |= json_object_set_new(o, "plans_fit", json_integer(v->st->fit));
         rc |= json_object_set_new(o, "plans_filtered", json_integer(v->st->filtered));

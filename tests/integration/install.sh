@@ -96,7 +96,7 @@ comp() { # WORDS... : completions of the last word
         comp "$P/share/bash-completion/completions/ccsweep" "$@"
 }
 check "completion: 'ccsweep pro' -> project" "[ \"\$(comp ccsweep pro)\" = project ]"
-check "completion: 'ccsweep project --mod' -> --model" "[ \"\$(comp ccsweep project --mod)\" = --model ]"
+check "completion: 'ccsweep project --mod' -> --model --model-config" "[ \"\$(comp ccsweep project --mod | tr '\\n' ' ')\" = '--model --model-config ' ]"
 check "completion: 'ccsweep project --hw h' -> h100-sxm, h800, h200" \
     "[ \"\$(comp ccsweep project --hw h | tr '\n' ' ')\" = 'h100-sxm h800 h200 ' ]"
 check "completion: 'ccsweep list ev' -> evolutions" "[ \"\$(comp ccsweep list ev)\" = evolutions ]"

@@ -69,6 +69,11 @@ void cli_narrow_free(cli_narrow *n);
  * 'pp <= 4'"), into buf; "" when nothing did. Returns buf. */
 const char *cli_narrow_text(const cli_narrow *n, char *buf, size_t size);
 
+/* Set the job's keys on JSON object o: model, devices, gbs, seq, dtype, and
+ * narrowed (cli_narrow_text). 0, or nonzero when out of memory. */
+struct json_t;
+int cli_json_job(struct json_t *o, const ccs_model *m, const ccs_plan *job, const char *narrow);
+
 /* The share of the iteration each part takes, in % of t_iter: compute,
  * exposed TP, CP, EP and DP communication, pipeline p2p and bubble. */
 #define CLI_N_SHARES 7
