@@ -19,6 +19,7 @@ static search_hit hit(double tokens, double mem, int tp)
     h.r.status = CCS_ST_OK;
     h.r.tokens_per_s = tokens;
     h.r.mem_total = mem;
+    h.r.t_compute = tp; /* distinct outputs: these hits are distinct answers */
     return h;
 }
 
@@ -73,7 +74,7 @@ static void test_split(void **state)
     enum { K = 8 };
     search_hit one[K], two[K];
     int n1 = 0, n2 = 0;
-    search_stats s1 = {0, 0}, s2 = {0, 0};
+    search_stats s1 = {0, 0, 0}, s2 = {0, 0, 0};
     search_range(s, 0, search_count(s), 1, one, K, &n1, &s1);
     /* three interleaved slices, merged as dist_search merges ranks */
     for (int r = 0; r < 3; r++) {
@@ -151,7 +152,7 @@ static void test_cp(void **state)
     ccs_search *s1 = small_search(cat, &hw, 1), *s4 = small_search(cat, &hw, 4);
     search_hit a, b;
     int na = 0, nb = 0, cp_seen = 0;
-    search_stats sa = {0, 0}, sb = {0, 0};
+    search_stats sa = {0, 0, 0}, sb = {0, 0, 0};
     search_range(s1, 0, search_count(s1), 1, &a, 1, &na, &sa);
     search_range(s4, 0, search_count(s4), 1, &b, 1, &nb, &sb);
     assert_true(sb.plans > sa.plans);
@@ -347,13 +348,109 @@ static void test_large_space(void **state)
     alarm(0);
 }
 
+/* Plans with the same outputs are one answer: the top holds k distinct
+ * ones, the best plan of each kept with a count and list of the others that
+ * does not depend on the order they arrive in. */
+static void test_same_outputs(void **state)
+{
+    (void)state;
+    search_hit a = hit(100, 40, 2), b = hit(100, 40, 2), c = hit(90, 40, 1), d = hit(100, 40, 2);
+    a.idx = 7;
+    b.idx = 3;
+    b.plan.zero = 1; /* a simpler plan (zero 0) wins the tie */
+    d.idx = 5;
+    d.plan.recompute = CCS_RECOMPUTE_SELECTIVE;
+    assert_true(search_same(&a.r, &b.r));
+    assert_false(search_same(&a.r, &c.r));
+    const search_hit *orders[2][4] = {{&a, &b, &c, &d}, {&d, &c, &b, &a}};
+    for (int o = 0; o < 2; o++) {
+        search_hit top[2];
+        int n = 0;
+        for (int i = 0; i < 4; i++)
+            search_insert(top, 2, &n, orders[o][i]);
+        assert_int_equal(n, 2);
+        assert_int_equal(top[0].idx, 7); /* a: zero 0, recompute none */
+        assert_int_equal(top[0].n_same, 2);
+        assert_int_equal(top[0].n_listed, 2);
+        assert_int_equal(top[0].same[0], 3);
+        assert_int_equal(top[0].same[1], 5);
+        assert_int_equal(top[1].plan.tp, 1); /* c, the second distinct answer */
+        assert_int_equal(top[1].n_same, 0);
+    }
+}
+
+/* Listed axis values, the memory limit and the filter narrow the space;
+ * the narrowed answer is the best of the full space's plans that satisfy
+ * them, and the text of equal plans names the settings they differ in. */
+static void test_narrow(void **state)
+{
+    (void)state;
+    ccs_catalog *cat = test_catalog();
+    const ccs_model *m = catalog_model(cat, "megatron-8.3b");
+    ccs_hw hw = *catalog_hw(cat, "a100-80g");
+    ccs_err err;
+    enum { K = 400 };
+    search_hit *all = calloc(K, sizeof *all), one;
+    int n_all = 0, n1 = 0;
+    search_stats st = {0, 0, 0}, s1 = {0, 0, 0};
+    ccs_search *full = search_new(m, &hw, NULL, NULL, 0, 64, m->gbs, m->seq, CCS_BF16, 1, &err);
+    search_range(full, 0, search_count(full), 1, all, K, &n_all, &st);
+    assert_int_equal(n_all, K);
+
+    search_opts o;
+    search_opts_init(&o);
+    o.ax[SEARCH_AX_TP] = (search_axis){2, {2, 4}};
+    o.ax[SEARCH_AX_PP] = (search_axis){1, {2}};
+    o.max_mem_frac = 0.5;
+    ccs_expr *e = expr_compile("mbs >= 2 and comm_fraction < 0.5", &err, NULL);
+    assert_non_null(e);
+    o.where = e;
+    ccs_search *s = search_new_opts(m, &hw, NULL, NULL, 0, 64, m->gbs, m->seq, CCS_BF16, &o, &err);
+    assert_non_null(s);
+    search_range(s, 0, search_count(s), 1, &one, 1, &n1, &s1);
+    assert_int_equal(n1, 1);
+    assert_true(s1.plans < st.plans && s1.filtered > 0);
+    /* the first plan of the full ranking that satisfies every limit */
+    int i = 0;
+    while (i < n_all && !((all[i].plan.tp == 2 || all[i].plan.tp == 4) && all[i].plan.pp == 2 &&
+                          all[i].plan.mbs >= 2 && all[i].r.comm_fraction < 0.5 &&
+                          all[i].r.mem_total <= 0.5 * hw.mem_cap))
+        i++;
+    assert_true(i < n_all);
+    assert_int_equal(best_cmp(&all[i].plan, &all[i].r, &one.plan, &one.r), 0);
+    assert_true(one.r.mem_total <= 0.5 * hw.mem_cap);
+
+    /* the equal plans of the best answer, by text */
+    char buf[512];
+    search_same_text(full, &all[0], buf, sizeof buf);
+    if (all[0].n_same > 0) {
+        assert_true(buf[0] != '\0');
+        for (int j = 0; j < all[0].n_listed; j++) {
+            search_hit h;
+            search_plan(full, all[0].same[j], &h.plan);
+            ccs_cost c;
+            cost_init(&c, &hw, NULL, NULL, 0, &h.plan);
+            timeline_project(m, &h.plan, &c, &h.r, NULL);
+            assert_true(search_same(&h.r, &all[0].r));
+        }
+    } else {
+        assert_string_equal(buf, "");
+    }
+    search_free(s);
+    search_free(full);
+    expr_free(e);
+    free(all);
+    catalog_free(cat);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_order),       cmocka_unit_test(test_split),
         cmocka_unit_test(test_complete),    cmocka_unit_test(test_cp),
         cmocka_unit_test(test_ep),          cmocka_unit_test(test_same_shapes),
-        cmocka_unit_test(test_large_space),
+        cmocka_unit_test(test_large_space), cmocka_unit_test(test_same_outputs),
+        cmocka_unit_test(test_narrow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

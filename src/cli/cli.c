@@ -164,6 +164,10 @@ json_t *cli_json_projection(const ccs_model *m, const ccs_hw *hw, const char *ev
     rc |= jset(o, "reason", r->reason ? json_string(plan_reason_name(r->reason)) : json_null());
     rc |=
         jset(o, "reason_text", r->reason ? json_string(plan_reason_text(r->reason)) : json_null());
+    char why[256];
+    jset(o, "reason_detail",
+         r->reason ? json_string(plan_reason_detail(r->reason, m, p, why, sizeof why))
+                   : json_null());
     int timed = r->status != CCS_ST_INVALID;
     rc |= jset(o, "fits", timed ? json_integer(r->fits) : json_null());
     rc |= jset(o, "micro_batches", timed ? json_integer(r->micro_batches) : json_null());
@@ -221,4 +225,20 @@ int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *ev
     fputc('\n', f);
     json_decref(o);
     return rc ? -1 : 0;
+}
+
+/* A CSV field: quoted when it holds a comma, quote or newline. */
+void cli_csv_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
 }

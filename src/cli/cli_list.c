@@ -2,22 +2,28 @@
  * entries with their key figures, a table per kind. */
 #include "ccsweep/cli/cli.h"
 
+#include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 typedef struct list_args {
     cli_catalogs catalogs;
     const char *what; /* the positional argument */
+    int csv, json;
 } list_args;
 
 static const cli_opt list_opts[] = {
     CLI_O_CATALOG(list_args, catalogs, "catalog overlay (directory or YAML file); repeatable"),
+    CLI_O_FLAG("csv", list_args, csv, "a header and one row per entry, in SI units"),
+    CLI_O_FLAG("json", list_args, json, "one JSON array of objects, in SI units"),
     CLI_O_HELP,
 };
 
 static const cli_cmd list_cmd = {
     .name = "list",
-    .synopsis = "ccsweep list models|hardware|evolutions|stacks [--catalog PATH]...",
+    .synopsis = "ccsweep list models|hardware|evolutions|stacks [--csv | --json]\n"
+                "                    [--catalog PATH]...",
     .about = "Lists the catalog entries with their key figures: the built-in catalog,\n"
              "then the overlays of $CCSWEEP_CATALOG_PATH and --catalog (repeatable),\n"
              "whose entries add to and override earlier ones by name.",
@@ -37,6 +43,8 @@ static int parse_list_args(int argc, char **argv, list_args *a)
         return rc;
     if (first + 1 < argc)
         return cli_fail("list", "unexpected argument '%s'", argv[first + 1]);
+    if (a->csv && a->json)
+        return cli_fail("list", "--csv and --json: give one");
     if (first == argc)
         return cli_fail("list", "what to list? expected models, hardware, evolutions or stacks");
     a->what = argv[first];
@@ -107,6 +115,144 @@ static void print_stacks(const ccs_catalog *cat)
     }
 }
 
+/* ---- CSV and JSON: one column per field, SI units ----------------------------- */
+
+typedef struct list_val {
+    const char *s; /* a text field; NULL: the number d */
+    double d;
+} list_val;
+
+#define LIST_MAX_COLS 16
+typedef struct list_kind {
+    const char *cols[LIST_MAX_COLS];
+    size_t (*count)(const ccs_catalog *cat);
+    void (*fill)(const ccs_catalog *cat, size_t i, list_val *v);
+} list_kind;
+
+#define NUM(x) ((list_val){NULL, (double)(x)})
+#define TXT(x) ((list_val){(x), 0})
+
+static void fill_model(const ccs_catalog *cat, size_t i, list_val *v)
+{
+    const ccs_model *m = catalog_model_at(cat, i);
+    const list_val r[] = {TXT(m->name),        NUM(m->layers), NUM(m->hidden),  NUM(m->heads),
+                          NUM(m->kv_heads),    NUM(m->ffn),    NUM(m->vocab),   NUM(m->gated),
+                          NUM(m->seq),         NUM(m->gbs),    NUM(m->experts), NUM(m->top_k),
+                          NUM(model_params(m))};
+    memcpy(v, r, sizeof r);
+}
+
+static void fill_hw(const ccs_catalog *cat, size_t i, list_val *v)
+{
+    const ccs_hw *h = catalog_hw_at(cat, i);
+    const list_val r[] = {TXT(h->name),
+                          NUM(h->peak_flops[CCS_FP16]),
+                          NUM(h->peak_flops[CCS_BF16]),
+                          NUM(h->peak_flops[CCS_FP8]),
+                          NUM(h->peak_flops[CCS_FP32]),
+                          NUM(h->mem_cap),
+                          NUM(h->mem_bw),
+                          NUM(h->devices_per_node),
+                          NUM(h->intra_bw),
+                          NUM(h->inter_bw)};
+    memcpy(v, r, sizeof r);
+}
+
+static void fill_evolution(const ccs_catalog *cat, size_t i, list_val *v)
+{
+    const ccs_evolution *e = catalog_evolution_at(cat, i);
+    const list_val r[] = {TXT(e->name),    NUM(e->years),    NUM(e->flops),    NUM(e->mem_bw),
+                          NUM(e->mem_cap), NUM(e->intra_bw), NUM(e->inter_bw), NUM(e->latency)};
+    memcpy(v, r, sizeof r);
+}
+
+static void fill_stack(const ccs_catalog *cat, size_t i, list_val *v)
+{
+    const ccs_stack *st = catalog_stack_at(cat, i);
+    const list_val r[] = {TXT(st->name),
+                          TXT(attn_kernel_name(st->attn_kernel)),
+                          TXT(dtype_name(st->grad_dtype)),
+                          NUM(st->op_overhead),
+                          NUM(st->layer_overhead),
+                          NUM(st->iter_overhead),
+                          NUM(st->comm_units),
+                          NUM(st->tp_overlap_share)};
+    memcpy(v, r, sizeof r);
+}
+
+static const list_kind kinds[] = {
+    {{"name", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "gated", "seq", "gbs",
+      "experts", "top_k", "params"},
+     catalog_n_models,
+     fill_model},
+    {{"name", "peak_fp16", "peak_bf16", "peak_fp8", "peak_fp32", "mem_cap", "mem_bw",
+      "devices_per_node", "intra_bw", "inter_bw"},
+     catalog_n_hw,
+     fill_hw},
+    {{"name", "years", "flops", "mem_bw", "mem_cap", "intra_bw", "inter_bw", "latency"},
+     catalog_n_evolutions,
+     fill_evolution},
+    {{"name", "attention", "grads", "op_overhead", "layer_overhead", "iter_overhead", "comm_units",
+      "tp_overlap_share"},
+     catalog_n_stacks,
+     fill_stack},
+};
+
+static size_t n_cols(const list_kind *k)
+{
+    size_t n = 0;
+    while (n < LIST_MAX_COLS && k->cols[n])
+        n++;
+    return n;
+}
+
+static void print_csv(const ccs_catalog *cat, const list_kind *k)
+{
+    size_t nc = n_cols(k);
+    for (size_t c = 0; c < nc; c++)
+        printf("%s%s", c ? "," : "", k->cols[c]);
+    putchar('\n');
+    for (size_t i = 0; i < k->count(cat); i++) {
+        list_val v[LIST_MAX_COLS];
+        k->fill(cat, i, v);
+        for (size_t c = 0; c < nc; c++) {
+            if (c)
+                putchar(',');
+            if (v[c].s)
+                cli_csv_field(stdout, v[c].s);
+            else
+                printf("%.15g", v[c].d);
+        }
+        putchar('\n');
+    }
+}
+
+static int print_json(const ccs_catalog *cat, const list_kind *k)
+{
+    size_t nc = n_cols(k);
+    json_t *arr = json_array();
+    int rc = !arr;
+    for (size_t i = 0; !rc && i < k->count(cat); i++) {
+        list_val v[LIST_MAX_COLS];
+        k->fill(cat, i, v);
+        json_t *o = json_object();
+        rc |= !o;
+        for (size_t c = 0; !rc && c < nc; c++) {
+            json_t *x = v[c].s ? json_string(v[c].s)
+                        : v[c].d == floor(v[c].d) && fabs(v[c].d) < 9e15
+                            ? json_integer((json_int_t)v[c].d)
+                            : json_real(v[c].d);
+            rc |= json_object_set_new(o, k->cols[c], x);
+        }
+        rc |= !o || json_array_append_new(arr, o);
+    }
+    if (!rc)
+        rc = json_dumpf(arr, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+    putchar('\n');
+    json_decref(arr);
+    return rc ? -1 : 0;
+}
+
 int cli_list(int argc, char **argv)
 {
     list_args a;
@@ -116,7 +262,15 @@ int cli_list(int argc, char **argv)
     ccs_catalog *cat = cli_catalog("list", &a.catalogs);
     if (!cat)
         return 1;
-    if (!strcmp(a.what, "models"))
+    size_t kind = 0;
+    while (strcmp(a.what, subjects[kind]))
+        kind++;
+    if (a.csv) {
+        print_csv(cat, &kinds[kind]);
+    } else if (a.json) {
+        if (print_json(cat, &kinds[kind]))
+            rc = cli_fail("list", "out of memory writing JSON") + 1;
+    } else if (!strcmp(a.what, "models"))
         print_models(cat);
     else if (!strcmp(a.what, "hardware"))
         print_hardware(cat);
@@ -125,5 +279,5 @@ int cli_list(int argc, char **argv)
     else
         print_stacks(cat);
     catalog_free(cat);
-    return 0;
+    return rc;
 }

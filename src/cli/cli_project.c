@@ -3,6 +3,7 @@
  * catalog and derive the plan, project, then print text or JSON. */
 #include "ccsweep/cli/cli.h"
 #include "ccsweep/cost/opmodel.h"
+#include "ccsweep/model/hfconfig.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -11,7 +12,7 @@
 /* ---- options ------------------------------------------------------------------ */
 
 typedef struct project_args {
-    const char *model, *hw, *evolution, *calib, *stack, *attn_kernel;
+    const char *model, *hw, *evolution, *calib, *stack, *attn_kernel, *model_config;
     cli_catalogs catalogs;
     ccs_model adhoc; /* --layers ... --gated: an ad-hoc model */
     int adhoc_given, dp_given, json;
@@ -35,6 +36,8 @@ static const cli_opt project_opts[] = {
     CLI_O_STR("model", "NAME", A, model,
               "catalog model (see 'ccsweep list models'), or an ad-hoc one\n"
               "from --layers/--hidden/--heads (GPT-style: biases, tied head)"),
+    CLI_O_STR("model-config", "FILE", A, model_config,
+              "the model of a Hugging Face config.json (" HFCONFIG_TYPES ")"),
     ADHOC("layers", "L", layers, CCS_MAX_LAYERS, "ad-hoc model: Transformer layers"),
     ADHOC("hidden", "H", hidden, CCS_MAX_HIDDEN, "ad-hoc model: hidden size"),
     ADHOC("heads", "A", heads, CCS_MAX_HIDDEN, "ad-hoc model: attention heads"),
@@ -159,11 +162,14 @@ static int parse_project_args(int argc, char **argv, project_args *a)
         return cli_fail("project", "unexpected argument '%s'", argv[first]);
     if (!a->hw)
         return cli_fail("project", "--hw NAME is required (see 'ccsweep list hardware')");
-    if (!a->model && !a->adhoc_given)
-        return cli_fail("project", "give --model NAME or --layers, --hidden and --heads");
-    if (a->model && a->adhoc_given)
-        return cli_fail("project", "--model cannot be combined with --layers/--hidden/"
-                                   "--heads/--kv-heads/--ffn/--vocab/--gated");
+    if (!a->model && !a->adhoc_given && !a->model_config)
+        return cli_fail("project", "give --model NAME, --model-config FILE or --layers, --hidden "
+                                   "and --heads");
+    if ((a->model || a->model_config) && a->adhoc_given)
+        return cli_fail("project", "--model and --model-config cannot be combined with "
+                                   "--layers/--hidden/--heads/--kv-heads/--ffn/--vocab/--gated");
+    if (a->model && a->model_config)
+        return cli_fail("project", "--model and --model-config: give one");
     return CLI_OK;
 }
 
@@ -193,6 +199,11 @@ static int resolve_model(const project_args *a, const ccs_catalog *cat, ccs_mode
         return 0;
     }
     ccs_err err;
+    if (a->model_config) {
+        if (hfconfig_load(a->model_config, NULL, m, &err) != CCS_OK)
+            return cli_fail("project", "--model-config: %s", err.msg);
+        return 0;
+    }
     *m = a->adhoc;
     ccs_strlcpy(m->name, "adhoc", sizeof m->name);
     model_fill_defaults(m);
@@ -395,7 +406,9 @@ static void print_human(const ccs_model *m, const ccs_hw *hw, const char *evo, c
            p->flash_attn ? ", flash-attn" : "", dp_overlap_name(p->dp_overlap));
     printf("  %-20s %.4g (%.1f B)\n", "parameters", r->params, r->params / 1e9);
     if (r->status == CCS_ST_INVALID) {
-        printf("  %-20s invalid: %s\n", "status", plan_reason_text(r->reason));
+        char why[256];
+        printf("  %-20s invalid: %s\n", "status",
+               plan_reason_detail(r->reason, m, p, why, sizeof why));
         return;
     }
     printf("  %-20s %s (%.2f GiB of %.2f GiB per device)\n", "status",

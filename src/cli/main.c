@@ -15,6 +15,8 @@ static const struct {
     {"validate", cli_validate, "compare operator-model projections with measured iterations"},
     {"report", cli_report, "write a report with plots from a sweep database"},
     {"serve", cli_serve, "project serving: prefill, decode, KV cache, TTFT, TPOT, tokens/s"},
+    {"catalog", cli_catalog_command, "import a Hugging Face config.json as a catalog entry"},
+    {"compare", cli_compare, "the best plan (or one plan) across hardware, generations, stacks"},
     {"search", cli_search, "find the best parallel plans for one model, hardware and device count"},
 };
 

@@ -3,6 +3,8 @@
  * for sequence parallelism). */
 #include "ccsweep/model/plan.h"
 
+#include <stdio.h>
+
 #include <string.h>
 
 void plan_defaults(ccs_plan *p)
@@ -214,6 +216,56 @@ const char *plan_reason_name(int reason)
 const char *plan_reason_text(int reason)
 {
     return (reason >= 0 && reason < CCS_R_N) ? reason_texts[reason] : "?";
+}
+
+const char *plan_reason_detail(int reason, const ccs_model *m, const ccs_plan *p, char *buf,
+                               size_t size)
+{
+    const char *t = plan_reason_text(reason);
+    int64_t tcpd = (int64_t)p->tp * plan_cp(p) * p->pp * p->dp;
+    switch (reason) {
+    case CCS_R_DEVICES:
+        snprintf(buf, size, "%s (%d x %d x %d x %d = %lld, devices %d)", t, p->tp, plan_cp(p),
+                 p->pp, p->dp, (long long)tcpd, p->devices);
+        break;
+    case CCS_R_TP_HEADS:
+        snprintf(buf, size, "%s (tp %d, heads %d)", t, p->tp, m->heads);
+        break;
+    case CCS_R_TP_KV:
+        snprintf(buf, size, "%s (tp %d, kv_heads %d)", t, p->tp, m->kv_heads);
+        break;
+    case CCS_R_TP_FFN:
+        snprintf(buf, size, "%s (tp %d, ffn %d)", t, p->tp, m->ffn);
+        break;
+    case CCS_R_PP_LAYERS:
+        snprintf(buf, size, "%s (pp %d, layers %d, first %d, last %d)", t, p->pp, m->layers,
+                 p->pp_first, p->pp_last);
+        break;
+    case CCS_R_VPP:
+        snprintf(buf, size, "%s (vpp %d, pp %d, layers %d)", t, p->vpp, p->pp, m->layers);
+        break;
+    case CCS_R_VPP_MICRO:
+        snprintf(buf, size, "%s (%d micro-batches, pp %d)", t,
+                 p->mbs > 0 && p->dp > 0 ? p->gbs / (p->mbs * p->dp) : 0, p->pp);
+        break;
+    case CCS_R_BATCH:
+        snprintf(buf, size, "%s (gbs %d, mbs %d x dp %d = %lld)", t, p->gbs, p->mbs, p->dp,
+                 (long long)p->mbs * p->dp);
+        break;
+    case CCS_R_SEQ_SP:
+        snprintf(buf, size, "%s (tp %d, seq %d)", t, p->tp, p->seq);
+        break;
+    case CCS_R_CP:
+        snprintf(buf, size, "%s (cp %d, seq %d, tp %d)", t, plan_cp(p), p->seq, p->tp);
+        break;
+    case CCS_R_EP:
+        snprintf(buf, size, "%s (ep %d, experts %d, dp x cp %lld)", t, plan_ep(p), m->experts,
+                 (long long)p->dp * plan_cp(p));
+        break;
+    default:
+        snprintf(buf, size, "%s", t);
+    }
+    return buf;
 }
 
 /* Index of s in names[0..n), or -1: the text forms of the plan's enums. */

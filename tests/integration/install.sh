@@ -83,7 +83,7 @@ check "man -w finds ccsweep(1) under the prefix" "[ \"\$(MANPATH=$P/share/man ma
 warn=$(MANWIDTH=80 man --warnings -l "$P/share/man/man1/ccsweep.1" 2>&1 >/dev/null | head -3)
 check "man page renders without warnings ($warn)" "[ -z \"\$warn\" ]"
 undoc=""
-for sub in project list run validate report search; do
+for sub in project list run validate report search compare catalog; do
     for o in $(ccsweep $sub --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u); do
         grep -q -- "$(echo "$o" | sed 's/-/\\\\-/g')" "$P/share/man/man1/ccsweep.1" || undoc="$undoc $sub:$o"
     done
@@ -96,7 +96,7 @@ comp() { # WORDS... : completions of the last word
         comp "$P/share/bash-completion/completions/ccsweep" "$@"
 }
 check "completion: 'ccsweep pro' -> project" "[ \"\$(comp ccsweep pro)\" = project ]"
-check "completion: 'ccsweep project --mod' -> --model" "[ \"\$(comp ccsweep project --mod)\" = --model ]"
+check "completion: 'ccsweep project --mod' -> --model --model-config" "[ \"\$(comp ccsweep project --mod | tr '\\n' ' ')\" = '--model --model-config ' ]"
 check "completion: 'ccsweep project --hw h' -> h100-sxm, h800, h200" \
     "[ \"\$(comp ccsweep project --hw h | tr '\n' ' ')\" = 'h100-sxm h800 h200 ' ]"
 check "completion: 'ccsweep list ev' -> evolutions" "[ \"\$(comp ccsweep list ev)\" = evolutions ]"

@@ -228,4 +228,11 @@ for w in hardware models stacks; do
     $B list $w | head -n "$n" >"$T/now-$w"
     check "README's 'ccsweep list $w' block ($n lines) is the command's output" "[ $n -ge 3 ] && cmp -s \"$T/readme-$w\" \"$T/now-$w\""
 done
+# an invalid plan's reason carries its numbers
+$B project --model gpt3-175b --hw h100-sxm --devices 1024 --tp 8 --pp 8 --mbs 5 >"$T/inv.out"
+check "the batch reason names gbs, mbs and dp" \
+    "grep -qF 'invalid: gbs is not divisible by mbs * dp (gbs 1536, mbs 5 x dp 16 = 80)' '$T/inv.out'"
+$B project --model gpt3-175b --hw h100-sxm --devices 1024 --tp 8 --pp 8 --mbs 5 --json >"$T/inv.json"
+check "--json: reason_detail with the numbers" \
+    "grep -qF '\"reason_detail\": \"gbs is not divisible by mbs * dp (gbs 1536' '$T/inv.json'"
 exit 0

@@ -71,13 +71,21 @@ mem=$(jq1 "$TMP/s1.json" '$.top[0].mem_total')
 check "with the same tokens/s and memory as the stored row" \
     [ "$(q "$TMP/s.db" "SELECT abs(tokens_per_s / $tok - 1) < 1e-12 AND abs(mem_total / $mem - 1) < 1e-12
         FROM best_plan WHERE devices = 1024")" = 1 ]
-# the top 5 are the view's first five ranks, in order
-want5=$(q "$TMP/s.db" "SELECT group_concat(v, ' ') FROM (SELECT printf('%.12e', r.tokens_per_s) AS v
-    FROM plan_rank k JOIN results r ON r.run_id = k.run_id AND r.idx = k.idx
-    WHERE k.rk <= 5 ORDER BY k.rk)")
+# the top 5 are the view's first five distinct answers, in order: plans whose
+# every output is the same (the CSV's output columns) count once
+$BIN search --model gpt3-175b --hw h100-sxm --devices 1024 --top 1 --csv >"$TMP/h.csv"
+outs=$(head -1 "$TMP/h.csv" | sed 's/.*,status,//; s/,same_plans.*//')
+want5=$(q "$TMP/s.db" "SELECT group_concat(v, ' ') FROM (SELECT printf('%.12e', tokens_per_s) AS v
+    FROM (SELECT min(k.rk) AS rk, r.tokens_per_s FROM plan_rank k
+          JOIN results r ON r.run_id = k.run_id AND r.idx = k.idx
+          GROUP BY $outs) ORDER BY rk LIMIT 5)")
 got5=$(sqlite3 -batch :memory: "SELECT group_concat(printf('%.12e', value ->> 'tokens_per_s'), ' ')
     FROM json_each(json_extract(readfile('$TMP/s1.json'), '\$.top'))")
-check "the top 5 are plan_rank's ranks 1-5 (tokens/s $got5)" [ -n "$want5" -a "$got5" = "$want5" ]
+check "the top 5 are plan_rank's first 5 distinct answers (tokens/s $got5)" [ -n "$want5" -a "$got5" = "$want5" ]
+same0=$(q "$TMP/s.db" "SELECT count(*) - 1 FROM results r JOIN best_plan b USING (run_id)
+    WHERE $(echo "$outs" | sed 's/\([a-z_0-9]*\)/r.\1 IS b.\1/g; s/,/ AND /g')")
+check "the best answer counts every other plan with its outputs ($same0)" \
+    [ "$(jq1 "$TMP/s1.json" '$.top[0].same_plans')" = "$same0" ]
 
 # the same answer on two ranks
 $MPIRUN -n 2 $BIN search --model gpt3-175b --hw h100-sxm --devices 1024 --top 5 --json \
@@ -115,6 +123,36 @@ check "--max-cp 4: more plans, cp > 1 among the best 50 ($ncp), a best plan no s
         -v t4="$(jq1 "$TMP/cp.json" '$.top[0].tokens_per_s')" -v t1="$tok" \
         'BEGIN { exit !(p4 > p1 && n > 0 && t4 >= t1) }'
 
+# narrowing: listed axis values, a memory limit, a filter; CSV
+$BIN search --model llama3-70b --hw h100-sxm --devices 512 --top 10 --json >"$TMP/l.json"
+$BIN search --model llama3-70b --hw h100-sxm --devices 512 --top 10 --tp 8 --max-mem-frac 0.85 \
+    --json >"$TMP/l8.json"
+cnt() { # cnt FILE WHERE: top entries of a search's JSON matching WHERE
+    sqlite3 -batch :memory: "SELECT count(*) FROM json_each(json_extract(readfile('$1'), '\$.top'))
+        WHERE $2"
+}
+distinct=$(sqlite3 -batch :memory: "SELECT count(DISTINCT value ->> 'tokens_per_s' || '/' ||
+    (value ->> 'mem_total') || '/' || (value ->> 'dp_bytes')) FROM
+    json_each(json_extract(readfile('$TMP/l.json'), '\$.top'))")
+check "llama3-70b on 512 h100-sxm: 10 distinct answers ($distinct)" [ "$distinct" = 10 ]
+cap=$(jq1 "$TMP/l8.json" '$.top[0].mem_cap')
+check "--tp 8 --max-mem-frac 0.85: every plan (of $cap bytes) tp 8 within 0.85 of memory" \
+    [ "$(cnt "$TMP/l8.json" "value -> '\$.plan' ->> 'tp' = 8 AND value ->> 'mem_total' <= 0.85 * $cap")" = 10 ]
+check "... fewer plans, and the best no faster than the open search's" \
+    awk -v a="$(jq1 "$TMP/l8.json" '$.top[0].tokens_per_s')" -v b="$(jq1 "$TMP/l.json" '$.top[0].tokens_per_s')" \
+        -v pa="$(jq1 "$TMP/l8.json" '$.plans')" -v pb="$(jq1 "$TMP/l.json" '$.plans')" \
+        'BEGIN { exit !(a <= b && pa < pb) }'
+$BIN search --model llama3-70b --hw h100-sxm --devices 512 --top 5 --json \
+    --where 'pp >= 4 and comm_fraction < 0.15' --recompute none,full --zero 1,2 >"$TMP/lw.json"
+check "--where and listed values hold for every plan, and drops are counted" \
+    [ "$(cnt "$TMP/lw.json" "value -> '\$.plan' ->> 'pp' >= 4 AND value ->> 'comm_fraction' < 0.15
+        AND value -> '\$.plan' ->> 'recompute' IN ('none', 'full')
+        AND value -> '\$.plan' ->> 'zero' IN (1, 2)")|$(jq1 "$TMP/lw.json" '$.plans_filtered' | cut -c1)" != "|0" ] &&
+    [ "$(cnt "$TMP/lw.json" "value -> '\$.plan' ->> 'pp' >= 4 AND value ->> 'comm_fraction' < 0.15")" = 5 ]
+$BIN search --model llama3-70b --hw h100-sxm --devices 512 --top 4 --csv >"$TMP/l.csv"
+check "--csv: a header and 4 rows of as many fields" \
+    [ "$(awk -F, 'NR == 1 { n = NF } NF == n { k++ } END { print NR "/" k }' "$TMP/l.csv")" = 5/5 ]
+
 # errors: exit 1 with a message naming the problem
 expect() { # expect WHAT PATTERN CMD...
     what=$1 pat=$2; shift 2
@@ -136,6 +174,12 @@ expect "--seq 16777217" "--seq: expected an integer in \[1, 16777216\]" \
     $BIN search --model gpt3-175b --hw h100-sxm --devices 8 --seq 16777217
 expect "--gbs 1073741825" "--gbs: expected an integer in \[1, 1073741824\]" \
     $BIN search --model gpt3-175b --hw h100-sxm --devices 8 --gbs 1073741825
+expect "--where with a syntax error" "--where: column" \
+    $BIN search --model gpt3-175b --hw h100-sxm --devices 8 --where 'pp >='
+expect "--zero 4" "--zero: stage 4" $BIN search --model gpt3-175b --hw h100-sxm --devices 8 --zero 4
+expect "--tp 0" "--tp: 0 is not a positive" $BIN search --model gpt3-175b --hw h100-sxm --devices 8 --tp 0
+expect "--recompute some" "--recompute" $BIN search --model gpt3-175b --hw h100-sxm --devices 8 --recompute some
+expect "--max-mem-frac 1.5" "--max-mem-frac" $BIN search --model gpt3-175b --hw h100-sxm --devices 8 --max-mem-frac 1.5
 check "search --help exits 0 and ccsweep --help lists search" \
     sh -c "$BIN search --help >/dev/null && $BIN --help | grep -q '^  search '"
 check "search -h is --help" sh -c "$BIN search -h | grep -q '^usage: ccsweep search'"

@@ -17,6 +17,8 @@ int cli_validate(int argc, char **argv); /* cli_validate.c: projection vs measur
 int cli_report(int argc, char **argv);   /* cli_report.c: report and plots from a database */
 int cli_search(int argc, char **argv);   /* cli_search.c: the best plans of one training job */
 int cli_serve(int argc, char **argv);    /* cli_serve.c: one serving projection */
+int cli_compare(int argc, char **argv);  /* cli_compare.c: a job across configurations */
+int cli_catalog_command(int argc, char **argv); /* cli_catalog.c: catalog import */
 
 /* Shared helpers for subcommands; messages for bad input go through
  * cli_fail (cli_opt.h). */
@@ -62,6 +64,10 @@ struct ccs_opmodel;
  * loaded from calibration (borrowed). */
 void cli_op_sources_of(const ccs_model *m, const ccs_plan *p, const ccs_hw *hw,
                        const struct ccs_opmodel *om, const char *calibration, cli_op_sources *out);
+
+/* Print s to f as one CSV field: quoted (quotes doubled) when it holds a
+ * comma, a quote or a newline. */
+void cli_csv_field(FILE *f, const char *s);
 
 /* The JSON object (jansson) of one projection, keys as the database's
  * results_view columns, with "regions" only when regions is not NULL

@@ -129,6 +129,11 @@ int32_t plan_micro_batches(const ccs_plan *p);
 /* Short identifier ("tp_heads") and sentence ("tp does not divide heads") of a reason. */
 const char *plan_reason_name(int reason);
 const char *plan_reason_text(int reason);
+/* plan_reason_text with the numbers of plan p of model m that fail it
+ * ("gbs is not divisible by mbs * dp (gbs 1536, mbs 5 x dp 16 = 80)"), into
+ * buf (at most size bytes). Returns buf. */
+const char *plan_reason_detail(int reason, const ccs_model *m, const ccs_plan *p, char *buf,
+                               size_t size);
 
 /* "none" | "selective" | "full"; parse returns -1 for unknown text. */
 const char *recompute_name(int mode);

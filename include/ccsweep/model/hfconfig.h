@@ -1,0 +1,23 @@
+/* hfconfig.h - a model from a Hugging Face config.json: the architectures
+ * whose configs name every figure ccsweep needs (Llama, Mistral, Qwen2 dense;
+ * Mixtral and DeepSeek-V3 mixtures of experts; GPT-2 and GPT-NeoX). Only
+ * this module reads those files. */
+#ifndef CCSWEEP_HFCONFIG_H
+#define CCSWEEP_HFCONFIG_H
+
+#include "ccsweep/model/model.h"
+
+/* The model_type values understood, comma-separated, for messages. */
+#define HFCONFIG_TYPES "llama, mistral, qwen2, mixtral, deepseek_v3, gpt2, gpt_neox"
+
+/* Read the config at path into out, named name (NULL: the file's
+ * "_name_or_path" when set, else its model_type). The published training
+ * sequence and batch are not in a config: seq and gbs are left 0. What the
+ * architecture implies and the config does not say is set as its reference
+ * implementation does (GPT-2: biases, LayerNorm, tied head, 4h FFN; Llama
+ * family: SwiGLU, RMSNorm, no biases). Returns CCS_OK, or an error with err
+ * naming the file and the key ("config.json: num_hidden_layers: missing").
+ * The model passes model_validate. */
+int hfconfig_load(const char *path, const char *name, ccs_model *out, ccs_err *err);
+
+#endif

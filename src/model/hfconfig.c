@@ -1,0 +1,157 @@
+/* hfconfig.c - Hugging Face config.json to ccs_model (hfconfig.h). The keys
+ * are those of the transformers configuration classes (LlamaConfig,
+ * MistralConfig, Qwen2Config, MixtralConfig, DeepseekV3Config, GPT2Config,
+ * GPTNeoXConfig). */
+#include "ccsweep/model/hfconfig.h"
+
+#include <jansson.h>
+#include <string.h>
+
+/* Integer key k of o into *v; absent: *v = dflt, or an error when dflt < 0. */
+static int get_int(const json_t *o, const char *path, const char *k, long dflt, int32_t *v,
+                   ccs_err *err)
+{
+    const json_t *x = json_object_get(o, k);
+    if (!x || json_is_null(x)) {
+        if (dflt < 0) {
+            ccs_err_set(err, "%s: %s: missing", path, k);
+            return CCS_EINPUT;
+        }
+        *v = (int32_t)dflt;
+        return CCS_OK;
+    }
+    if (!json_is_integer(x) || json_integer_value(x) < 0 || json_integer_value(x) > INT32_MAX) {
+        ccs_err_set(err, "%s: %s: expected a nonnegative integer", path, k);
+        return CCS_EINPUT;
+    }
+    *v = (int32_t)json_integer_value(x);
+    return CCS_OK;
+}
+
+static int get_bool(const json_t *o, const char *k, int dflt)
+{
+    const json_t *x = json_object_get(o, k);
+    return x && json_is_boolean(x) ? json_is_true(x) : dflt;
+}
+
+enum { ARCH_LLAMA, ARCH_MIXTRAL, ARCH_DEEPSEEK_V3, ARCH_GPT2, ARCH_NEOX };
+
+static int arch_of(const char *type)
+{
+    static const struct {
+        const char *type;
+        int arch;
+    } t[] = {{"llama", ARCH_LLAMA},     {"mistral", ARCH_LLAMA},           {"qwen2", ARCH_LLAMA},
+             {"mixtral", ARCH_MIXTRAL}, {"deepseek_v3", ARCH_DEEPSEEK_V3}, {"gpt2", ARCH_GPT2},
+             {"gpt_neox", ARCH_NEOX}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (!strcmp(type, t[i].type))
+            return t[i].arch;
+    return -1;
+}
+
+/* The keys of one architecture into m. */
+static int read_arch(const json_t *o, const char *path, int arch, ccs_model *m, ccs_err *err)
+{
+    int rc = CCS_OK;
+#define I(KEY, DFLT, F)                                                                            \
+    do {                                                                                           \
+        if (rc == CCS_OK)                                                                          \
+            rc = get_int(o, path, KEY, DFLT, &m->F, err);                                          \
+    } while (0)
+    if (arch == ARCH_GPT2) {
+        I("n_layer", -1, layers);
+        I("n_embd", -1, hidden);
+        I("n_head", -1, heads);
+        I("n_inner", 0, ffn); /* null: 4 x hidden (model_fill_defaults) */
+        I("vocab_size", -1, vocab);
+        I("n_positions", 1024, max_pos);
+        m->bias = 1;
+        m->tied = (int8_t)get_bool(o, "tie_word_embeddings", 1);
+        return rc;
+    }
+    I("num_hidden_layers", -1, layers);
+    I("hidden_size", -1, hidden);
+    I("num_attention_heads", -1, heads);
+    I("intermediate_size", -1, ffn);
+    I("vocab_size", -1, vocab);
+    m->max_pos = 0; /* rotary position embeddings */
+    if (arch == ARCH_NEOX) {
+        m->bias = 1;
+        m->tied = (int8_t)get_bool(o, "tie_word_embeddings", 0);
+        return rc;
+    }
+    I("num_key_value_heads", 0, kv_heads);
+    m->gated = 1;
+    m->tied = (int8_t)get_bool(o, "tie_word_embeddings", 0);
+    if (arch == ARCH_MIXTRAL) {
+        I("num_local_experts", -1, experts);
+        I("num_experts_per_tok", -1, top_k);
+    } else if (arch == ARCH_DEEPSEEK_V3) {
+        I("n_routed_experts", -1, experts);
+        I("num_experts_per_tok", -1, top_k);
+        I("n_shared_experts", 0, shared_experts);
+        I("moe_intermediate_size", -1, moe_ffn);
+        I("first_k_dense_replace", 0, dense_layers);
+        I("topk_group", 0, route_nodes); /* groups a token routes to: DeepSeek-V3's nodes */
+        I("q_lora_rank", 0, q_lora_rank);
+        I("kv_lora_rank", -1, kv_lora_rank);
+        I("qk_nope_head_dim", -1, qk_nope_dim);
+        I("qk_rope_head_dim", -1, qk_rope_dim);
+        I("v_head_dim", -1, v_head_dim);
+        m->kv_heads = 0; /* latent attention: no kv heads of its own */
+    }
+#undef I
+    return rc;
+}
+
+int hfconfig_load(const char *path, const char *name, ccs_model *out, ccs_err *err)
+{
+    json_error_t je;
+    json_t *o = json_load_file(path, 0, &je);
+    if (!o) {
+        ccs_err_set(err, "%s:%d: %s", path, je.line, je.text);
+        return CCS_EINPUT;
+    }
+    int rc = CCS_OK;
+    const char *type = json_string_value(json_object_get(o, "model_type"));
+    int arch = type ? arch_of(type) : -1;
+    if (!json_is_object(o)) {
+        ccs_err_set(err, "%s: expected a JSON object", path);
+        rc = CCS_EINPUT;
+    } else if (arch < 0) {
+        ccs_err_set(err, "%s: model_type: %s%s%s (expected " HFCONFIG_TYPES ")", path,
+                    type ? "'" : "missing", type ? type : "", type ? "' is not supported" : "");
+        rc = CCS_EINPUT;
+    }
+    ccs_model m;
+    memset(&m, 0, sizeof m);
+    if (rc == CCS_OK)
+        rc = read_arch(o, path, arch, &m, err);
+    if (rc == CCS_OK) {
+        const char *own = json_string_value(json_object_get(o, "_name_or_path"));
+        const char *n = name ? name : own && *own ? own : type;
+        const char *slash = strrchr(n, '/');
+        if (!name && slash)
+            n = slash + 1; /* "meta-llama/Llama-3.1-8B": the repository's own name */
+        if (strlen(n) >= sizeof m.name) {
+            ccs_err_set(err, "%s: name '%s' is longer than %d characters", path, n,
+                        (int)sizeof m.name - 1);
+            rc = CCS_EINPUT;
+        } else {
+            ccs_strlcpy(m.name, n, sizeof m.name);
+        }
+    }
+    if (rc == CCS_OK) {
+        model_fill_defaults(&m);
+        ccs_err verr;
+        if (model_validate(&m, &verr) != CCS_OK) {
+            ccs_err_set(err, "%s: %s", path, verr.msg);
+            rc = CCS_EINPUT;
+        }
+    }
+    if (rc == CCS_OK)
+        *out = m;
+    json_decref(o);
+    return rc;
+}

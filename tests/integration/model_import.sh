@@ -1,0 +1,113 @@
+#!/bin/sh
+# model_import.sh - Hugging Face configs as models: 'catalog import' writes an
+# overlay the catalog loads, with the parameter count of the catalog's own
+# entry for the same architecture, and --model-config projects and searches
+# the same as that entry (given its batch and sequence). The configs are
+# written here from the published config.json files, trimmed to the keys
+# that describe the architecture plus a few others (named at each).
+# Runs from the repository root, as 'make check' does.
+. tests/integration/sweep_common.inc
+need_tools "model import"
+
+C=$TMP/cfg
+mkdir -p "$C"
+# meta-llama/Llama-3.1-8B config.json
+cat >"$C/llama3.1-8b.json" <<'JSON'
+{"architectures": ["LlamaForCausalLM"], "attention_bias": false, "hidden_act": "silu",
+ "hidden_size": 4096, "intermediate_size": 14336, "max_position_embeddings": 131072,
+ "mlp_bias": false, "model_type": "llama", "num_attention_heads": 32, "num_hidden_layers": 32,
+ "num_key_value_heads": 8, "rms_norm_eps": 1e-05,
+ "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                  "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+ "rope_theta": 500000.0, "tie_word_embeddings": false, "torch_dtype": "bfloat16",
+ "vocab_size": 128256}
+JSON
+# mistralai/Mixtral-8x7B-v0.1 config.json
+cat >"$C/mixtral-8x7b.json" <<'JSON'
+{"architectures": ["MixtralForCausalLM"], "hidden_act": "silu", "hidden_size": 4096,
+ "intermediate_size": 14336, "max_position_embeddings": 32768, "model_type": "mixtral",
+ "num_attention_heads": 32, "num_experts_per_tok": 2, "num_hidden_layers": 32,
+ "num_key_value_heads": 8, "num_local_experts": 8, "rms_norm_eps": 1e-05,
+ "rope_theta": 1000000.0, "sliding_window": null, "tie_word_embeddings": false,
+ "vocab_size": 32000}
+JSON
+# deepseek-ai/DeepSeek-V3 config.json
+cat >"$C/deepseek-v3.json" <<'JSON'
+{"architectures": ["DeepseekV3ForCausalLM"], "first_k_dense_replace": 3, "hidden_size": 7168,
+ "intermediate_size": 18432, "kv_lora_rank": 512, "max_position_embeddings": 163840,
+ "model_type": "deepseek_v3", "moe_intermediate_size": 2048, "n_group": 8,
+ "n_routed_experts": 256, "n_shared_experts": 1, "num_attention_heads": 128,
+ "num_experts_per_tok": 8, "num_hidden_layers": 61, "num_key_value_heads": 128,
+ "num_nextn_predict_layers": 1, "q_lora_rank": 1536, "qk_nope_head_dim": 128,
+ "qk_rope_head_dim": 64, "tie_word_embeddings": false, "topk_group": 4, "v_head_dim": 128,
+ "vocab_size": 129280}
+JSON
+# openai-community/gpt2-xl config.json
+cat >"$C/gpt2-xl.json" <<'JSON'
+{"activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"], "model_type": "gpt2",
+ "n_ctx": 1024, "n_embd": 1600, "n_head": 25, "n_layer": 48, "n_positions": 1024,
+ "vocab_size": 50257}
+JSON
+# Qwen/Qwen2-7B config.json (no catalog entry: checked by its published 7.62B; its
+# QKV biases, 0.13M parameters, are not modelled)
+cat >"$C/qwen2-7b.json" <<'JSON'
+{"architectures": ["Qwen2ForCausalLM"], "hidden_size": 3584, "intermediate_size": 18944,
+ "max_position_embeddings": 131072, "model_type": "qwen2", "num_attention_heads": 28,
+ "num_hidden_layers": 28, "num_key_value_heads": 4, "tie_word_embeddings": false,
+ "vocab_size": 152064}
+JSON
+# EleutherAI/pythia-6.9b config.json (GPT-NeoX; published 6.86B with untied embeddings)
+cat >"$C/pythia-6.9b.json" <<'JSON'
+{"architectures": ["GPTNeoXForCausalLM"], "hidden_size": 4096, "intermediate_size": 16384,
+ "max_position_embeddings": 2048, "model_type": "gpt_neox", "num_attention_heads": 32,
+ "num_hidden_layers": 32, "rotary_pct": 0.25, "tie_word_embeddings": false,
+ "vocab_size": 50432}
+JSON
+
+params() { # params NAME CATALOG...: the params column of 'list models --csv'
+    n=$1; shift
+    $BIN list models --csv "$@" | awk -F, -v n="$n" '$1 == n { print $NF }'
+}
+for pair in llama3.1-8b:llama3-8b mixtral-8x7b:mixtral-8x7b deepseek-v3:deepseek-v3 gpt2-xl:gpt2-xl; do
+    f=${pair%%:*} ref=${pair#*:}
+    $BIN catalog import "$C/$f.json" --name "hf-$f" >"$TMP/$f.yaml" 2>"$TMP/$f.err"; rc=$?
+    check "catalog import $f.json exits 0" [ $rc -eq 0 ]
+    [ $rc -eq 0 ] || sed 's/^/  /' "$TMP/$f.err"
+    got=$(params "hf-$f" --catalog "$TMP/$f.yaml") want=$(params "$ref")
+    check "hf-$f loads as an overlay with $ref's parameters ($got vs $want)" [ -n "$got" -a "$got" = "$want" ]
+done
+for pair in qwen2-7b:7.62 pythia-6.9b:6.86; do
+    f=${pair%%:*} b=${pair#*:}
+    $BIN catalog import "$C/$f.json" --name "$f" >"$TMP/$f.yaml"
+    got=$(params "$f" --catalog "$TMP/$f.yaml")
+    check "$f: its published $b B parameters ($got)" \
+        awk -v p="$got" -v b="$b" 'BEGIN { exit !(p != "" && (p / 1e9 - b) ^ 2 < 0.005 ^ 2) }'
+done 2>/dev/null
+$BIN catalog import "$C/qwen2-7b.json" | grep -q '^  - name: "qwen2"$'
+check "without --name and _name_or_path the entry is named by model_type" [ $? -eq 0 ]
+
+# --model-config: the same projection and search as the catalog entry
+a=$($BIN project --model-config "$C/mixtral-8x7b.json" --hw h100-sxm --devices 64 --tp 2 --pp 1 --ep 8 \
+    --gbs 256 --seq 4096 --json | sed -n 's/.*"t_iter": \([0-9.e+-]*\).*/\1/p' | head -1)
+b=$($BIN project --model mixtral-8x7b --hw h100-sxm --devices 64 --tp 2 --pp 1 --ep 8 --json |
+    sed -n 's/.*"t_iter": \([0-9.e+-]*\).*/\1/p' | head -1)
+check "project --model-config mixtral equals project --model mixtral-8x7b ($a vs $b)" [ -n "$a" -a "$a" = "$b" ]
+$BIN search --model-config "$C/llama3.1-8b.json" --hw h100-sxm --devices 64 --gbs 2048 --seq 8192 \
+    --top 1 --csv | tail -1 | cut -d, -f2- >"$TMP/s1"
+$BIN search --model llama3-8b --hw h100-sxm --devices 64 --top 1 --csv | tail -1 | cut -d, -f2- >"$TMP/s2"
+check "search --model-config llama3.1-8b finds llama3-8b's best plan" cmp -s "$TMP/s1" "$TMP/s2"
+$BIN project --model-config "$C/llama3.1-8b.json" --hw h100-sxm --devices 8 --tp 8 >/dev/null 2>"$TMP/e.err"
+check "a config gives no batch: project asks for --gbs" grep -q -- "--gbs" "$TMP/e.err"
+
+# errors name the file and the key
+printf '{"model_type": "llama", "hidden_size": 4096}\n' >"$C/bad.json"
+$BIN catalog import "$C/bad.json" >/dev/null 2>"$TMP/e.err"; rc=$?
+check "a config without num_hidden_layers: exit 1 naming the key" \
+    [ $rc -eq 1 ] && grep -q "bad.json: num_hidden_layers: missing" "$TMP/e.err"
+printf '{"model_type": "t5"}\n' >"$C/t5.json"
+$BIN catalog import "$C/t5.json" >/dev/null 2>"$TMP/e.err"; rc=$?
+check "an unsupported model_type: exit 1 listing the supported ones" \
+    [ $rc -eq 1 ] && grep -q "'t5' is not supported (expected llama" "$TMP/e.err"
+printf '{"model_type": ' >"$C/trunc.json"
+$BIN catalog import "$C/trunc.json" >/dev/null 2>"$TMP/e.err"; rc=$?
+check "a broken JSON file: exit 1 with its line" [ $rc -eq 1 ] && grep -q "trunc.json:1:" "$TMP/e.err"
