@@ -7,6 +7,7 @@
 #include "testutil.h"
 
 #include "ccsweep/cost/serve.h"
+#include "ccsweep/sweep/serve_search.h"
 
 #include <ctype.h>
 
@@ -436,12 +437,85 @@ static void test_validation(void **state)
     assert_true(fabs(sgn / n) < 0.10);
 }
 
+/* ---- the serving search ------------------------------------------------------------ */
+
+/* search --serve against brute force: for every shape it reports, every
+ * concurrency from 1 to the maximum projected and the best within the limits
+ * kept (attention data parallelism over one rank is no plan of its own); the
+ * search must find the same
+ * tokens/s per GPU, and no shape it leaves out may have one within them. */
+static void test_serve_search_brute(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *model, *hw;
+        int devices;
+        double ttft, tpot;
+    } jobs[] = {{"llama3-70b", "h100-sxm", 8, 1.0, 0.020},
+                {"mixtral-8x22b", "h200", 8, 0.5, 0.015},
+                {"llama3-8b", "b200", 4, 0.2, 0.005}};
+    for (size_t j = 0; j < sizeof jobs / sizeof jobs[0]; j++) {
+        const ccs_model *m = catalog_model(test_cat(), jobs[j].model);
+        const ccs_hw *hw = catalog_hw(test_cat(), jobs[j].hw);
+        assert_non_null(m);
+        assert_non_null(hw);
+        ccs_serve_plan job;
+        plan_fp8(&job, 1, 1);
+        job.devices = jobs[j].devices;
+        serve_limits lim = {jobs[j].ttft, jobs[j].tpot};
+        serve_hit top[64];
+        int n = 0;
+        serve_search_stats st = {0};
+        serve_search(m, hw, &job, &lim, top, 64, &n, &st);
+        assert_true(n > 0 && n == st.meet && st.meet <= st.fit && st.fit <= st.plans);
+        int found = 0;
+        for (int tp = 1; tp <= job.devices; tp++)
+            for (int pp = 1; pp <= job.devices / tp; pp++)
+                for (int ep = 1; ep <= tp; ep++)
+                    for (int adp = 0; adp < (tp > 1 ? 2 : 1); adp++) { /* tp 1: no DP */
+                        ccs_serve_plan p = job;
+                        p.tp = tp, p.pp = pp, p.ep = ep, p.attn_dp = (int8_t)adp;
+                        if (job.devices % (tp * pp) || serve_plan_check(m, hw, &p) != CCS_R_OK)
+                            continue;
+                        ccs_cost c;
+                        serve_cost_init(&c, hw, &p);
+                        ccs_serve_result r;
+                        serve_project(m, &p, &c, &r);
+                        double best = 0;
+                        for (int32_t k = 1; r.status == CCS_ST_OK && k <= r.max_concurrency; k++) {
+                            ccs_serve_result rk;
+                            p.concurrency = k;
+                            serve_project(m, &p, &c, &rk);
+                            if (rk.status == CCS_ST_OK && rk.ttft <= lim.ttft_max &&
+                                rk.tpot <= lim.tpot_max)
+                                best = fmax(best, rk.tok_s_gpu);
+                        }
+                        int at = -1;
+                        for (int i = 0; i < n; i++)
+                            if (top[i].plan.tp == tp && top[i].plan.pp == pp &&
+                                top[i].plan.ep == ep && top[i].plan.attn_dp == adp)
+                                at = i;
+                        if (best == 0) {
+                            assert_int_equal(at, -1);
+                            continue;
+                        }
+                        assert_true(at >= 0);
+                        assert_rel(top[at].r.tok_s_gpu, best, 1e-12);
+                        found++;
+                    }
+        assert_int_equal(found, n);
+        for (int i = 1; i < n; i++)
+            assert_true(serve_best_cmp(&top[i - 1], &top[i]) < 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kv_capacity_dense),    cmocka_unit_test(test_decode_step_dense),
         cmocka_unit_test(test_moe_expert_streaming), cmocka_unit_test(test_mla_kv),
         cmocka_unit_test(test_invariants),           cmocka_unit_test(test_validation),
+        cmocka_unit_test(test_serve_search_brute),
     };
     return cmocka_run_group_tests_name("serve", tests, test_catalog_setup, test_catalog_teardown);
 }

@@ -10,13 +10,14 @@
 
 #include <stdio.h>
 
-int cli_project(int argc, char **argv);  /* cli_project.c: one scenario */
-int cli_list(int argc, char **argv);     /* cli_list.c: catalog entries */
-int cli_run(int argc, char **argv);      /* cli_run.c: the MPI sweep */
-int cli_validate(int argc, char **argv); /* cli_validate.c: projection vs measurement */
-int cli_report(int argc, char **argv);   /* cli_report.c: report and plots from a database */
-int cli_search(int argc, char **argv);   /* cli_search.c: the best plans of one training job */
-int cli_serve(int argc, char **argv);    /* cli_serve.c: one serving projection */
+int cli_project(int argc, char **argv);      /* cli_project.c: one scenario */
+int cli_list(int argc, char **argv);         /* cli_list.c: catalog entries */
+int cli_run(int argc, char **argv);          /* cli_run.c: the MPI sweep */
+int cli_validate(int argc, char **argv);     /* cli_validate.c: projection vs measurement */
+int cli_report(int argc, char **argv);       /* cli_report.c: report and plots from a database */
+int cli_search(int argc, char **argv);       /* cli_search.c: the best plans of one training job */
+int cli_serve(int argc, char **argv);        /* cli_serve.c: one serving projection */
+int cli_search_serve(int argc, char **argv); /* cli_search_serve.c: 'search --serve' */
 
 /* Shared helpers for subcommands; messages for bad input go through
  * cli_fail (cli_opt.h). */
@@ -78,5 +79,19 @@ struct json_t *cli_json_projection(const ccs_model *m, const ccs_hw *hw, const c
 int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *evolution,
                    const ccs_stack *st, const ccs_plan *p, const ccs_result *r,
                    const ccs_region_time *regions, const cli_op_sources *src);
+
+/* The catalog (*cat, the caller's to free; NULL on failure), model *m
+ * (borrowed from it) and hardware at generation gen (*hw) a serving command
+ * names; 0, or the exit status with the message printed (cmd names the
+ * command). */
+struct ccs_serve_plan;
+struct ccs_serve_result;
+int cli_serve_resolve(const char *cmd, const cli_catalogs *overlays, const char *model,
+                      const char *hwname, const char *evolution, long gen, ccs_catalog **cat,
+                      const ccs_model **m, ccs_hw *hw);
+/* The JSON object of one serving projection (the keys 'serve --json'
+ * documents); the caller owns it; NULL when out of memory. */
+struct json_t *cli_serve_json(const char *model, const ccs_hw *hw, long gen,
+                              const struct ccs_serve_plan *p, const struct ccs_serve_result *r);
 
 #endif
