@@ -8,6 +8,7 @@
 
 #include "ccsweep/cost/serve.h"
 #include "ccsweep/sweep/serve_search.h"
+#include "ccsweep/sweep/serve_grid.h"
 
 #include <ctype.h>
 
@@ -509,13 +510,97 @@ static void test_serve_search_brute(void **state)
     }
 }
 
+/* ---- serving sweeps ------------------------------------------------------------------ */
+
+static serve_grid *grid_of(const char *text, ccs_err *err)
+{
+    return serve_grid_parse(text, strlen(text), "t.yaml", test_cat(), err);
+}
+
+/* A serving spec: the count is the product of the axes, a group is one
+ * contiguous range of plan_n, and every index projects as serve_project
+ * does for the same plan. */
+static void test_serve_grid(void **state)
+{
+    (void)state;
+    const char *text = "name: t\nworkload: serve\nmodels: [llama3-70b, mixtral-8x22b]\n"
+                       "hardware: h100-sxm\ngenerations: {range: [0, 1]}\n"
+                       "serve: {isl: [1000, 4000], osl: 1000, concurrency: [1, 64, max],\n"
+                       "        weight_dtype: fp8, kv_dtype: [fp8, bf16]}\n"
+                       "plan: {devices: 8, tp: [1, 2, 4, 8], ep: [1, 2], attn_dp: [false, true]}\n"
+                       "keep: {best: 2, tpot_max_ms: 30}\n";
+    ccs_err err;
+    assert_int_equal(serve_spec_is_serve(text, strlen(text)), 1);
+    assert_int_equal(serve_spec_is_serve("name: x\n", 8), 0);
+    serve_grid *g = grid_of(text, &err);
+    assert_non_null(g);
+    assert_int_equal(serve_grid_count(g), 2 * 1 * 2 * 1 * 2 * 1 * 1 * 2 * 4 * 1 * 2 * 2 * 3);
+    assert_int_equal(serve_grid_plan_n(g), 4 * 2 * 2 * 3);
+    assert_int_equal(serve_grid_keep(g)->best, 2);
+    assert_rel(serve_grid_keep(g)->lim.tpot_max, 0.030, 1e-12);
+    assert_string_equal(serve_grid_evolution(g), "memory-wall");
+    int ok = 0, invalid = 0;
+    for (int64_t i = 0; i < serve_grid_count(g); i++) {
+        serve_record rec;
+        serve_grid_eval(g, i, &rec);
+        assert_int_equal(rec.idx, i);
+        if (rec.r.status == CCS_ST_INVALID) {
+            invalid++;
+            continue;
+        }
+        ok += rec.r.status == CCS_ST_OK;
+        ccs_serve_plan p = rec.plan;
+        ccs_cost c;
+        ccs_serve_result r;
+        const ccs_hw *hw = serve_grid_hw(g, (size_t)rec.hw, (size_t)rec.gen_i);
+        serve_cost_init(&c, hw, &p);
+        serve_project(serve_grid_model(g, (size_t)rec.model), &p, &c, &r);
+        assert_int_equal(r.status, rec.r.status);
+        assert_true(r.tok_s_gpu == rec.r.tok_s_gpu && r.ttft == rec.r.ttft);
+        assert_int_equal(rec.plan.devices, 8);
+        if (i / serve_grid_plan_n(g) == 0)
+            assert_true(rec.model == 0 && rec.gen == 0 && rec.plan.isl == 1000);
+    }
+    /* llama: ep 2 and attention DP are invalid for a dense model */
+    assert_true(ok > 0 && invalid > 0);
+    serve_grid_free(g);
+
+    static const struct {
+        const char *text, *msg;
+    } bad[] = {
+        {"workload: serve\nmodels: llama3-70b\nhardware: h100\nserve: {isl: 1, osl: 1}\n",
+         "unknown hardware 'h100'"},
+        {"workload: serve\nmodels: llama3-70b\nhardware: h100-sxm\nserve: {osl: 1}\n",
+         "'isl' is required"},
+        {"workload: serve\nmodels: llama3-70b\nhardware: h100-sxm\nserve: {isl: 1, osl: 1,"
+         " weight_dtype: fp5}\n",
+         "expected bf16, fp16, fp8 or fp4"},
+        {"workload: serve\nmodels: llama3-70b\nhardware: h100-sxm\nserve: {isl: 1, osl: 1,"
+         " concurrency: lots}\n",
+         "concurrency"},
+        {"workload: serve\nmodels: llama3-70b\nhardware: h100-sxm\nserve: {isl: 1, osl: 1}\n"
+         "plan: {gbs: 8}\n",
+         "unknown key 'gbs'"},
+        {"workload: serve\nmodels: llama3-70b\nhardware: h100-sxm\nserve: {isl: 1, osl: 1}\n"
+         "keep: {best: 0}\n",
+         "keep.best"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        g = grid_of(bad[i].text, &err);
+        assert_null(g);
+        if (!strstr(err.msg, bad[i].msg))
+            fail_msg("spec %zu: '%s' lacks '%s'", i, err.msg, bad[i].msg);
+        assert_non_null(strstr(err.msg, "t.yaml:"));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kv_capacity_dense),    cmocka_unit_test(test_decode_step_dense),
         cmocka_unit_test(test_moe_expert_streaming), cmocka_unit_test(test_mla_kv),
         cmocka_unit_test(test_invariants),           cmocka_unit_test(test_validation),
-        cmocka_unit_test(test_serve_search_brute),
+        cmocka_unit_test(test_serve_search_brute),   cmocka_unit_test(test_serve_grid),
     };
     return cmocka_run_group_tests_name("serve", tests, test_catalog_setup, test_catalog_teardown);
 }

@@ -52,9 +52,10 @@ static const cli_opt sserve_opts[] = {
 
 static const cli_cmd sserve_cmd = {
     .name = "search",
-    .synopsis = "ccsweep search --serve --model NAME --hw NAME --devices N --isl IN --osl OUT\n"
-                "                      [--ttft-max MS] [--tpot-max MS] [--gen G] [--evolution RULE]\n"
-                "                      [--weight-dtype T] [--kv-dtype T] [--top K] [--json]",
+    .synopsis =
+        "ccsweep search --serve --model NAME --hw NAME --devices N --isl IN --osl OUT\n"
+        "                      [--ttft-max MS] [--tpot-max MS] [--gen G] [--evolution RULE]\n"
+        "                      [--weight-dtype T] [--kv-dtype T] [--top K] [--json]",
     .about = "Finds the best serving plans for one serving job: every replica shape of the\n"
              "model on the hardware generation (tp x pp dividing N; for a mixture of\n"
              "experts every ep dividing tp, and attention data parallelism with ep = tp)\n"
@@ -96,8 +97,8 @@ static void print_table(const sserve_args *a, const ccs_hw *hw, const serve_hit 
         printf("  %3d %4d %3d %3d %3d %5d %6d %6d %9.2f %8.3f %10.1f %10.4g %5.1f%% %5.1f%% "
                "%5.1f%%\n",
                i + 1, p->tp, p->pp, p->ep, p->attn_dp, p->dp, r->concurrency, r->max_concurrency,
-               r->ttft * 1e3, r->tpot * 1e3, r->tok_s_gpu, r->tok_s_system,
-               100 * r->share_compute, 100 * r->share_memory, 100 * r->share_comm);
+               r->ttft * 1e3, r->tpot * 1e3, r->tok_s_gpu, r->tok_s_system, 100 * r->share_compute,
+               100 * r->share_memory, 100 * r->share_comm);
     }
     printf("\n  adp: attention data parallel; repl: replicas on the devices; conc: requests in "
            "flight per replica (max: what the KV cache holds); comp/mem/comm: the decode "

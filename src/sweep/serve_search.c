@@ -34,7 +34,7 @@ static void insert(serve_hit *top, int k, int *n, const serve_hit *h)
     top[i] = *h;
 }
 
-static int within(const ccs_serve_result *r, const serve_limits *lim)
+int serve_meets(const ccs_serve_result *r, const serve_limits *lim)
 {
     return r->status == CCS_ST_OK && (!(lim->ttft_max > 0) || r->ttft <= lim->ttft_max) &&
            (!(lim->tpot_max > 0) || r->tpot <= lim->tpot_max);
@@ -48,7 +48,7 @@ static int try_at(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c
     h->plan.concurrency = conc;
     serve_project(m, &h->plan, c, &h->r);
     st->projections++;
-    return within(&h->r, lim);
+    return serve_meets(&h->r, lim);
 }
 
 /* Keep the better of *best (valid when *have) and h. */

@@ -27,6 +27,9 @@ typedef struct serve_limits {
     double tpot_max; /* s */
 } serve_limits;
 
+/* 1 when r fits (status ok) and meets the limits. */
+int serve_meets(const ccs_serve_result *r, const serve_limits *lim);
+
 /* Order of two projected plans: negative when a is better. Better: higher
  * output tokens/s per GPU, then lower TPOT, lower TTFT, then the simpler
  * plan (smaller tp, pp, ep, no attention data parallelism). The SQL form
