@@ -1,6 +1,6 @@
 -- results/schema.sql - the schema of a new ccsweep database, as
 -- 'sqlite3 DB .schema' prints it (generated from the code; do not edit).
--- PRAGMA user_version = 9, application_id = 1667462007
+-- PRAGMA user_version = 10, application_id = 1667462007
 -- tests/integration/schema.sh fails when this file differs from what the
 -- code creates; regenerate it with: sh tests/integration/schema.sh --update
 -- Columns, units and views are described in results/README.md.
@@ -72,7 +72,7 @@ CREATE TABLE plans (  -- derived plans, written when first stored
   gbs INTEGER, seq INTEGER, dtype INTEGER, sp INTEGER, zero INTEGER, recompute INTEGER,
   flash_attn INTEGER, tp_overlap INTEGER, dp_overlap INTEGER, innet_reduce INTEGER,
   comm_compress REAL, net_bw_factor REAL
-, cp INTEGER NOT NULL DEFAULT 1, cp_comm INTEGER NOT NULL DEFAULT 0, ep INTEGER NOT NULL DEFAULT 1, capacity_factor REAL NOT NULL DEFAULT 0, pp_first_layers INTEGER NOT NULL DEFAULT 0, pp_last_layers INTEGER NOT NULL DEFAULT 0);
+, cp INTEGER NOT NULL DEFAULT 1, cp_comm INTEGER NOT NULL DEFAULT 0, ep INTEGER NOT NULL DEFAULT 1, capacity_factor REAL NOT NULL DEFAULT 0, pp_first_layers INTEGER NOT NULL DEFAULT 0, pp_last_layers INTEGER NOT NULL DEFAULT 0, stack TEXT);
 CREATE TABLE chunks (  -- index ranges whose rows are all committed
   run_id INTEGER NOT NULL, lo INTEGER NOT NULL, hi INTEGER NOT NULL,
   PRIMARY KEY (run_id, lo)
@@ -103,6 +103,7 @@ SELECT r.rid AS rid, r.rid >> 40 AS run_id, r.rid & 1099511627775 AS idx, r.key 
   p.comm_compress AS comm_compress, p.net_bw_factor AS net_bw_factor,
   p.cp AS cp, p.cp_comm AS cp_comm, p.ep AS ep, p.capacity_factor AS capacity_factor,
   p.pp_first_layers AS pp_first_layers, p.pp_last_layers AS pp_last_layers,
+  coalesce(p.stack, 'megatron-core') AS stack,
   r.sr & 3 AS status, r.sr >> 2 AS reason, r.micro_batches AS micro_batches,
   r.t_iter AS t_iter, coalesce(r.t_iter_lo, r.t_iter) AS t_iter_lo,
   coalesce(r.t_iter_hi, r.t_iter) AS t_iter_hi,
@@ -136,13 +137,14 @@ FROM result_rows r
   JOIN cells c ON c.cid = (u.run_id << 40) | ((r.rid & 1099511627775) / u.plan_n)
   JOIN plans p ON p.pid = (u.run_id << 40)
     | (c.z * u.plan_n + (r.rid & 1099511627775) % u.plan_n)
-/* results(rid,run_id,idx,"key",model_id,hw_id,devices,tp,pp,dp,vpp,mbs,gbs,seq,dtype,sp,zero,recompute,flash_attn,tp_overlap,dp_overlap,innet_reduce,comm_compress,net_bw_factor,cp,cp_comm,ep,capacity_factor,pp_first_layers,pp_last_layers,status,reason,micro_batches,t_iter,t_iter_lo,t_iter_hi,extrap,t_compute,t_comm,t_comm_exposed,t_tp_comm,t_tp_comm_exposed,t_dp_comm,t_dp_comm_exposed,t_pp_comm,t_bubble,t_optimizer,comm_fraction,hidden_fraction,mem_weights,mem_grads,mem_optimizer,mem_activations,mem_total,model_flops,hw_flops,mfu,tokens_per_s,tp_bytes,dp_bytes,pp_bytes,ccr,name,hfu,t_cp_comm,t_cp_comm_exposed,cp_bytes,t_ep_comm,ep_bytes) */;
+/* results(rid,run_id,idx,"key",model_id,hw_id,devices,tp,pp,dp,vpp,mbs,gbs,seq,dtype,sp,zero,recompute,flash_attn,tp_overlap,dp_overlap,innet_reduce,comm_compress,net_bw_factor,cp,cp_comm,ep,capacity_factor,pp_first_layers,pp_last_layers,stack,status,reason,micro_batches,t_iter,t_iter_lo,t_iter_hi,extrap,t_compute,t_comm,t_comm_exposed,t_tp_comm,t_tp_comm_exposed,t_dp_comm,t_dp_comm_exposed,t_pp_comm,t_bubble,t_optimizer,comm_fraction,hidden_fraction,mem_weights,mem_grads,mem_optimizer,mem_activations,mem_total,model_flops,hw_flops,mfu,tokens_per_s,tp_bytes,dp_bytes,pp_bytes,ccr,name,hfu,t_cp_comm,t_cp_comm_exposed,cp_bytes,t_ep_comm,ep_bytes) */;
 CREATE TRIGGER results_delete INSTEAD OF DELETE ON results BEGIN
   DELETE FROM result_rows WHERE rid = OLD.rid;
 END;
 CREATE VIEW results_view AS
 SELECT r.run_id, r.idx, r.key, r.name AS scenario, m.name AS model, m.params,
   h.name AS hardware, h.generation, h.evolution,
+  r.stack,
   r.devices, r.tp, r.pp, r.dp, r.vpp, r.mbs, r.gbs, r.seq, dt.name AS dtype, r.sp, r.zero,
   rc.name AS recompute, r.flash_attn, r.tp_overlap, r.dp_overlap, r.innet_reduce,
   r.comm_compress, r.net_bw_factor,
@@ -167,22 +169,22 @@ FROM results r
   LEFT JOIN recompute_modes rc ON rc.recompute = r.recompute
   LEFT JOIN statuses st ON st.status = r.status
   LEFT JOIN reasons rs ON rs.reason = r.reason
-/* results_view(run_id,idx,"key",scenario,model,params,hardware,generation,evolution,devices,tp,pp,dp,vpp,mbs,gbs,seq,dtype,sp,zero,recompute,flash_attn,tp_overlap,dp_overlap,innet_reduce,comm_compress,net_bw_factor,cp,cp_comm,ep,capacity_factor,pp_first_layers,pp_last_layers,status,reason,reason_text,fits,micro_batches,t_iter,t_iter_lo,t_iter_hi,extrap,t_compute,t_comm,t_comm_exposed,t_tp_comm,t_tp_comm_exposed,t_dp_comm,t_dp_comm_exposed,t_pp_comm,t_bubble,t_optimizer,comm_fraction,hidden_fraction,mem_weights,mem_grads,mem_optimizer,mem_activations,mem_total,mem_cap,mem_frac,model_flops,hw_flops,mfu,hfu,tokens_per_s,tp_bytes,dp_bytes,pp_bytes,t_cp_comm,t_cp_comm_exposed,cp_bytes,t_ep_comm,ep_bytes,ccr,rid) */;
+/* results_view(run_id,idx,"key",scenario,model,params,hardware,generation,evolution,stack,devices,tp,pp,dp,vpp,mbs,gbs,seq,dtype,sp,zero,recompute,flash_attn,tp_overlap,dp_overlap,innet_reduce,comm_compress,net_bw_factor,cp,cp_comm,ep,capacity_factor,pp_first_layers,pp_last_layers,status,reason,reason_text,fits,micro_batches,t_iter,t_iter_lo,t_iter_hi,extrap,t_compute,t_comm,t_comm_exposed,t_tp_comm,t_tp_comm_exposed,t_dp_comm,t_dp_comm_exposed,t_pp_comm,t_bubble,t_optimizer,comm_fraction,hidden_fraction,mem_weights,mem_grads,mem_optimizer,mem_activations,mem_total,mem_cap,mem_frac,model_flops,hw_flops,mfu,hfu,tokens_per_s,tp_bytes,dp_bytes,pp_bytes,t_cp_comm,t_cp_comm_exposed,cp_bytes,t_ep_comm,ep_bytes,ccr,rid) */;
 CREATE VIEW plan_rank AS
-SELECT rid, run_id, idx, model_id, hw_id, devices, gbs, seq,
-  row_number() OVER (PARTITION BY run_id, model_id, hw_id, devices, gbs, seq ORDER BY tokens_per_s DESC, mem_total, tp, cp, ep, pp, vpp, mbs, sp, zero, recompute, flash_attn, dp_overlap, dtype, idx) AS rk
+SELECT rid, run_id, idx, model_id, hw_id, devices, gbs, seq, stack,
+  row_number() OVER (PARTITION BY run_id, model_id, hw_id, devices, gbs, seq, stack ORDER BY tokens_per_s DESC, mem_total, tp, cp, ep, pp, vpp, mbs, sp, zero, recompute, flash_attn, dp_overlap, dtype, idx) AS rk
 FROM results WHERE status = 0 AND tp_overlap = 0 AND innet_reduce = 0 AND comm_compress = 1 AND net_bw_factor = 1
-/* plan_rank(rid,run_id,idx,model_id,hw_id,devices,gbs,seq,rk) */;
+/* plan_rank(rid,run_id,idx,model_id,hw_id,devices,gbs,seq,stack,rk) */;
 CREATE VIEW comm_share AS
 WITH a AS (
-  SELECT run_id, model_id, hw_id, devices, gbs, seq, count(*) AS plans,
+  SELECT run_id, model_id, hw_id, devices, gbs, seq, stack, count(*) AS plans,
     avg(comm_fraction) AS comm_fraction_avg, min(comm_fraction) AS comm_fraction_min,
     max(comm_fraction) AS comm_fraction_max, avg(hidden_fraction) AS hidden_fraction_avg
-  FROM results WHERE status = 0 AND tp_overlap = 0 AND innet_reduce = 0 AND comm_compress = 1 AND net_bw_factor = 1 GROUP BY run_id, model_id, hw_id, devices, gbs, seq),
+  FROM results WHERE status = 0 AND tp_overlap = 0 AND innet_reduce = 0 AND comm_compress = 1 AND net_bw_factor = 1 GROUP BY run_id, model_id, hw_id, devices, gbs, seq, stack),
 b AS (
   SELECT r.* FROM results r JOIN plan_rank k ON k.rid = r.rid AND k.rk = 1)
 SELECT a.run_id, m.name AS model, m.params, h.name AS hardware, h.generation,
-  h.evolution, a.devices, a.gbs, a.seq, a.plans, a.comm_fraction_avg,
+  h.evolution, a.stack, a.devices, a.gbs, a.seq, a.plans, a.comm_fraction_avg,
   a.comm_fraction_min, a.comm_fraction_max, a.hidden_fraction_avg,
   b.idx AS best_idx, b.t_iter AS best_t_iter, b.tokens_per_s AS best_tokens_per_s,
   b.mem_total AS best_mem_total, b.comm_fraction AS best_comm_fraction,
@@ -191,12 +193,12 @@ SELECT a.run_id, m.name AS model, m.params, h.name AS hardware, h.generation,
   b.t_cp_comm_exposed / b.t_iter AS best_cp_share, b.t_ep_comm / b.t_iter AS best_ep_share,
   b.t_bubble / b.t_iter AS best_bubble_share, b.hidden_fraction AS best_hidden_fraction
 FROM a JOIN b ON b.run_id = a.run_id AND b.model_id = a.model_id AND b.hw_id = a.hw_id
-  AND b.devices = a.devices AND b.gbs = a.gbs AND b.seq = a.seq
+  AND b.devices = a.devices AND b.gbs = a.gbs AND b.seq = a.seq AND b.stack = a.stack
   JOIN models m ON m.model_id = a.model_id JOIN hardware h ON h.hw_id = a.hw_id
-/* comm_share(run_id,model,params,hardware,generation,evolution,devices,gbs,seq,plans,comm_fraction_avg,comm_fraction_min,comm_fraction_max,hidden_fraction_avg,best_idx,best_t_iter,best_tokens_per_s,best_mem_total,best_comm_fraction,best_tp_share,best_dp_share,best_pp_share,best_cp_share,best_ep_share,best_bubble_share,best_hidden_fraction) */;
+/* comm_share(run_id,model,params,hardware,generation,evolution,stack,devices,gbs,seq,plans,comm_fraction_avg,comm_fraction_min,comm_fraction_max,hidden_fraction_avg,best_idx,best_t_iter,best_tokens_per_s,best_mem_total,best_comm_fraction,best_tp_share,best_dp_share,best_pp_share,best_cp_share,best_ep_share,best_bubble_share,best_hidden_fraction) */;
 CREATE VIEW best_plan AS
 SELECT v.* FROM results_view v JOIN plan_rank b ON v.rid = b.rid AND b.rk = 1
-/* best_plan(run_id,idx,"key",scenario,model,params,hardware,generation,evolution,devices,tp,pp,dp,vpp,mbs,gbs,seq,dtype,sp,zero,recompute,flash_attn,tp_overlap,dp_overlap,innet_reduce,comm_compress,net_bw_factor,cp,cp_comm,ep,capacity_factor,pp_first_layers,pp_last_layers,status,reason,reason_text,fits,micro_batches,t_iter,t_iter_lo,t_iter_hi,extrap,t_compute,t_comm,t_comm_exposed,t_tp_comm,t_tp_comm_exposed,t_dp_comm,t_dp_comm_exposed,t_pp_comm,t_bubble,t_optimizer,comm_fraction,hidden_fraction,mem_weights,mem_grads,mem_optimizer,mem_activations,mem_total,mem_cap,mem_frac,model_flops,hw_flops,mfu,hfu,tokens_per_s,tp_bytes,dp_bytes,pp_bytes,t_cp_comm,t_cp_comm_exposed,cp_bytes,t_ep_comm,ep_bytes,ccr,rid) */;
+/* best_plan(run_id,idx,"key",scenario,model,params,hardware,generation,evolution,stack,devices,tp,pp,dp,vpp,mbs,gbs,seq,dtype,sp,zero,recompute,flash_attn,tp_overlap,dp_overlap,innet_reduce,comm_compress,net_bw_factor,cp,cp_comm,ep,capacity_factor,pp_first_layers,pp_last_layers,status,reason,reason_text,fits,micro_batches,t_iter,t_iter_lo,t_iter_hi,extrap,t_compute,t_comm,t_comm_exposed,t_tp_comm,t_tp_comm_exposed,t_dp_comm,t_dp_comm_exposed,t_pp_comm,t_bubble,t_optimizer,comm_fraction,hidden_fraction,mem_weights,mem_grads,mem_optimizer,mem_activations,mem_total,mem_cap,mem_frac,model_flops,hw_flops,mfu,hfu,tokens_per_s,tp_bytes,dp_bytes,pp_bytes,t_cp_comm,t_cp_comm_exposed,cp_bytes,t_ep_comm,ep_bytes,ccr,rid) */;
 CREATE TABLE keep_groups (  -- keep.aggregate: per group and field
   run_id INTEGER NOT NULL, gkey BLOB NOT NULL, field TEXT NOT NULL,
   g0, g1, g2, g3, g4, g5, g6, g7,  -- the keep.per values (keep_axes names them)

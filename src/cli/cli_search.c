@@ -18,7 +18,7 @@
 /* ---- options ------------------------------------------------------------------ */
 
 typedef struct search_args {
-    const char *model, *hw, *evolution;
+    const char *model, *hw, *evolution, *stack;
     cli_catalogs catalogs;
     long devices, gen, seq, gbs, top, max_cp; /* seq, gbs 0: the model's */
     int dtype, json, serve; /* serve: only for --help (cli_search_serve takes --serve) */
@@ -32,6 +32,8 @@ static const cli_opt search_opts[] = {
     CLI_O_INT("devices", "N", A, devices, 1, CCS_MAX_DEVICES, "devices of the job"),
     CLI_O_INT("gen", "G", A, gen, 0, CCS_MAX_GEN, "hardware generation (0)"),
     CLI_O_STR("evolution", "RULE", A, evolution, "scaling rule for --gen (memory-wall)"),
+    CLI_O_STR("stack", "NAME", A, stack,
+              "software stack (see 'ccsweep list stacks'; megatron-core)"),
     CLI_O_INT("seq", "S", A, seq, 1, CCS_MAX_SEQ, "sequence length (the model's)"),
     CLI_O_INT("gbs", "B", A, gbs, 1, CCS_MAX_GBS, "global batch in sequences (the model's)"),
     CLI_O_ENUM("dtype", "T", A, dtype, dtype_parse, "bf16, fp16, fp8, tf32 or fp32",
@@ -147,8 +149,8 @@ static void print_table(const ccs_model *m, const ccs_hw *hw, const char *evo, i
 }
 
 static int print_json(const ccs_model *m, const ccs_hw *hw, const char *evo, int gen,
-                      const ccs_plan *job, const search_hit *top, int n, const search_stats *st,
-                      double secs, int ranks)
+                      const ccs_stack *stk, const ccs_plan *job, const search_hit *top, int n,
+                      const search_stats *st, double secs, int ranks)
 {
     json_t *o = json_object(), *arr = json_array();
     int rc = !o || !arr;
@@ -157,6 +159,7 @@ static int print_json(const ccs_model *m, const ccs_hw *hw, const char *evo, int
         rc |= json_object_set_new(o, "hardware", json_string(hw->name));
         rc |= json_object_set_new(o, "generation", json_integer(gen));
         rc |= json_object_set_new(o, "evolution", gen ? json_string(evo) : json_null());
+        rc |= json_object_set_new(o, "stack", json_string(stk ? stk->name : "megatron-core"));
         rc |= json_object_set_new(o, "devices", json_integer(job->devices));
         rc |= json_object_set_new(o, "gbs", json_integer(job->gbs));
         rc |= json_object_set_new(o, "seq", json_integer(job->seq));
@@ -166,7 +169,7 @@ static int print_json(const ccs_model *m, const ccs_hw *hw, const char *evo, int
         rc |= json_object_set_new(o, "seconds", json_real(secs));
         rc |= json_object_set_new(o, "ranks", json_integer(ranks));
         for (int i = 0; !rc && i < n; i++) {
-            json_t *e = cli_json_projection(m, hw, gen ? evo : NULL, NULL, &top[i].plan, &top[i].r,
+            json_t *e = cli_json_projection(m, hw, gen ? evo : NULL, stk, &top[i].plan, &top[i].r,
                                             NULL, NULL);
             rc |= !e || json_array_append_new(arr, e);
         }
@@ -185,9 +188,10 @@ static int print_json(const ccs_model *m, const ccs_hw *hw, const char *evo, int
 /* A job ready to search: its names looked up, its batch and sequence fixed. */
 typedef struct search_job {
     ccs_catalog *cat;
-    const ccs_model *m; /* borrowed from cat */
-    ccs_hw hw;          /* at generation gen */
-    ccs_plan job;       /* devices, gbs, seq, dtype */
+    const ccs_model *m;     /* borrowed from cat */
+    ccs_hw hw;              /* at generation gen */
+    ccs_plan job;           /* devices, gbs, seq, dtype */
+    const ccs_stack *stack; /* borrowed from cat; NULL: the default */
     ccs_search *s;
 } search_job;
 
@@ -207,6 +211,9 @@ static int resolve_search(const search_args *a, search_job *j)
         return cli_unknown("search", j->cat, CLI_ENTRY_HW, a->hw);
     if (!ev && a->gen > 0)
         return cli_unknown("search", j->cat, CLI_ENTRY_EVOLUTION, a->evolution);
+    const ccs_stack *st = a->stack ? catalog_stack(j->cat, a->stack) : NULL;
+    if (a->stack && !st)
+        return cli_unknown("search", j->cat, CLI_ENTRY_STACK, a->stack);
     /* The job is fixed: plans are only compared at this batch and sequence,
      * never at one made up per plan. */
     long gbs = a->gbs, seq = a->seq;
@@ -222,6 +229,8 @@ static int resolve_search(const search_args *a, search_job *j)
         cli_fail("search", "%s", err.msg);
         return 2;
     }
+    search_set_stack(j->s, st);
+    j->stack = st;
     plan_defaults(&j->job);
     j->job.devices = (int32_t)a->devices;
     j->job.gbs = (int32_t)gbs;
@@ -293,8 +302,8 @@ int cli_search(int argc, char **argv)
     if (rc == 0)
         rc = compute_search(argc, argv, a.top, &j, &o);
     if (rc == 0 && o.rank == 0 && a.json) {
-        if (print_json(j.m, &j.hw, a.evolution, (int)a.gen, &j.job, o.top, o.n, &o.st, o.secs,
-                       o.ranks)) {
+        if (print_json(j.m, &j.hw, a.evolution, (int)a.gen, j.stack, &j.job, o.top, o.n, &o.st,
+                       o.secs, o.ranks)) {
             cli_fail("search", "out of memory writing JSON");
             rc = 2;
         }

@@ -581,7 +581,7 @@ static const char *const grad_dtypes[] = {"fp32", NULL, "bf16", "fp16"};
 int catalog_parse_stack(const ydoc *d, const ynode *map, ccs_stack *out, ccs_err *err)
 {
     stack_default(out);
-    out->name[0] = 0;
+    memset(out->name, 0, sizeof out->name); /* the bytes are hashed whole (run_inputs) */
     static const char *const kernels[CCS_ATTN_N] = {"gemm-rel", "fa2",    "fa3",
                                                     "cudnn",    "triton", "unfused"};
     if (expect_map(d, map, "stack entry", err) ||

@@ -30,6 +30,17 @@ void stack_default(ccs_stack *out)
     out->tp_overlap_share = 1.0;
 }
 
+int stack_is_default(const ccs_stack *s)
+{
+    ccs_stack d;
+    stack_default(&d);
+    return !strcmp(s->name, d.name) && s->attn_kernel == d.attn_kernel &&
+           s->grad_dtype == d.grad_dtype && s->eltwise_factor == d.eltwise_factor &&
+           s->op_overhead == d.op_overhead && s->layer_overhead == d.layer_overhead &&
+           s->iter_overhead == d.iter_overhead && s->comm_units == d.comm_units &&
+           s->tp_overlap_share == d.tp_overlap_share;
+}
+
 /* The largest overhead an entry may give, s: one second per kernel already
  * dwarfs any device; the bound keeps every sum finite. */
 #define STACK_MAX_OVERHEAD 1.0

@@ -196,6 +196,7 @@ int sti_fill_lookups(ccs_store *st, ccs_err *err);
 int sti_v6_columns(ccs_store *st, ccs_err *err);
 int sti_v7_tables(ccs_store *st, ccs_err *err);
 int sti_v8_regions(ccs_store *st, ccs_err *err);
+int sti_v10_columns(ccs_store *st, ccs_err *err);
 int sti_create_views(ccs_store *st, ccs_err *err);
 /* op_sources, if the file lacks it (files made before it existed). */
 int sti_create_op_sources(ccs_store *st, ccs_err *err);

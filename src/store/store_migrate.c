@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Version 5, 6, 7 or 8 to 9 in place, in one transaction (all of it or
+/* Version 5, 6, 7, 8 or 9 to 10 in place, in one transaction (all of it or
  * nothing). From 5, first to 6: the new columns with the values version 5
  * computed without storing them (cp and ep 1, so no context- or
  * expert-parallel traffic; hfu from the stored mfu, hw_flops and
@@ -14,9 +14,10 @@
  * 7: the keep.aggregate tables and view, empty (older versions had no
  * aggregates). Then to 8: the regions rows moved to region_rows
  * (sti_v8_regions). Then to 9: the views (re)created (version 9 derives five
- * outputs in the view). No value is removed or changed otherwise. A process
- * writing the file (an older ccsweep) is waited for, not raced.
- * OPEN -> MIGRATING (from its BEGIN IMMEDIATE to the COMMIT or ROLLBACK) -> OPEN. */
+ * outputs in the view). Then to 10: plans.stack, NULL (the default stack)
+ * for every older plan; the views recreated with it. No value is removed or changed otherwise. A
+ * process writing the file (an older ccsweep) is waited for, not raced. OPEN -> MIGRATING (from its
+ * BEGIN IMMEDIATE to the COMMIT or ROLLBACK) -> OPEN. */
 int sti_migrate(ccs_store *st, int64_t from, ccs_err *err)
 {
     assert(assert_store_state(st));
@@ -50,6 +51,9 @@ int sti_migrate(ccs_store *st, int64_t from, ccs_err *err)
         if (rc == CCS_OK && from <= 6 && sti_v7_tables(st, err))
             rc = CCS_EIO;
         if (rc == CCS_OK && from <= 7 && sti_v8_regions(st, err))
+            rc = CCS_EIO;
+        /* to 10: the plans' stack (NULL: the default, every older plan's) */
+        if (rc == CCS_OK && from <= 9 && sti_v10_columns(st, err))
             rc = CCS_EIO;
         /* to 9: the views that derive five outputs and the band's ends when
          * a row leaves them NULL (stored rows keep their values) */

@@ -512,12 +512,17 @@ static void digest_evolution(const ccs_evolution *e, char out[65])
     sha256_hex(e, sizeof *e, out);
 }
 
+static void digest_stack(const ccs_stack *s, char out[65])
+{
+    sha256_hex(s, sizeof *s, out);
+}
+
 /* The inputs of this session's grid; a new array of *n entries. */
 static input_hash *collect_inputs(const ccs_store *st, size_t *n)
 {
     const ccs_spec *sp = grid_spec(st->g);
-    size_t nm = spec_n_models(sp), nh = spec_n_hw(sp), k = 0;
-    input_hash *v = calloc(nm + 2 * nh + 1, sizeof *v);
+    size_t nm = spec_n_models(sp), nh = spec_n_hw(sp), ns = spec_n_stacks(sp), k = 0;
+    input_hash *v = calloc(nm + 2 * nh + 1 + ns, sizeof *v);
     if (!v)
         return NULL;
     for (size_t i = 0; i < nm; i++, k++) {
@@ -542,6 +547,11 @@ static input_hash *collect_inputs(const ccs_store *st, size_t *n)
         ccs_strlcpy(v[k].name, spec_evolution(sp)->name, sizeof v[k].name);
         digest_evolution(spec_evolution(sp), v[k].sha);
         k++;
+    }
+    for (size_t i = 0; i < ns; i++, k++) {
+        v[k].kind = "stack";
+        ccs_strlcpy(v[k].name, spec_stack(sp, i)->name, sizeof v[k].name);
+        digest_stack(spec_stack(sp, i), v[k].sha);
     }
     *n = k;
     return v;

@@ -130,6 +130,7 @@ static const char *const view_sql[] = {
     "  p.comm_compress AS comm_compress, p.net_bw_factor AS net_bw_factor,\n"
     "  p.cp AS cp, p.cp_comm AS cp_comm, p.ep AS ep, p.capacity_factor AS capacity_factor,\n"
     "  p.pp_first_layers AS pp_first_layers, p.pp_last_layers AS pp_last_layers,\n"
+    "  coalesce(p.stack, 'megatron-core') AS stack,\n"
     "  r.sr & 3 AS status, r.sr >> 2 AS reason, r.micro_batches AS micro_batches,\n"
     /* Rows of version 9 on leave the five derived outputs NULL and the band's
      * ends NULL when they equal t_iter (timeline.h); these expressions are
@@ -174,6 +175,7 @@ static const char *const view_sql[] = {
     "CREATE VIEW results_view AS\n"
     "SELECT r.run_id, r.idx, r.key, r.name AS scenario, m.name AS model, m.params,\n"
     "  h.name AS hardware, h.generation, h.evolution,\n"
+    "  r.stack,\n"
     "  r.devices, r.tp, r.pp, r.dp, r.vpp, r.mbs, r.gbs, r.seq, dt.name AS dtype, r.sp, r.zero,\n"
     "  rc.name AS recompute, r.flash_attn, r.tp_overlap, r.dp_overlap, r.innet_reduce,\n"
     "  r.comm_compress, r.net_bw_factor,\n"
@@ -201,7 +203,7 @@ static const char *const view_sql[] = {
     /* The best plan per group, as best.h defines it (one definition for the
      * views, the canned queries and 'ccsweep search'): rk 1 is the best. */
     "CREATE VIEW plan_rank AS\n"
-    "SELECT rid, run_id, idx, model_id, hw_id, devices, gbs, seq,\n"
+    "SELECT rid, run_id, idx, model_id, hw_id, devices, gbs, seq, stack,\n"
     "  row_number() OVER (PARTITION BY " CCS_BEST_GROUP " ORDER BY " CCS_BEST_ORDER ") AS rk\n"
     "FROM results WHERE " CCS_BEST_ELIGIBLE ";\n",
     "CREATE VIEW comm_share AS\n"
@@ -213,7 +215,7 @@ static const char *const view_sql[] = {
     "b AS (\n"
     "  SELECT r.* FROM results r JOIN plan_rank k ON k.rid = r.rid AND k.rk = 1)\n"
     "SELECT a.run_id, m.name AS model, m.params, h.name AS hardware, h.generation,\n"
-    "  h.evolution, a.devices, a.gbs, a.seq, a.plans, a.comm_fraction_avg,\n"
+    "  h.evolution, a.stack, a.devices, a.gbs, a.seq, a.plans, a.comm_fraction_avg,\n"
     "  a.comm_fraction_min, a.comm_fraction_max, a.hidden_fraction_avg,\n"
     "  b.idx AS best_idx, b.t_iter AS best_t_iter, b.tokens_per_s AS best_tokens_per_s,\n"
     "  b.mem_total AS best_mem_total, b.comm_fraction AS best_comm_fraction,\n"
@@ -222,7 +224,7 @@ static const char *const view_sql[] = {
     "  b.t_cp_comm_exposed / b.t_iter AS best_cp_share, b.t_ep_comm / b.t_iter AS best_ep_share,\n"
     "  b.t_bubble / b.t_iter AS best_bubble_share, b.hidden_fraction AS best_hidden_fraction\n"
     "FROM a JOIN b ON b.run_id = a.run_id AND b.model_id = a.model_id AND b.hw_id = a.hw_id\n"
-    "  AND b.devices = a.devices AND b.gbs = a.gbs AND b.seq = a.seq\n"
+    "  AND b.devices = a.devices AND b.gbs = a.gbs AND b.seq = a.seq AND b.stack = a.stack\n"
     "  JOIN models m ON m.model_id = a.model_id JOIN hardware h ON h.hw_id = a.hw_id;\n",
     "CREATE VIEW best_plan AS\n"
     "SELECT v.* FROM results_view v JOIN plan_rank b ON v.rid = b.rid AND b.rk = 1;\n",
@@ -377,6 +379,13 @@ int sti_v8_regions(ccs_store *st, ccs_err *err)
     return rc;
 }
 
+/* Version 10: the plan's software stack by name (NULL: the default stack,
+ * megatron-core, which every plan of an older version ran under). */
+int sti_v10_columns(ccs_store *st, ccs_err *err)
+{
+    return sti_exec(st, "ALTER TABLE plans ADD COLUMN stack TEXT", err);
+}
+
 int sti_create_views(ccs_store *st, ccs_err *err)
 {
     for (size_t i = 0; i < sizeof view_sql / sizeof view_sql[0]; i++)
@@ -390,8 +399,8 @@ int sti_create_schema(ccs_store *st, ccs_err *err)
     for (size_t i = 0; i < sizeof schema_sql / sizeof schema_sql[0]; i++)
         if (sti_exec(st, schema_sql[i], err))
             return CCS_EIO;
-    if (sti_v6_columns(st, err) || sti_create_views(st, err) || sti_v7_tables(st, err) ||
-        sti_v8_regions(st, err))
+    if (sti_v6_columns(st, err) || sti_v10_columns(st, err) || sti_create_views(st, err) ||
+        sti_v7_tables(st, err) || sti_v8_regions(st, err))
         return CCS_EIO;
     return sti_create_op_sources(st, err);
 }

@@ -75,7 +75,7 @@ int sti_prepare_writer(ccs_store *st, ccs_err *err)
                             NULL) != SQLITE_OK ||
          sqlite3_prepare_v2(st->db,
                             "INSERT OR IGNORE INTO plans VALUES "
-                            "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                            "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                             -1, &st->ins_plan, NULL) != SQLITE_OK ||
          sqlite3_prepare_v2(st->db,
                             "UPDATE runs SET n_done = n_done + ?, updated = ?, n_rows = n_rows "
@@ -162,6 +162,12 @@ static int put_plan(ccs_store *st, const ccs_scenario *s, ccs_err *err)
     sqlite3_bind_double(q, i++, p->capacity_factor);
     sqlite3_bind_int(q, i++, p->pp_first);
     sqlite3_bind_int(q, i++, p->pp_last);
+    /* version 10: the stack's name, NULL for the default (the view names it) */
+    const ccs_stack *sk = p->stack > 0 ? spec_stack(grid_spec(st->g), (size_t)p->stack - 1) : NULL;
+    if (sk && !stack_is_default(sk))
+        sqlite3_bind_text(q, i++, sk->name, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(q, i++);
     if (sti_write_step(st, q, err, "inserting a plan"))
         return CCS_EIO;
     st->seen[bit / 8] |= m;

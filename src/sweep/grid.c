@@ -150,6 +150,20 @@ static uint64_t scenario_key(const ccs_grid *g, const ccs_scenario *s)
             h = absorb(h, (uint64_t)f2[i]);
         h = absorb_d(h, p->capacity_factor);
     }
+    /* a stack other than the default: its name and every figure (so that an
+     * overlay changing one gives a new key), absorbed only then (the default
+     * named in plan.stack keeps the key of a spec without the axis) */
+    const ccs_stack *st = p->stack > 0 ? spec_stack(g->spec, (size_t)p->stack - 1) : NULL;
+    if (st && !stack_is_default(st)) {
+        h = absorb_name(h, st->name);
+        const int64_t fs[] = {st->attn_kernel, st->grad_dtype};
+        for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++)
+            h = absorb(h, (uint64_t)fs[i]);
+        const double ds[] = {st->eltwise_factor, st->op_overhead, st->layer_overhead,
+                             st->iter_overhead,  st->comm_units,  st->tp_overlap_share};
+        for (size_t i = 0; i < sizeof ds / sizeof ds[0]; i++)
+            h = absorb_d(h, ds[i]);
+    }
     return h;
 }
 
@@ -350,6 +364,7 @@ void grid_decode(const ccs_grid *g, int64_t idx, ccs_scenario *out)
     p->innet_reduce = (int8_t)v[SPEC_AX_INNET_REDUCE];
     p->comm_compress = v[SPEC_AX_COMM_COMPRESS];
     p->net_bw_factor = v[SPEC_AX_NET_BW_FACTOR];
+    p->stack = (int16_t)v[SPEC_AX_STACK];
     /* seq and gbs "model": the model's published figures, as 'ccsweep project' does */
     p->seq = v[SPEC_AX_SEQ] == SPEC_FROM_MODEL ? (m->seq ? m->seq : 2048) : (int32_t)v[SPEC_AX_SEQ];
     out->derive = plan_derive(p);
@@ -475,6 +490,8 @@ int grid_eval(const ccs_grid *g, int64_t idx, ccs_record *out, ccs_region_time *
         cost_init_memo(&c, g->memo, grid_hw(g, s->hw, s->gen_i),
                        spec_opmodel(g->spec, (size_t)s->hw), spec_evolution(g->spec), s->gen,
                        &s->plan);
+        if (s->plan.stack > 0)
+            cost_set_stack(&c, spec_stack(g->spec, (size_t)s->plan.stack - 1));
         timeline_project(m, &s->plan, &c, &out->r, regions);
     }
     if (g->where_post) {

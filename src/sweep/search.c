@@ -18,7 +18,8 @@ enum { N_RC = 3, N_SP = 2, N_ZERO = 4, N_DPOV = 3, N_FA = 2 };
 struct ccs_search {
     ccs_model m;
     ccs_hw hw;
-    ccs_cost cost; /* cost.hw points at hw */
+    ccs_cost cost; /* cost.hw points at hw, cost.stack at stack when has_stack */
+    ccs_stack stack;
     ccs_plan base;
     shape *shapes;
     int64_t n_shapes;
@@ -77,6 +78,13 @@ static int divisors(int64_t n, int32_t *d)
 int search_divisors(int64_t n, int32_t *d)
 {
     return divisors(n, d);
+}
+
+void search_set_stack(ccs_search *s, const ccs_stack *st)
+{
+    if (st)
+        s->stack = *st;
+    cost_set_stack(&s->cost, st ? &s->stack : NULL);
 }
 
 ccs_search *search_new(const ccs_model *m, const ccs_hw *hw, const struct ccs_opmodel *om,

@@ -30,6 +30,8 @@ struct ccs_spec {
     size_t n_models;
     ccs_hw *hw;
     size_t n_hw;
+    ccs_stack *stacks; /* plan.stack's entries (copied) */
+    size_t n_stacks;
     ccs_opmodel **om;
     char **calib;
     ccs_evolution evo;
@@ -45,7 +47,19 @@ struct ccs_spec {
 };
 
 /* How the values of an axis are read and bounded. */
-enum { K_INDEX, K_INT, K_INT_MODEL, K_REAL, K_BOOL, K_DTYPE, K_RECOMP, K_DPOV, K_CPCOMM, K_CAPF };
+enum {
+    K_INDEX,
+    K_INT,
+    K_INT_MODEL,
+    K_REAL,
+    K_BOOL,
+    K_DTYPE,
+    K_RECOMP,
+    K_DPOV,
+    K_CPCOMM,
+    K_CAPF,
+    K_STACK /* names (read_stacks), stored as 1-based indices */
+};
 static const struct {
     const char *name; /* key in the spec (plan axes under plan:) */
     int kind;
@@ -78,6 +92,7 @@ static const struct {
     [SPEC_AX_INNET_REDUCE] = {"innet_reduce", K_BOOL, 0, 1, 0},
     [SPEC_AX_COMM_COMPRESS] = {"comm_compress", K_REAL, 0, CCS_MAX_FACTOR, 1},
     [SPEC_AX_NET_BW_FACTOR] = {"net_bw_factor", K_REAL, 0, CCS_MAX_FACTOR, 1},
+    [SPEC_AX_STACK] = {"stack", K_STACK, 0, 0, 0},
 };
 
 const char *spec_axis_name(int axis)
@@ -195,6 +210,9 @@ static int read_value(const ydoc *d, const ynode *n, int a, const char *field, d
         }
         *out = b;
         return CCS_OK;
+    case K_STACK: /* names: read_stacks */
+        ydoc_error(d, n, err, "field '%s': expected stack names", field);
+        return CCS_EINPUT;
     case K_CPCOMM:
     case K_RECOMP:
         b = axes[a].kind == K_RECOMP ? recompute_parse(s) : cp_comm_parse(s);
@@ -336,6 +354,60 @@ static int read_axis(const ydoc *d, const ynode *n, int a, axis *x, ccs_err *err
     }
     ydoc_error(d, n, err, "field '%s': expected a value", field);
     return CCS_EINPUT;
+}
+
+/* plan.stack: a catalog stack's name, an inline entry, or a list of them; each
+ * becomes the value of its 1-based position (0 is the default stack). */
+static int read_stacks(ccs_spec *s, const ydoc *d, const ynode *n, const ccs_catalog *cat,
+                       ccs_err *err)
+{
+    size_t cnt = ynode_kind(n) == YN_SEQ ? ynode_len(n) : 1;
+    if (ynode_kind(n) == YN_MAP && ynode_get(d, n, "name") == NULL) {
+        ydoc_error(d, n, err,
+                   "field 'plan.stack': expected a stack name, an inline entry or a "
+                   "list of them");
+        return CCS_EINPUT;
+    }
+    if (cnt == 0) {
+        ydoc_error(d, n, err, "field 'plan.stack': expected a non-empty list");
+        return CCS_EINPUT;
+    }
+    if (cnt > 32767) {
+        ydoc_error(d, n, err, "field 'plan.stack': more than 32767 stacks");
+        return CCS_EINPUT;
+    }
+    if (!(s->stacks = calloc(cnt, sizeof *s->stacks))) {
+        ccs_err_set(err, "%s: out of memory", ydoc_name(d));
+        return CCS_ENOMEM;
+    }
+    s->ax[SPEC_AX_STACK].given = 1;
+    for (size_t i = 0; i < cnt; i++) {
+        const ynode *it = ynode_kind(n) == YN_SEQ ? ynode_item(d, n, i) : n;
+        const char *name = ynode_scalar(it);
+        if (name) {
+            const ccs_stack *st = catalog_stack(cat, name);
+            if (!st) {
+                ydoc_error(d, it, err,
+                           "field 'plan.stack': unknown stack '%s' (expected a catalog name, "
+                           "see 'ccsweep list stacks', or an inline entry)",
+                           name);
+                return CCS_EINPUT;
+            }
+            s->stacks[i] = *st;
+        } else if (catalog_parse_stack(d, it, &s->stacks[i], err)) {
+            return CCS_EINPUT;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(s->stacks[j].name, s->stacks[i].name)) {
+                ydoc_error(d, it, err, "field 'plan.stack': '%s' is listed twice",
+                           s->stacks[i].name);
+                return CCS_EINPUT;
+            }
+        s->n_stacks = i + 1;
+        if (push(&s->ax[SPEC_AX_STACK], (double)(i + 1), d, it, "plan.stack", err))
+            return CCS_EINPUT;
+    }
+    return CCS_OK;
 }
 
 /* models: / hardware: a name, an inline entry, or a list of them. */
@@ -868,7 +940,8 @@ static int parse_doc(ccs_spec *s, const ydoc *d, const ccs_catalog *cat, ccs_err
             return CCS_EINPUT;
         }
         node[a] = ynode_value(d, plan, i);
-        if (read_axis(d, node[a], a, &s->ax[a], err))
+        if (a == SPEC_AX_STACK ? read_stacks(s, d, node[a], cat, err)
+                               : read_axis(d, node[a], a, &s->ax[a], err))
             return CCS_EINPUT;
     }
     /* Axes the spec leaves out take one default value. */
@@ -946,6 +1019,7 @@ void spec_free(ccs_spec *s)
     free(s->calib);
     free(s->models);
     free(s->hw);
+    free(s->stacks);
     expr_free(s->where);
     free(s->where_text);
     free(s->tpl);
@@ -985,6 +1059,16 @@ size_t spec_n_hw(const ccs_spec *s)
 {
     return s->n_hw;
 }
+size_t spec_n_stacks(const ccs_spec *s)
+{
+    return s->n_stacks;
+}
+
+const ccs_stack *spec_stack(const ccs_spec *s, size_t i)
+{
+    return i < s->n_stacks ? &s->stacks[i] : NULL;
+}
+
 const ccs_hw *spec_hw(const ccs_spec *s, size_t i)
 {
     return i < s->n_hw ? &s->hw[i] : NULL;

@@ -1,14 +1,15 @@
 #!/bin/sh
 # migrate.sh - a database of schema version 5 (tests/data/schema5.sql, made by
-# the last build that wrote version 5) is migrated in place to version 9, by a
+# the last build that wrote version 5) is migrated in place to version 10, by a
 # reader (report) and by run, in one transaction: every row stays as it was,
 # the new columns hold what version 5 computed without storing it, and the
-# tables end as a new file's. So are ones of version 6, 7 and 8
-# (tests/data/schema6.sql, schema7.sql, schema8.sql, made by the last builds
+# tables end as a new file's. So are ones of version 6, 7, 8 and 9
+# (tests/data/schema6.sql .. schema9.sql, made by the last builds
 # that wrote them): version 7 added the empty keep.aggregate tables, version 8
 # the --detail rows as one region_rows row per scenario, read through the view
 # regions as the table of that name was, version 9 the views that derive five
-# outputs a new row leaves NULL. A migration that cannot finish changes
+# outputs a new row leaves NULL, version 10 the plans' software stack (NULL,
+# the default, in every older plan; the views name it megatron-core). A migration that cannot finish changes
 # nothing.
 cd "$(dirname "$0")/../.." || exit 1
 B=./ccsweep
@@ -60,7 +61,7 @@ check "the fixture is a version-5 database with its 24 rows" \
 
 # a reader migrates it once, then reads it
 reports 5 "$T/a.db"
-check "and leaves it at version 9" "[ \"\$(q '$T/a.db' 'PRAGMA user_version')\" = 9 ]"
+check "and leaves it at version 10" "[ \"\$(q '$T/a.db' 'PRAGMA user_version')\" = 10 ]"
 snap "$T/a.db" >"$T/after"
 check "every version-5 value is unchanged ($(wc -l <"$T/before") lines compared)" \
     "cmp -s '$T/before' '$T/after'"
@@ -122,7 +123,7 @@ q "$T/c.db" "ALTER TABLE plans ADD COLUMN ep INTEGER"
 snap "$T/c.db" >"$T/before.c"
 $B run tests/data/schema5.yaml --db "$T/c.db" --quiet >/dev/null 2>"$T/err"; rc=$?
 check "a failing migration is an error naming it (rc $rc: $(head -c 300 "$T/err"))" \
-    "[ $rc -ne 0 ] && grep -q 'cannot migrate the database from schema version 5 to 9 (nothing was changed)' '$T/err' && grep -q 'duplicate column name: ep' '$T/err'"
+    "[ $rc -ne 0 ] && grep -q 'cannot migrate the database from schema version 5 to 10 (nothing was changed)' '$T/err' && grep -q 'duplicate column name: ep' '$T/err'"
 snap "$T/c.db" >"$T/after.c"
 check "and changes nothing: version 5, no cp column, the same rows, the views" \
     "[ \"\$(q '$T/c.db' \"PRAGMA user_version; SELECT count(*) FROM pragma_table_info('plans') WHERE name = 'cp'; SELECT count(*) FROM results_view\")\" = '5
@@ -152,7 +153,7 @@ refused() {
     shape "$T/bad$1.db" >"$T/shape.bad"
     $B run tests/data/schema5.yaml --db "$T/bad$1.db" --quiet >/dev/null 2>"$T/err"; rc=$?
     check "a failing migration from version $1 is an error naming it (rc $rc: $(head -c 300 "$T/err"))" \
-        "[ $rc -ne 0 ] && grep -q 'cannot migrate the database from schema version $1 to 9 (nothing was changed)' '$T/err' && grep -q 'table $2 already exists' '$T/err'"
+        "[ $rc -ne 0 ] && grep -q 'cannot migrate the database from schema version $1 to 10 (nothing was changed)' '$T/err' && grep -q 'table $2 already exists' '$T/err'"
     snap "$T/bad$1.db" >"$T/after.bad"
     shape "$T/bad$1.db" >"$T/shape.bad2"
     check "and changes nothing: version $1, the same tables and rows" \
@@ -172,15 +173,17 @@ migrated() {
 }
 
 # version 6: every row stays, the keep.aggregate tables are added, empty
-V6="SELECT * FROM result_rows ORDER BY rid; SELECT * FROM plans ORDER BY pid; SELECT * FROM models"
+# the plans' version-6 columns (version 10 appended stack)
+PLAN6="$PLAN5, cp, cp_comm, ep, capacity_factor, pp_first_layers, pp_last_layers"
+V6="SELECT * FROM result_rows ORDER BY rid; SELECT $PLAN6 FROM plans ORDER BY pid; SELECT * FROM models"
 loadv 6 "$T/f.db"
 values "$T/f.db" "$V6" >"$T/before.f"
 check "the fixture is a version-6 database with its 24 rows" \
     "[ \"\$(q '$T/f.db' 'PRAGMA user_version; SELECT count(*) FROM result_rows')\" = '6
 24' ]"
 reports 6 "$T/f.db"
-check "and leaves it at version 9, with empty keep_groups and keep_axes" \
-    "[ \"\$(q '$T/f.db' 'PRAGMA user_version; SELECT count(*) FROM keep_groups; SELECT count(*) FROM keep_axes; SELECT count(*) FROM keep_stats')\" = '9
+check "and leaves it at version 10, with empty keep_groups and keep_axes" \
+    "[ \"\$(q '$T/f.db' 'PRAGMA user_version; SELECT count(*) FROM keep_groups; SELECT count(*) FROM keep_axes; SELECT count(*) FROM keep_stats')\" = '10
 0
 0
 0' ]"
@@ -190,7 +193,7 @@ refused 6 keep_axes
 loadv 6 "$T/h.db"
 $B run tests/data/schema5.yaml --db "$T/h.db" --quiet >/dev/null 2>"$T/err"; rc=$?
 check "run on a version-6 database exits 0 and appends run 2 (rc $rc)" \
-    "[ $rc -eq 0 ] && [ \"\$(q '$T/h.db' 'PRAGMA user_version; SELECT count(*) FROM runs')\" = '9
+    "[ $rc -eq 0 ] && [ \"\$(q '$T/h.db' 'PRAGMA user_version; SELECT count(*) FROM runs')\" = '10
 2' ]"
 
 # version 7: the regions rows become one region_rows row per scenario, the
@@ -202,8 +205,8 @@ scen=$(q "$T/i.db" "SELECT count(*) || '|' || count(DISTINCT idx) FROM regions")
 check "the fixture is a version-7 database with regions rows ($scen: rows|scenarios)" \
     "[ \"\$(q '$T/i.db' 'PRAGMA user_version')\" = 7 ] && [ '${scen%%|*}' -gt '${scen##*|}' ] && [ '${scen##*|}' -gt 0 ]"
 reports 7 "$T/i.db"
-check "and leaves it at version 9, regions a view over one region_rows row per scenario" \
-    "[ \"\$(q '$T/i.db' \"PRAGMA user_version; SELECT type FROM sqlite_schema WHERE name = 'regions'; SELECT count(*) FROM region_rows\")\" = '9
+check "and leaves it at version 10, regions a view over one region_rows row per scenario" \
+    "[ \"\$(q '$T/i.db' \"PRAGMA user_version; SELECT type FROM sqlite_schema WHERE name = 'regions'; SELECT count(*) FROM region_rows\")\" = '10
 view
 ${scen##*|}' ]"
 migrated 7 "$T/i.db" "$V7" "$T/before.i" # the regions rows, in order, among them
@@ -217,21 +220,54 @@ V8="SELECT * FROM result_rows ORDER BY rid; SELECT * FROM region_rows ORDER BY r
 RES="SELECT * FROM results ORDER BY rid; SELECT * FROM results_view ORDER BY rid"
 loadv 8 "$T/j.db"
 values "$T/j.db" "$V8" >"$T/before.j"
+# the views' columns before the migration (version 10 adds stack)
+RCOLS=$(q "$T/j.db" "SELECT group_concat(name, ', ') FROM pragma_table_info('results')")
+VCOLS=$(q "$T/j.db" "SELECT group_concat(name, ', ') FROM pragma_table_info('results_view')")
+RES="SELECT $RCOLS FROM results ORDER BY rid; SELECT $VCOLS FROM results_view ORDER BY rid"
 q "$T/j.db" "$RES" >"$T/view.before.j"
 check "the fixture is a version-8 database with its 24 rows and their derived outputs" \
     "[ \"\$(q '$T/j.db' 'PRAGMA user_version; SELECT count(*) FROM result_rows WHERE sr & 3 = 1 OR t_comm IS NOT NULL')\" = '8
 24' ]"
 reports 8 "$T/j.db"
-check "and leaves it at version 9" "[ \"\$(q '$T/j.db' 'PRAGMA user_version')\" = 9 ]"
+check "and leaves it at version 10" "[ \"\$(q '$T/j.db' 'PRAGMA user_version')\" = 10 ]"
 migrated 8 "$T/j.db" "$V8" "$T/before.j"
 q "$T/j.db" "$RES" >"$T/view.after.j"
 check "the views give the version-8 values, row by row" "cmp -s '$T/view.before.j' '$T/view.after.j'"
+check "and name the default stack for every migrated plan" \
+    "[ \"\$(q '$T/j.db' \"SELECT count(*), count(DISTINCT stack), min(stack) FROM results_view; SELECT count(*) FROM plans WHERE stack IS NOT NULL\")\" = '24|1|megatron-core
+0' ]"
 loadv 8 "$T/k.db"
 q "$T/k.db" "DROP VIEW best_plan"
 $B report --db "$T/k.db" --out "$T/rep.k" >/dev/null 2>"$T/err"; rc=$?
 check "a version-8 file without the view best_plan migrates (rc $rc: $(head -c 300 "$T/err"))" \
-    "[ $rc -eq 0 ] && [ \"\$(q '$T/k.db' \"PRAGMA user_version; SELECT count(*) FROM sqlite_schema WHERE name = 'best_plan'\")\" = '9
+    "[ $rc -eq 0 ] && [ \"\$(q '$T/k.db' \"PRAGMA user_version; SELECT count(*) FROM sqlite_schema WHERE name = 'best_plan'\")\" = '10
 1' ]"
+# version 9: plans gain stack (NULL: the default); every stored value stays,
+# the views give the same rows and name the stack; a run appended to the
+# file after the migration stores its stacks by name
+V9="SELECT * FROM result_rows ORDER BY rid; SELECT * FROM region_rows ORDER BY rid;
+    SELECT $PLAN6 FROM plans ORDER BY pid; SELECT * FROM models"
+loadv 9 "$T/n.db"
+values "$T/n.db" "$V9" >"$T/before.n"
+RCOLS=$(q "$T/n.db" "SELECT group_concat(name, ', ') FROM pragma_table_info('results')")
+VCOLS=$(q "$T/n.db" "SELECT group_concat(name, ', ') FROM pragma_table_info('results_view')")
+q "$T/n.db" "SELECT $RCOLS FROM results ORDER BY rid; SELECT $VCOLS FROM results_view ORDER BY rid" >"$T/view.before.n"
+check "the fixture is a version-9 database with its 24 rows" \
+    "[ \"\$(q '$T/n.db' 'PRAGMA user_version; SELECT count(*) FROM result_rows')\" = '9
+24' ]"
+reports 9 "$T/n.db"
+check "and leaves it at version 10" "[ \"\$(q '$T/n.db' 'PRAGMA user_version')\" = 10 ]"
+migrated 9 "$T/n.db" "$V9" "$T/before.n"
+q "$T/n.db" "SELECT $RCOLS FROM results ORDER BY rid; SELECT $VCOLS FROM results_view ORDER BY rid" >"$T/view.after.n"
+check "the views give the version-9 values, row by row" "cmp -s '$T/view.before.n' '$T/view.after.n'"
+check "and name the default stack for every migrated plan" \
+    "[ \"\$(q '$T/n.db' \"SELECT count(*), count(DISTINCT stack), min(stack) FROM results_view\")\" = '24|1|megatron-core' ]"
+sed 's/^plan:$/plan:\n  stack: [llm-foundry]/' tests/data/schema5.yaml >"$T/stk.yaml"
+$B run "$T/stk.yaml" --db "$T/n.db" --quiet >/dev/null 2>"$T/err"; rc=$?
+check "a run with plan.stack appended to the migrated file names its stack (rc $rc)" \
+    "[ $rc -eq 0 ] && [ \"\$(q '$T/n.db' \"SELECT run_id, stack, count(*) FROM results_view GROUP BY 1, 2 ORDER BY 1\")\" = '1|megatron-core|24
+2|llm-foundry|24' ]"
+
 # this build's rows leave the derived outputs NULL (test_store's round trip
 # checks that the view gives the projected values back bit for bit)
 new=$(q "$T/new.db" "SELECT sum(t_comm IS NULL AND comm_fraction IS NULL AND tokens_per_s IS NULL
@@ -243,5 +279,5 @@ load "$T/e.db"
 q "$T/e.db" "PRAGMA user_version = 4"
 $B report --db "$T/e.db" --out "$T/rep.e" >/dev/null 2>"$T/err"; rc=$?
 check "version 4 is refused, not migrated (rc $rc)" \
-    "[ $rc -eq 1 ] && grep -q 'schema version 4, but this ccsweep .* reads version 9' '$T/err' && [ \"\$(q '$T/e.db' 'PRAGMA user_version')\" = 4 ]"
+    "[ $rc -eq 1 ] && grep -q 'schema version 4, but this ccsweep .* reads version 10' '$T/err' && [ \"\$(q '$T/e.db' 'PRAGMA user_version')\" = 4 ]"
 exit 0

@@ -41,6 +41,8 @@ typedef struct ccs_plan {
     int8_t tp_overlap;   /* 1: fine-grained TP collective / GEMM overlap */
     int8_t innet_reduce; /* 1: in-network reduction (switch computes the sum) */
     int8_t flash_attn;   /* 1: fused attention kernel, no s^2 tensors in memory */
+    int16_t stack;       /* software stack: 1-based position in the sweep's list of
+                            stacks (spec_stack); 0: the default (stack_default) */
     double capacity_factor; /* MoE: tokens an expert takes, x its balanced share; 0 =
                                dropless (every routed token, load assumed balanced) */
     double comm_compress;   /* bytes factor on TP/DP collectives (1 = none) */

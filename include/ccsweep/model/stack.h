@@ -45,6 +45,9 @@ typedef struct ccs_stack {
  * overlap). A NULL stack pointer means this. */
 void stack_default(ccs_stack *out);
 
+/* 1 when s is the default stack: stack_default's name and figures. */
+int stack_is_default(const ccs_stack *s);
+
 /* Check an entry: fractions in [0, 1], factors >= 1, overheads >= 0 and
  * finite. Returns CCS_OK or CCS_EINPUT with err naming the field. */
 int stack_validate(const ccs_stack *s, ccs_err *err);

@@ -13,7 +13,7 @@
 
 /* Schema version kept in PRAGMA user_version. store_open migrates a file of
  * version 5 to 8 in place (in one transaction); other versions are refused. */
-#define CCS_STORE_SCHEMA 9
+#define CCS_STORE_SCHEMA 10
 /* The oldest version store_open migrates (every one from it up). */
 #define CCS_STORE_MIGRATE_FROM 5
 /* Rows per transaction at most (the sweep also commits at least once a

@@ -2,15 +2,14 @@
  * queries (as text fragments) and for 'ccsweep search' (as a comparison).
  *
  * Plans are compared only within a group of equal model, hardware,
- * hardware generation, devices, global batch and sequence length: the same
- * job on the same machine. Within a group the best plan is the one with the
- * highest tokens/s (equivalently the shortest iteration); ties go to the lower
- * memory per device, then to the simpler plan (smaller tp, cp, ep, pp, vpp,
- * mbs; sp, ZeRO, recompute, flash attention and DP overlap lower; dtype). Only plans
- * that fit (status ok) compete, and the what-if mitigations (tp_overlap,
- * innet_reduce, comm_compress != 1, net_bw_factor != 1) are not plan choices:
- * they model hardware or software changes and are compared with the same
- * plan without them (tools/queries/mitigations.sql). */
+ * hardware generation, devices, global batch, sequence length and software
+ * stack: the same job on the same machine and software. Within a group the best plan is the one
+ * with the highest tokens/s (equivalently the shortest iteration); ties go to the lower memory per
+ * device, then to the simpler plan (smaller tp, cp, ep, pp, vpp, mbs; sp, ZeRO, recompute, flash
+ * attention and DP overlap lower; dtype). Only plans that fit (status ok) compete, and the what-if
+ * mitigations (tp_overlap, innet_reduce, comm_compress != 1, net_bw_factor != 1) are not plan
+ * choices: they model hardware or software changes and are compared with the same plan without them
+ * (tools/queries/mitigations.sql). */
 #ifndef CCSWEEP_BEST_H
 #define CCSWEEP_BEST_H
 
@@ -18,7 +17,7 @@
 #include "ccsweep/cost/timeline.h"
 
 /* SQL over the columns of the results table (or view). */
-#define CCS_BEST_GROUP "run_id, model_id, hw_id, devices, gbs, seq"
+#define CCS_BEST_GROUP "run_id, model_id, hw_id, devices, gbs, seq, stack"
 #define CCS_BEST_ELIGIBLE                                                                          \
     "status = 0 AND tp_overlap = 0 AND innet_reduce = 0 AND comm_compress = 1 AND "                \
     "net_bw_factor = 1"

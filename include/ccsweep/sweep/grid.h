@@ -17,7 +17,11 @@
  * dp_overlap, innet_reduce as integers and comm_compress, net_bw_factor as
  * IEEE-754 bits; then, only when one of them differs from its default (cp 1,
  * cp_comm ring, ep 1, capacity_factor 0, pp_first/pp_last 0), cp, cp_comm,
- * ep, pp_first, pp_last as integers and capacity_factor as bits. The model
+ * ep, pp_first, pp_last as integers and capacity_factor as bits; then, only
+ * for a software stack other than the default (plan.stack), its name (six
+ * words), attention kernel and gradient type as integers and its
+ * eltwise_factor, op, layer and iteration overheads, comm_units and
+ * tp_overlap_share as bits. The model
  * hash absorbs the name (NUL-padded to 48 bytes, six words), layers, hidden,
  * heads, kv_heads, ffn, vocab, max_pos, gated, bias, tied (and, for a mixture
  * of experts, experts, top_k, shared_experts, moe_ffn); the hardware hash the

@@ -42,6 +42,8 @@ ccs_search *search_new(const ccs_model *m, const ccs_hw *hw, const struct ccs_op
                        const ccs_evolution *ev, int gen, int32_t devices, int32_t gbs, int32_t seq,
                        int dtype, int32_t max_cp, ccs_err *err);
 void search_free(ccs_search *s);
+/* Project every plan under software stack st (copied; NULL: the default). */
+void search_set_stack(ccs_search *s, const ccs_stack *st);
 
 /* Size of the index space (including indices that decode to a redundant
  * plan, which search_range skips). */

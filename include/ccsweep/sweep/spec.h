@@ -42,6 +42,7 @@ typedef enum spec_axis {
     SPEC_AX_INNET_REDUCE,
     SPEC_AX_COMM_COMPRESS,
     SPEC_AX_NET_BW_FACTOR,
+    SPEC_AX_STACK, /* software stacks: 1-based indices into the spec's list, 0 = the default */
     SPEC_AX_N
 } spec_axis;
 
@@ -86,6 +87,10 @@ size_t spec_n_models(const ccs_spec *s);
 const ccs_model *spec_model(const ccs_spec *s, size_t i);
 size_t spec_n_hw(const ccs_spec *s);
 const ccs_hw *spec_hw(const ccs_spec *s, size_t i);
+/* The software stacks of plan.stack, in the spec's order; a plan's stack
+ * field k >= 1 names spec_stack(s, k - 1), 0 the default (NULL here). */
+size_t spec_n_stacks(const ccs_spec *s);
+const ccs_stack *spec_stack(const ccs_spec *s, size_t i);
 /* Measured operator model of hardware i, or NULL (synthetic curves). */
 const struct ccs_opmodel *spec_opmodel(const ccs_spec *s, size_t i);
 /* Calibration profile path of hardware i as resolved, or NULL. */

@@ -1,0 +1,86 @@
+#!/bin/sh
+# stacks.sh - the software stack as a sweep axis (plan.stack): catalog names
+# and inline entries, one result row per stack, the default's keys and values
+# those of a spec without the axis, best plans ranked within one stack, the
+# run's inputs recording each stack, and errors naming file, line and field.
+cd "$(dirname "$0")/../.." || exit 1
+B=./ccsweep
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+ok() { echo "PASS: $1"; }
+bad() { echo "FAIL: $1"; }
+check() { if eval "$2"; then ok "$1"; else bad "$1"; fi; }
+q() { sqlite3 "$@"; }
+
+cat >"$T/base.yaml" <<'YAML'
+name: stacks
+models: [llama3-8b, gpt3-175b]
+hardware: [a100-80g, h100-sxm]
+plan:
+  devices: 64
+  tp: [1, 8]
+  pp: [1, 8]
+  mbs: 1
+  zero: [0, 3]
+  flash_attn: true
+  dp_overlap: bucketed
+YAML
+{ cat "$T/base.yaml"; cat <<'YAML'
+  stack:
+    - megatron-core
+    - llm-foundry
+    - name: my-fsdp
+      attention_kernel: fa2
+      grad_dtype: bf16
+      comm_units: 16
+YAML
+} >"$T/stk.yaml"
+mpirun --oversubscribe -n 2 $B run "$T/base.yaml" --db "$T/base.db" --quiet >/dev/null 2>"$T/err"; rc0=$?
+mpirun --oversubscribe -n 2 $B run "$T/stk.yaml" --db "$T/stk.db" --quiet >/dev/null 2>"$T/err"; rc1=$?
+check "runs with and without plan.stack exit 0 ($rc0 $rc1: $(head -c 200 "$T/err"))" "[ $rc0 -eq 0 ] && [ $rc1 -eq 0 ]"
+n0=$(q "$T/base.db" "SELECT count(*) FROM results")
+check "three stacks: three times the rows, one per stack" \
+    "[ \"\$(q '$T/stk.db' 'SELECT stack, count(*) FROM results_view GROUP BY stack ORDER BY stack')\" = 'llm-foundry|$n0
+megatron-core|$n0
+my-fsdp|$n0' ]"
+q "$T/stk.db" "ATTACH '$T/base.db' AS b;
+  SELECT count(*) FROM results_view r JOIN b.results_view s ON s.key = r.key
+  WHERE r.stack = 'megatron-core' AND r.t_iter IS s.t_iter AND r.mem_total IS s.mem_total
+    AND r.status IS s.status" >"$T/same"
+check "megatron-core rows keep the keys and values of the spec without the axis ($(cat "$T/same") of $n0)" "[ \"\$(cat '$T/same')\" = $n0 ]"
+check "the stacks give different iteration times" \
+    "[ \"\$(q '$T/stk.db' \"SELECT count(DISTINCT t_iter) FROM results_view WHERE status = 'ok' GROUP BY model, hardware, tp, pp, zero LIMIT 1\")\" = 3 ]"
+check "plans store the default as NULL, the others by name" \
+    "[ \"\$(q '$T/stk.db' 'SELECT count(*) FROM plans WHERE stack IS NULL; SELECT count(DISTINCT stack) FROM plans')\" = \"\$(q '$T/stk.db' 'SELECT count(*) / 3 FROM plans')
+2\" ]"
+check "best plans: one per model, hardware and stack" \
+    "[ \"\$(q '$T/stk.db' 'SELECT count(*), count(DISTINCT stack) FROM best_plan')\" = '12|3' ]"
+check "comm_share names the stack" \
+    "[ \"\$(q '$T/stk.db' 'SELECT count(DISTINCT stack) FROM comm_share')\" = 3 ]"
+check "the run records each stack's content hash" \
+    "[ \"\$(q '$T/stk.db' \"SELECT group_concat(name) FROM (SELECT name FROM run_inputs WHERE kind = 'stack' ORDER BY name)\")\" = 'llm-foundry,megatron-core,my-fsdp' ]"
+
+# errors: file, line and field
+{ cat "$T/base.yaml"; printf '  stack: [llm-foundry, nosuch]\n'; } >"$T/bad1.yaml"
+$B run "$T/bad1.yaml" --db "$T/bad1.db" >/dev/null 2>"$T/err"; rc=$?
+check "an unknown stack: exit 1 naming file, line and field, no database" \
+    "[ $rc -eq 1 ] && grep -q \"bad1.yaml:12:.*plan.stack.*unknown stack 'nosuch'\" '$T/err' && [ ! -e '$T/bad1.db' ]"
+{ cat "$T/base.yaml"; printf '  stack: [llm-foundry, llm-foundry]\n'; } >"$T/bad2.yaml"
+$B run "$T/bad2.yaml" --db "$T/bad2.db" >/dev/null 2>"$T/err"; rc=$?
+check "a stack listed twice: exit 1" "[ $rc -eq 1 ] && grep -q 'listed twice' '$T/err'"
+{ cat "$T/base.yaml"; printf '  stack:\n    - name: x\n      comm_units: many\n'; } >"$T/bad3.yaml"
+$B run "$T/bad3.yaml" --db "$T/bad3.db" >/dev/null 2>"$T/err"; rc=$?
+check "an inline stack with a bad field: exit 1 naming it" "[ $rc -eq 1 ] && grep -q 'bad3.yaml:14' '$T/err' && grep -q comm_units '$T/err'"
+
+# search under a stack: the JSON names it, and its best plan is costed under it
+$B search --model llama3-8b --hw h100-sxm --devices 64 --seq 8192 --top 1 --stack pytorch-fsdp1 --json >"$T/s1.json"; rc1=$?
+$B search --model llama3-8b --hw h100-sxm --devices 64 --seq 8192 --top 1 --json >"$T/s0.json"; rc0=$?
+j() { q :memory: "SELECT json_extract(readfile('$1'), '\$.$2')"; }
+check "search --stack: exit 0, the JSON names the stack ($rc0 $rc1)" \
+    "[ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] && [ \"\$(j '$T/s1.json' stack) \$(j '$T/s1.json' 'top[0].stack') \$(j '$T/s0.json' stack)\" = 'pytorch-fsdp1 pytorch-fsdp1 megatron-core' ]"
+check "search --stack: its best plan differs in time from the default's" \
+    "[ \"\$(j '$T/s1.json' 'top[0].t_iter')\" != \"\$(j '$T/s0.json' 'top[0].t_iter')\" ]"
+$B search --model llama3-8b --hw h100-sxm --devices 64 --stack nope >/dev/null 2>"$T/err"; rc=$?
+check "search --stack nope: exit 1 naming it" "[ $rc -eq 1 ] && grep -q \"unknown stack 'nope'\" '$T/err'"
+exit 0
