@@ -506,7 +506,8 @@ static void test_serve_search_brute(void **state)
                     }
         assert_int_equal(found, n);
         for (int i = 1; i < n; i++)
-            assert_true(serve_best_cmp(&top[i - 1], &top[i]) < 0);
+            assert_true(serve_best_cmp(&top[i - 1].plan, &top[i - 1].r, &top[i].plan, &top[i].r) <
+                        0);
     }
 }
 

@@ -27,8 +27,8 @@ struct serve_grid {
 };
 
 static const char *const ax_names[SERVE_AX_N] = {
-    "models", "hardware",     "generations", "devices", "isl", "osl", "weight_dtype",
-    "kv_dtype", "tp",         "pp",          "ep",      "attn_dp",   "concurrency"};
+    "models",   "hardware", "generations", "devices", "isl",     "osl",        "weight_dtype",
+    "kv_dtype", "tp",       "pp",          "ep",      "attn_dp", "concurrency"};
 
 int serve_spec_is_serve(const char *text, size_t len)
 {
@@ -86,10 +86,10 @@ static int read_one(const ydoc *d, const ynode *v, int a, const ccs_catalog *cat
         break;
     }
     long lo = a == SERVE_AX_GEN ? 0 : 1;
-    long hi = a == SERVE_AX_GEN                          ? CCS_MAX_GEN
-              : a == SERVE_AX_ISL || a == SERVE_AX_OSL   ? CCS_MAX_SEQ
-              : a == SERVE_AX_CONCURRENCY                ? 1 << 30
-                                                         : CCS_MAX_DEVICES;
+    long hi = a == SERVE_AX_GEN                        ? CCS_MAX_GEN
+              : a == SERVE_AX_ISL || a == SERVE_AX_OSL ? CCS_MAX_SEQ
+              : a == SERVE_AX_CONCURRENCY              ? 1 << 30
+                                                       : CCS_MAX_DEVICES;
     if (ynode_int(d, v, f, &i, err))
         return CCS_EINPUT;
     if (i < lo || i > hi) {
@@ -113,8 +113,10 @@ static int read_axis(serve_grid *g, const ydoc *d, const ynode *n, int a, const 
             read_one(d, ynode_item(d, r, 1), a, cat, &hi, err) || hi < lo ||
             hi - lo >= SERVE_AXIS_MAX || a <= SERVE_AX_HW) {
             if (!err->msg[0])
-                ydoc_error(d, n, err, "field '%s': expected a value, a list or {range: [first, "
-                                      "last]} with first <= last", ax_names[a]);
+                ydoc_error(d, n, err,
+                           "field '%s': expected a value, a list or {range: [first, "
+                           "last]} with first <= last",
+                           ax_names[a]);
             return CCS_EINPUT;
         }
     }
@@ -147,10 +149,10 @@ static int read_axis(serve_grid *g, const ydoc *d, const ynode *n, int a, const 
 static int parse_doc(serve_grid *g, const ydoc *d, const ccs_catalog *cat, ccs_err *err)
 {
     const ynode *root = ydoc_root(d);
-    static const char *const top[] = {"name",  "workload", "models", "hardware", "generations",
-                                      "evolution", "serve", "plan", "keep", NULL};
-    static const char *const serve_keys[] = {"isl", "osl", "concurrency", "weight_dtype",
-                                             "kv_dtype", NULL};
+    static const char *const top[] = {"name",      "workload", "models", "hardware", "generations",
+                                      "evolution", "serve",    "plan",   "keep",     NULL};
+    static const char *const serve_keys[] = {"isl",          "osl",      "concurrency",
+                                             "weight_dtype", "kv_dtype", NULL};
     static const char *const plan_keys[] = {"devices", "tp", "pp", "ep", "attn_dp", NULL};
     static const char *const keep_keys[] = {"best", "ttft_max_ms", "tpot_max_ms", NULL};
     if (ynode_kind(root) != YN_MAP) {
@@ -168,9 +170,14 @@ static int parse_doc(serve_grid *g, const ydoc *d, const ccs_catalog *cat, ccs_e
     const ynode *kp = ynode_get(d, root, "keep");
     if ((sv && ynode_kind(sv) != YN_MAP) || (pl && ynode_kind(pl) != YN_MAP) ||
         (kp && ynode_kind(kp) != YN_MAP)) {
-        ydoc_error(d, sv && ynode_kind(sv) != YN_MAP ? sv : pl && ynode_kind(pl) != YN_MAP ? pl : kp,
+        ydoc_error(d,
+                   sv && ynode_kind(sv) != YN_MAP   ? sv
+                   : pl && ynode_kind(pl) != YN_MAP ? pl
+                                                    : kp,
                    err, "field '%s': expected a mapping",
-                   sv && ynode_kind(sv) != YN_MAP ? "serve" : pl && ynode_kind(pl) != YN_MAP ? "plan" : "keep");
+                   sv && ynode_kind(sv) != YN_MAP   ? "serve"
+                   : pl && ynode_kind(pl) != YN_MAP ? "plan"
+                                                    : "keep");
         return CCS_EINPUT;
     }
     if ((sv && ydoc_check_keys(d, sv, "serve", serve_keys, err)) ||
@@ -233,7 +240,8 @@ static int parse_doc(serve_grid *g, const ydoc *d, const ccs_catalog *cat, ccs_e
         double ms1 = 0, ms2 = 0;
         if (!b || ynode_int(d, b, "keep.best", &k, err) || k < 1 || k > 1000) {
             if (!err->msg[0])
-                ydoc_error(d, b ? b : kp, err, "field 'keep.best': expected an integer in [1, 1000]");
+                ydoc_error(d, b ? b : kp, err,
+                           "field 'keep.best': expected an integer in [1, 1000]");
             return CCS_EINPUT;
         }
         if ((t1 && (ynode_double(d, t1, "keep.ttft_max_ms", &ms1, err) || !(ms1 > 0))) ||
@@ -260,8 +268,8 @@ static int parse_doc(serve_grid *g, const ydoc *d, const ccs_catalog *cat, ccs_e
     return CCS_OK;
 }
 
-serve_grid *serve_grid_parse(const char *text, size_t len, const char *path,
-                             const ccs_catalog *cat, ccs_err *err)
+serve_grid *serve_grid_parse(const char *text, size_t len, const char *path, const ccs_catalog *cat,
+                             ccs_err *err)
 {
     err->msg[0] = 0;
     ydoc *d = ydoc_load_string(text, len, path, err);

@@ -12,26 +12,33 @@ static int cmp_int(double a, double b)
     return (a > b) - (a < b);
 }
 
-int serve_best_cmp(const serve_hit *a, const serve_hit *b)
+int serve_best_cmp(const ccs_serve_plan *pa, const ccs_serve_result *ra, const ccs_serve_plan *pb,
+                   const ccs_serve_result *rb)
 {
     int c;
-    if ((c = cmp_int(b->r.tok_s_gpu, a->r.tok_s_gpu)) || (c = cmp_int(a->r.tpot, b->r.tpot)) ||
-        (c = cmp_int(a->r.ttft, b->r.ttft)) || (c = cmp_int(a->plan.tp, b->plan.tp)) ||
-        (c = cmp_int(a->plan.pp, b->plan.pp)) || (c = cmp_int(a->plan.ep, b->plan.ep)))
+    if ((c = cmp_int(rb->tok_s_gpu, ra->tok_s_gpu)) || (c = cmp_int(ra->tpot, rb->tpot)) ||
+        (c = cmp_int(ra->ttft, rb->ttft)) || (c = cmp_int(pa->tp, pb->tp)) ||
+        (c = cmp_int(pa->pp, pb->pp)) || (c = cmp_int(pa->ep, pb->ep)))
         return c;
-    return cmp_int(a->plan.attn_dp, b->plan.attn_dp);
+    return cmp_int(pa->attn_dp, pb->attn_dp);
 }
 
-static void insert(serve_hit *top, int k, int *n, const serve_hit *h)
+static int hit_cmp(const serve_hit *a, const serve_hit *b)
 {
-    if (k <= 0 || (*n == k && serve_best_cmp(h, &top[k - 1]) >= 0))
-        return;
+    return serve_best_cmp(&a->plan, &a->r, &b->plan, &b->r);
+}
+
+int serve_top_insert(serve_record *top, int k, int *n, const serve_record *h)
+{
+    if (k <= 0 || (*n == k && hit_cmp(h, &top[k - 1]) >= 0))
+        return 0;
     int i = *n < k ? (*n)++ : k - 1;
-    while (i > 0 && serve_best_cmp(h, &top[i - 1]) < 0) {
+    while (i > 0 && hit_cmp(h, &top[i - 1]) < 0) {
         top[i] = top[i - 1];
         i--;
     }
     top[i] = *h;
+    return 1;
 }
 
 int serve_meets(const ccs_serve_result *r, const serve_limits *lim)
@@ -54,7 +61,7 @@ static int try_at(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c
 /* Keep the better of *best (valid when *have) and h. */
 static void keep(serve_hit *best, int *have, const serve_hit *h)
 {
-    if (!*have || serve_best_cmp(h, best) < 0) {
+    if (!*have || hit_cmp(h, best) < 0) {
         *best = *h;
         *have = 1;
     }
@@ -67,7 +74,7 @@ static void one_shape(const ccs_model *m, const ccs_serve_plan *p, const ccs_hw 
 {
     ccs_cost c;
     serve_cost_init(&c, hw, p);
-    serve_hit h, best;
+    serve_hit h = {0}, best;
     int have = 0;
     /* the maximum concurrency, and whether anything fits at all */
     try_at(m, p, &c, 0, lim, &h, st);
@@ -82,7 +89,7 @@ static void one_shape(const ccs_model *m, const ccs_serve_plan *p, const ccs_hw 
     if (!have)
         return;
     st->meet++;
-    insert(top, k, n, &best);
+    serve_top_insert(top, k, n, &best);
 }
 
 void serve_search(const ccs_model *m, const ccs_hw *hw, const ccs_serve_plan *job,

@@ -80,6 +80,17 @@ int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *ev
                    const ccs_stack *st, const ccs_plan *p, const ccs_result *r,
                    const ccs_region_time *regions, const cli_op_sources *src);
 
+/* 'run' of a serving spec (cli_run_serve.c): what cli_run read and parsed. */
+typedef struct cli_serve_run {
+    const char *spec, *text; /* the spec's path and bytes (len of them) */
+    size_t len;
+    const ccs_catalog *cat;
+    const char *db, *db_shown, *argv; /* the file, its name in messages, the command line */
+    int locking, resume, detail, quiet, ranks;
+} cli_serve_run;
+/* Run it on rank 0 (other ranks return 0); the exit status. */
+int cli_run_serve(const cli_serve_run *a);
+
 /* The catalog (*cat, the caller's to free; NULL on failure), model *m
  * (borrowed from it) and hardware at generation gen (*hw) a serving command
  * names; 0, or the exit status with the message printed (cmd names the

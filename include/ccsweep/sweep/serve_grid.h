@@ -30,14 +30,6 @@ typedef enum serve_axis {
     SERVE_AX_N
 } serve_axis;
 
-/* One evaluated scenario. Flat and pointer-free. */
-typedef struct serve_record {
-    int64_t idx;
-    int32_t model, hw, gen_i, gen; /* indices into the spec's lists; the generation */
-    ccs_serve_plan plan;           /* dp and devices derived */
-    ccs_serve_result r;
-} serve_record;
-
 /* keep: {best: K, ttft_max_ms: X, tpot_max_ms: Y}: of each group (one job)
  * only the K best plans (serve_best_cmp) that fit and meet the limits. */
 typedef struct serve_keep {
@@ -54,8 +46,8 @@ int serve_spec_is_serve(const char *text, size_t len);
 /* Parse and check the serving spec text (path names it in messages), names
  * resolved in cat (borrowed; entries copied). NULL with err "file:line:col:
  * field 'x': ..." on any error. */
-serve_grid *serve_grid_parse(const char *text, size_t len, const char *path,
-                             const ccs_catalog *cat, ccs_err *err);
+serve_grid *serve_grid_parse(const char *text, size_t len, const char *path, const ccs_catalog *cat,
+                             ccs_err *err);
 void serve_grid_free(serve_grid *g);
 
 const char *serve_grid_name(const serve_grid *g);

@@ -8,11 +8,17 @@
 
 #include "ccsweep/cost/serve.h"
 
-/* One plan at the concurrency chosen for it. Flat and pointer-free. */
-typedef struct serve_hit {
-    ccs_serve_plan plan; /* concurrency: the one projected */
+/* One projected serving scenario. Flat and pointer-free. In a sweep
+ * (serve_grid.h) idx, model, hw, gen_i and gen place it in the grid; the
+ * search leaves them 0. */
+typedef struct serve_record {
+    int64_t idx;
+    int32_t model, hw, gen_i, gen; /* indices into the spec's lists; the generation */
+    ccs_serve_plan plan;           /* dp and devices derived; concurrency as projected */
     ccs_serve_result r;
-} serve_hit;
+} serve_record;
+/* A plan the search found, at the concurrency chosen for it. */
+typedef serve_record serve_hit;
 
 typedef struct serve_search_stats {
     int64_t plans;       /* structurally valid replica shapes */
@@ -34,9 +40,16 @@ int serve_meets(const ccs_serve_result *r, const serve_limits *lim);
  * output tokens/s per GPU, then lower TPOT, lower TTFT, then the simpler
  * plan (smaller tp, pp, ep, no attention data parallelism). The SQL form
  * for the serve_results table is CCS_SERVE_BEST_ORDER. */
-int serve_best_cmp(const serve_hit *a, const serve_hit *b);
-#define CCS_SERVE_BEST_GROUP "run_id, model_id, hw_id, devices, isl, osl, wdtype, kvdtype"
+int serve_best_cmp(const ccs_serve_plan *pa, const ccs_serve_result *ra, const ccs_serve_plan *pb,
+                   const ccs_serve_result *rb);
+#define CCS_SERVE_BEST_GROUP                                                                       \
+    "run_id, model, hardware, generation, devices, isl, osl, wdtype, kvdtype"
 #define CCS_SERVE_BEST_ORDER "tok_s_gpu DESC, tpot, ttft, tp, pp, ep, attn_dp, idx"
+
+/* Insert h into the sorted top[0..*n) of capacity k when it ranks among
+ * the best k (serve_best_cmp; of equal ones the earlier stays first).
+ * Returns 1 if kept. */
+int serve_top_insert(serve_record *top, int k, int *n, const serve_record *h);
 
 /* Search job (devices, isl, osl, wdtype, kvdtype, chunked, kv_fraction
  * and max_num_tokens as given; tp, pp, ep, attn_dp, dp and concurrency are
