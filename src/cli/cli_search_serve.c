@@ -34,12 +34,7 @@ static const cli_opt sserve_opts[] = {
     CLI_O_INT("osl", "OUT", A, job.osl, 1, CCS_MAX_SEQ, "output tokens per request"),
     CLI_O_REAL("ttft-max", "MS", A, ttft_ms, 1e9, "time to first token limit, ms (none)"),
     CLI_O_REAL("tpot-max", "MS", A, tpot_ms, 1e9, "time per output token limit, ms (none)"),
-    CLI_O_ENUM("weight-dtype", "T", A, job.wdtype, serve_dtype_parse, "bf16, fp16, fp8 or fp4",
-               "weight format: bf16, fp16, fp8 or fp4 (NVFP4) (bf16)"),
-    CLI_O_ENUM("kv-dtype", "T", A, job.kvdtype, serve_dtype_parse, "bf16, fp16, fp8 or fp4",
-               "KV-cache format (bf16)"),
-    CLI_O_FLAG("no-chunked-prefill", A, no_chunked,
-               "prefill in iterations of its own that stall decode"),
+    CLI_O_SERVE_FORMATS(A, job, no_chunked),
     CLI_O_INT("top", "K", A, top, 1, SERVE_TOP_MAX, "plans to print, 1..1000 (10)"),
     CLI_O_FLAG("json", A, json,
                "one JSON object: the job, counts, and the plans with\n"

@@ -88,6 +88,17 @@ typedef struct cli_serve_run {
     const char *db, *db_shown, *argv; /* the file, its name in messages, the command line */
     int locking, resume, detail, quiet, ranks;
 } cli_serve_run;
+/* The option rows of the serving formats and prefill mode, shared by 'serve'
+ * and 'search --serve': T the args struct, P its ccs_serve_plan field, NC
+ * its int for --no-chunked-prefill. */
+/* clang-format off */
+#define CLI_O_SERVE_FORMATS(T, P, NC)                                                            \
+    CLI_O_ENUM("weight-dtype", "T", T, P.wdtype, serve_dtype_parse, "bf16, fp16, fp8 or fp4",    \
+               "weight format: bf16, fp16, fp8 or fp4 (NVFP4) (bf16)"),                           \
+    CLI_O_ENUM("kv-dtype", "T", T, P.kvdtype, serve_dtype_parse, "bf16, fp16, fp8 or fp4",       \
+               "KV-cache format (bf16)"),                                                         \
+    CLI_O_FLAG("no-chunked-prefill", T, NC, "prefill in iterations of its own that stall decode")
+/* clang-format on */
 /* Run it on rank 0 (other ranks return 0); the exit status. */
 int cli_run_serve(const cli_serve_run *a);
 
