@@ -1,6 +1,6 @@
 -- results/schema.sql - the schema of a new ccsweep database, as
 -- 'sqlite3 DB .schema' prints it (generated from the code; do not edit).
--- PRAGMA user_version = 10, application_id = 1667462007
+-- PRAGMA user_version = 11, application_id = 1667462007
 -- tests/integration/schema.sh fails when this file differs from what the
 -- code creates; regenerate it with: sh tests/integration/schema.sh --update
 -- Columns, units and views are described in results/README.md.
@@ -25,7 +25,7 @@ CREATE TABLE runs (
   n_filtered INTEGER,  -- committed counts; n_filtered = n_done - n_rows at the end
   sessions INTEGER NOT NULL DEFAULT 1,
   plan_n INTEGER NOT NULL DEFAULT 1  -- idx = cell * plan_n + plan_i (table cells)
-);
+, workload TEXT);
 CREATE TABLE sessions (
   run_id INTEGER NOT NULL REFERENCES runs, session INTEGER NOT NULL,
   host TEXT, ranks INTEGER, slurm_job_id TEXT, slurm_nodelist TEXT,
@@ -350,6 +350,42 @@ SELECT r.rid >> 40 AS run_id, r.rid & 1099511627775 AS idx, n.region AS region,
 FROM region_rows r CROSS JOIN region_names n
 WHERE (r.present >> n.region) & 1
 /* regions(run_id,idx,region,time,count,flops,bytes) */;
+CREATE TABLE serve_results (  -- one row per serving scenario; SI units
+  run_id INTEGER NOT NULL REFERENCES runs, idx INTEGER NOT NULL,
+  model TEXT NOT NULL, hardware TEXT NOT NULL, generation INTEGER NOT NULL,
+  devices INTEGER, tp INTEGER, pp INTEGER, ep INTEGER, attn_dp INTEGER,
+  dp INTEGER,                     -- replicas on the devices
+  isl INTEGER, osl INTEGER,
+  wdtype INTEGER, kvdtype INTEGER,  -- serve_dtypes
+  chunked INTEGER, status INTEGER NOT NULL, reason INTEGER,
+  concurrency INTEGER,            -- requests in flight per replica
+  max_concurrency INTEGER, max_num_tokens INTEGER,
+  mem_weights REAL, mem_activations REAL, mem_kv REAL, kv_tokens REAL,
+  t_prefill REAL, ttft REAL, tpot REAL,
+  tok_s_gpu REAL, tok_s_system REAL, tok_s_gpu_limit_mem REAL,
+  tok_s_gpu_limit_compute REAL,
+  share_compute REAL, share_memory REAL, share_comm REAL,  -- of the decode step
+  step_t REAL, step_flops REAL, step_bytes REAL, step_comm_bytes REAL,
+  PRIMARY KEY (run_id, idx)
+) WITHOUT ROWID;
+CREATE TABLE serve_dtypes (dtype INTEGER PRIMARY KEY, name TEXT NOT NULL);
+CREATE VIEW serve_results_view AS
+SELECT r.run_id, r.idx, r.model, r.hardware, r.generation, r.devices, r.tp, r.pp, r.ep,
+  r.attn_dp, r.dp, r.isl, r.osl, w.name AS weight_dtype, k.name AS kv_dtype, r.chunked,
+  s.name AS status, rs.name AS reason, r.concurrency, r.max_concurrency,
+  r.max_num_tokens, r.mem_weights, r.mem_activations, r.mem_kv, r.kv_tokens, r.t_prefill,
+  r.ttft, r.tpot, r.ttft * 1e3 AS ttft_ms, r.tpot * 1e3 AS tpot_ms, r.tok_s_gpu,
+  r.tok_s_system, r.tok_s_gpu_limit_mem, r.tok_s_gpu_limit_compute, r.share_compute,
+  r.share_memory, r.share_comm, r.step_t, r.step_flops, r.step_bytes, r.step_comm_bytes,
+  r.tp * r.pp AS replica_devices, r.wdtype, r.kvdtype
+FROM serve_results r JOIN statuses s ON s.status = r.status
+LEFT JOIN reasons rs ON rs.reason = r.reason
+LEFT JOIN serve_dtypes w ON w.dtype = r.wdtype LEFT JOIN serve_dtypes k ON k.dtype = r.kvdtype
+/* serve_results_view(run_id,idx,model,hardware,generation,devices,tp,pp,ep,attn_dp,dp,isl,osl,weight_dtype,kv_dtype,chunked,status,reason,concurrency,max_concurrency,max_num_tokens,mem_weights,mem_activations,mem_kv,kv_tokens,t_prefill,ttft,tpot,ttft_ms,tpot_ms,tok_s_gpu,tok_s_system,tok_s_gpu_limit_mem,tok_s_gpu_limit_compute,share_compute,share_memory,share_comm,step_t,step_flops,step_bytes,step_comm_bytes,replica_devices,wdtype,kvdtype) */;
+CREATE VIEW serve_best AS
+SELECT * FROM (SELECT v.*, row_number() OVER (PARTITION BY run_id, model, hardware, generation, devices, isl, osl, wdtype, kvdtype ORDER BY tok_s_gpu DESC, tpot, ttft, tp, pp, ep, attn_dp, idx) AS rank
+  FROM serve_results_view v WHERE status = 'ok') WHERE rank = 1
+/* serve_best(run_id,idx,model,hardware,generation,devices,tp,pp,ep,attn_dp,dp,isl,osl,weight_dtype,kv_dtype,chunked,status,reason,concurrency,max_concurrency,max_num_tokens,mem_weights,mem_activations,mem_kv,kv_tokens,t_prefill,ttft,tpot,ttft_ms,tpot_ms,tok_s_gpu,tok_s_system,tok_s_gpu_limit_mem,tok_s_gpu_limit_compute,share_compute,share_memory,share_comm,step_t,step_flops,step_bytes,step_comm_bytes,replica_devices,wdtype,kvdtype,rank) */;
 CREATE TABLE op_sources (  -- measured or synthetic operator curves
   run_id INTEGER NOT NULL, hardware TEXT NOT NULL,
   op TEXT NOT NULL,       -- gemm, bmm, elementwise, ..., allreduce, p2p

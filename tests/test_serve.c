@@ -7,6 +7,8 @@
 #include "testutil.h"
 
 #include "ccsweep/cost/serve.h"
+#include "ccsweep/sweep/serve_search.h"
+#include "ccsweep/sweep/serve_grid.h"
 
 #include <ctype.h>
 
@@ -436,12 +438,170 @@ static void test_validation(void **state)
     assert_true(fabs(sgn / n) < 0.10);
 }
 
+/* ---- the serving search ------------------------------------------------------------ */
+
+/* search --serve against brute force: for every shape it reports, every
+ * concurrency from 1 to the maximum projected and the best within the limits
+ * kept (attention data parallelism over one rank is no plan of its own); the
+ * search must find the same
+ * tokens/s per GPU, and no shape it leaves out may have one within them. */
+static void test_serve_search_brute(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *model, *hw;
+        int devices;
+        double ttft, tpot;
+    } jobs[] = {{"llama3-70b", "h100-sxm", 8, 1.0, 0.020},
+                {"mixtral-8x22b", "h200", 8, 0.5, 0.015},
+                {"llama3-8b", "b200", 4, 0.2, 0.005}};
+    for (size_t j = 0; j < sizeof jobs / sizeof jobs[0]; j++) {
+        const ccs_model *m = catalog_model(test_cat(), jobs[j].model);
+        const ccs_hw *hw = catalog_hw(test_cat(), jobs[j].hw);
+        assert_non_null(m);
+        assert_non_null(hw);
+        ccs_serve_plan job;
+        plan_fp8(&job, 1, 1);
+        job.devices = jobs[j].devices;
+        serve_limits lim = {jobs[j].ttft, jobs[j].tpot};
+        serve_hit top[64];
+        int n = 0;
+        serve_search_stats st = {0};
+        serve_search(m, hw, &job, &lim, top, 64, &n, &st);
+        assert_true(n > 0 && n == st.meet && st.meet <= st.fit && st.fit <= st.plans);
+        int found = 0;
+        for (int tp = 1; tp <= job.devices; tp++)
+            for (int pp = 1; pp <= job.devices / tp; pp++)
+                for (int ep = 1; ep <= tp; ep++)
+                    for (int adp = 0; adp < (tp > 1 ? 2 : 1); adp++) { /* tp 1: no DP */
+                        ccs_serve_plan p = job;
+                        p.tp = tp, p.pp = pp, p.ep = ep, p.attn_dp = (int8_t)adp;
+                        if (job.devices % (tp * pp) || serve_plan_check(m, hw, &p) != CCS_R_OK)
+                            continue;
+                        ccs_cost c;
+                        serve_cost_init(&c, hw, &p);
+                        ccs_serve_result r;
+                        serve_project(m, &p, &c, &r);
+                        double best = 0;
+                        for (int32_t k = 1; r.status == CCS_ST_OK && k <= r.max_concurrency; k++) {
+                            ccs_serve_result rk;
+                            p.concurrency = k;
+                            serve_project(m, &p, &c, &rk);
+                            if (rk.status == CCS_ST_OK && rk.ttft <= lim.ttft_max &&
+                                rk.tpot <= lim.tpot_max)
+                                best = fmax(best, rk.tok_s_gpu);
+                        }
+                        int at = -1;
+                        for (int i = 0; i < n; i++)
+                            if (top[i].plan.tp == tp && top[i].plan.pp == pp &&
+                                top[i].plan.ep == ep && top[i].plan.attn_dp == adp)
+                                at = i;
+                        if (best == 0) {
+                            assert_int_equal(at, -1);
+                            continue;
+                        }
+                        assert_true(at >= 0);
+                        assert_rel(top[at].r.tok_s_gpu, best, 1e-12);
+                        found++;
+                    }
+        assert_int_equal(found, n);
+        for (int i = 1; i < n; i++)
+            assert_true(serve_best_cmp(&top[i - 1].plan, &top[i - 1].r, &top[i].plan, &top[i].r) <
+                        0);
+    }
+}
+
+/* ---- serving sweeps ------------------------------------------------------------------ */
+
+static serve_grid *grid_of(const char *text, ccs_err *err)
+{
+    return serve_grid_parse(text, strlen(text), "t.yaml", test_cat(), err);
+}
+
+/* A serving spec: the count is the product of the axes, a group is one
+ * contiguous range of plan_n, and every index projects as serve_project
+ * does for the same plan. */
+static void test_serve_grid(void **state)
+{
+    (void)state;
+    const char *text = "name: t\nworkload: serve\nmodels: [llama3-70b, mixtral-8x22b]\n"
+                       "hardware: h100-sxm\ngenerations: {range: [0, 1]}\n"
+                       "serve: {isl: [1000, 4000], osl: 1000, concurrency: [1, 64, max],\n"
+                       "        weight_dtype: fp8, kv_dtype: [fp8, bf16]}\n"
+                       "plan: {devices: 8, tp: [1, 2, 4, 8], ep: [1, 2], attn_dp: [false, true]}\n"
+                       "keep: {best: 2, tpot_max_ms: 30}\n";
+    ccs_err err;
+    assert_int_equal(serve_spec_is_serve(text, strlen(text)), 1);
+    assert_int_equal(serve_spec_is_serve("name: x\n", 8), 0);
+    serve_grid *g = grid_of(text, &err);
+    assert_non_null(g);
+    assert_int_equal(serve_grid_count(g), 2 * 1 * 2 * 1 * 2 * 1 * 1 * 2 * 4 * 1 * 2 * 2 * 3);
+    assert_int_equal(serve_grid_plan_n(g), 4 * 2 * 2 * 3);
+    assert_int_equal(serve_grid_keep(g)->best, 2);
+    assert_rel(serve_grid_keep(g)->lim.tpot_max, 0.030, 1e-12);
+    assert_string_equal(serve_grid_evolution(g), "memory-wall");
+    int ok = 0, invalid = 0;
+    for (int64_t i = 0; i < serve_grid_count(g); i++) {
+        serve_record rec;
+        serve_grid_eval(g, i, &rec);
+        assert_int_equal(rec.idx, i);
+        if (rec.r.status == CCS_ST_INVALID) {
+            invalid++;
+            continue;
+        }
+        ok += rec.r.status == CCS_ST_OK;
+        ccs_serve_plan p = rec.plan;
+        ccs_cost c;
+        ccs_serve_result r;
+        const ccs_hw *hw = serve_grid_hw(g, (size_t)rec.hw, (size_t)rec.gen_i);
+        serve_cost_init(&c, hw, &p);
+        serve_project(serve_grid_model(g, (size_t)rec.model), &p, &c, &r);
+        assert_int_equal(r.status, rec.r.status);
+        assert_true(r.tok_s_gpu == rec.r.tok_s_gpu && r.ttft == rec.r.ttft);
+        assert_int_equal(rec.plan.devices, 8);
+        if (i / serve_grid_plan_n(g) == 0)
+            assert_true(rec.model == 0 && rec.gen == 0 && rec.plan.isl == 1000);
+    }
+    /* llama: ep 2 and attention DP are invalid for a dense model */
+    assert_true(ok > 0 && invalid > 0);
+    serve_grid_free(g);
+
+    static const struct {
+        const char *text, *msg;
+    } bad[] = {
+        {"workload: serve\nmodels: llama3-70b\nhardware: h100\nserve: {isl: 1, osl: 1}\n",
+         "unknown hardware 'h100'"},
+        {"workload: serve\nmodels: llama3-70b\nhardware: h100-sxm\nserve: {osl: 1}\n",
+         "'isl' is required"},
+        {"workload: serve\nmodels: llama3-70b\nhardware: h100-sxm\nserve: {isl: 1, osl: 1,"
+         " weight_dtype: fp5}\n",
+         "expected bf16, fp16, fp8 or fp4"},
+        {"workload: serve\nmodels: llama3-70b\nhardware: h100-sxm\nserve: {isl: 1, osl: 1,"
+         " concurrency: lots}\n",
+         "concurrency"},
+        {"workload: serve\nmodels: llama3-70b\nhardware: h100-sxm\nserve: {isl: 1, osl: 1}\n"
+         "plan: {gbs: 8}\n",
+         "unknown key 'gbs'"},
+        {"workload: serve\nmodels: llama3-70b\nhardware: h100-sxm\nserve: {isl: 1, osl: 1}\n"
+         "keep: {best: 0}\n",
+         "keep.best"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        g = grid_of(bad[i].text, &err);
+        assert_null(g);
+        if (!strstr(err.msg, bad[i].msg))
+            fail_msg("spec %zu: '%s' lacks '%s'", i, err.msg, bad[i].msg);
+        assert_non_null(strstr(err.msg, "t.yaml:"));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kv_capacity_dense),    cmocka_unit_test(test_decode_step_dense),
         cmocka_unit_test(test_moe_expert_streaming), cmocka_unit_test(test_mla_kv),
         cmocka_unit_test(test_invariants),           cmocka_unit_test(test_validation),
+        cmocka_unit_test(test_serve_search_brute),   cmocka_unit_test(test_serve_grid),
     };
     return cmocka_run_group_tests_name("serve", tests, test_catalog_setup, test_catalog_teardown);
 }

@@ -5,6 +5,7 @@
 #include "ccsweep/cli/cli.h"
 #include "ccsweep/util/shquote.h"
 #include "ccsweep/dist/dist.h"
+#include "ccsweep/sweep/serve_grid.h"
 
 #include <float.h>
 #include <stdlib.h>
@@ -377,6 +378,10 @@ static int run_load(run_state *s)
             len = (long)n;
     }
     rc = dist_bcast_text(s->w, &s->text, &len);
+    if (rc == CCS_OK && serve_spec_is_serve(s->text, (size_t)len)) /* cli_run_serve.c */
+        return cli_run_serve(&(cli_serve_run){s->a.spec, s->text, (size_t)len, s->cat, s->a.db,
+                                              s->shown, s->joined, s->a.locking, s->a.resume,
+                                              s->a.detail, s->a.quiet, s->ranks});
     if (rc == CCS_OK) {
         s->spec = spec_parse(s->text, (size_t)len, s->a.spec, s->cat, &s->err);
         rc = s->spec ? CCS_OK : CCS_EINPUT;

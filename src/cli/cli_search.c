@@ -23,8 +23,8 @@ typedef struct search_args {
     const char *model, *hw, *evolution, *stack, *model_config;
     cli_catalogs catalogs;
     long devices, gen, seq, gbs, top, max_cp; /* seq, gbs 0: the model's */
-    int dtype, json, csv;
-    cli_narrow nw; /* --tp LIST ..., --max-mem-frac, --where */
+    int dtype, json, csv, serve; /* serve: only for --help (cli_search_serve takes --serve) */
+    cli_narrow nw;               /* --tp LIST ..., --max-mem-frac, --where */
 } search_args;
 
 /* The bounds are project's (CCS_MAX_*): a job search takes is one project takes. */
@@ -55,6 +55,7 @@ static const cli_opt search_rows[] = {
                "every output under the database's column names"),
     CLI_O_FLAG("csv", A, csv, "one CSV row per plan, every output a column"),
     CLI_O_CATALOG(A, catalogs, "catalog overlay (repeatable)"),
+    CLI_O_FLAG("serve", A, serve, "serving plans instead ('ccsweep search --serve --help')"),
     CLI_O_HELP,
 };
 #undef A
@@ -352,6 +353,9 @@ static int compute_search(int argc, char **argv, long topk, search_job *j, searc
 
 int cli_search(int argc, char **argv)
 {
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "--serve"))
+            return cli_search_serve(argc, argv);
     search_args a;
     int rc = parse_search_args(argc, argv, &a);
     if (rc != CLI_OK) {

@@ -43,12 +43,7 @@ static const cli_opt serve_opts[] = {
      .help = "the offline point: as many requests as fit (the default)"},
     CLI_O_REAL("qps", "R", A, qps, 1e9,
                "requests per second offered: concurrency from Little's law"),
-    CLI_O_ENUM("weight-dtype", "T", A, p.wdtype, serve_dtype_parse, "bf16, fp16, fp8 or fp4",
-               "weight format: bf16, fp16, fp8 or fp4 (NVFP4) (bf16)"),
-    CLI_O_ENUM("kv-dtype", "T", A, p.kvdtype, serve_dtype_parse, "bf16, fp16, fp8 or fp4",
-               "KV-cache format (bf16)"),
-    CLI_O_FLAG("no-chunked-prefill", A, no_chunked,
-               "prefill in iterations of its own that stall decode"),
+    CLI_O_SERVE_FORMATS(A, p, no_chunked),
     CLI_O_INT("max-num-tokens", "N", A, p.max_num_tokens, 1, 1 << 24,
               "tokens per engine iteration (trtllm-bench's heuristic)"),
     CLI_O_REAL("kv-fraction", "X", A, p.kv_fraction, 1,
@@ -81,16 +76,16 @@ static const cli_cmd serve_cmd = {
     .notes = serve_notes,
 };
 
-static json_t *result_json(const serve_args *a, const ccs_hw *hw, const ccs_serve_plan *p,
-                           const ccs_serve_result *r)
+json_t *cli_serve_json(const char *model, const ccs_hw *hw, long gen, const ccs_serve_plan *p,
+                       const ccs_serve_result *r)
 {
     json_t *o = json_object();
     if (!o)
         return NULL;
     static const char *const st[] = {"ok", "invalid", "oom"};
-    json_object_set_new(o, "model", json_string(a->model));
+    json_object_set_new(o, "model", json_string(model));
     json_object_set_new(o, "hardware", json_string(hw->name));
-    json_object_set_new(o, "generation", json_integer(a->gen));
+    json_object_set_new(o, "generation", json_integer(gen));
     json_object_set_new(o, "status", json_string(st[r->status]));
     json_object_set_new(o, "reason", json_string(plan_reason_name(r->reason)));
     const struct {
@@ -163,6 +158,30 @@ static void print_text(const serve_args *a, const ccs_hw *hw, const ccs_serve_pl
            100 * r->share_memory, 100 * r->share_comm);
 }
 
+int cli_serve_resolve(const char *cmd, const cli_catalogs *overlays, const char *model,
+                      const char *hwname, const char *evolution, long gen, ccs_catalog **cat,
+                      const ccs_model **m, ccs_hw *hw)
+{
+    if (!(*cat = cli_catalog(cmd, overlays)))
+        return 1;
+    int rc = 0;
+    const ccs_hw *base = catalog_hw(*cat, hwname);
+    const ccs_evolution *ev = catalog_evolution(*cat, evolution);
+    if (!(*m = catalog_model(*cat, model)))
+        rc = cli_unknown(cmd, *cat, CLI_ENTRY_MODEL, model);
+    else if (!base)
+        rc = cli_unknown(cmd, *cat, CLI_ENTRY_HW, hwname);
+    else if (!ev && gen > 0)
+        rc = cli_unknown(cmd, *cat, CLI_ENTRY_EVOLUTION, evolution);
+    if (rc) {
+        catalog_free(*cat);
+        *cat = NULL;
+        return rc;
+    }
+    hw_evolve(base, ev, (int)gen, hw);
+    return 0;
+}
+
 int cli_serve(int argc, char **argv)
 {
     serve_args a;
@@ -181,25 +200,12 @@ int cli_serve(int argc, char **argv)
     if ((a.p.concurrency > 0) + a.max_tp + (a.qps > 0) > 1)
         return cli_fail("serve", "give one of --concurrency, --max-throughput and --qps");
     a.p.chunked = (int8_t)!a.no_chunked;
-    ccs_catalog *cat = cli_catalog("serve", &a.catalogs);
-    if (!cat)
-        return 1;
-    rc = 0;
-    const ccs_model *m = catalog_model(cat, a.model);
-    const ccs_hw *base = catalog_hw(cat, a.hw);
-    const ccs_evolution *ev = catalog_evolution(cat, a.evolution);
-    if (!m)
-        rc = cli_unknown("serve", cat, CLI_ENTRY_MODEL, a.model);
-    else if (!base)
-        rc = cli_unknown("serve", cat, CLI_ENTRY_HW, a.hw);
-    else if (!ev && a.gen > 0)
-        rc = cli_unknown("serve", cat, CLI_ENTRY_EVOLUTION, a.evolution);
-    if (rc) {
-        catalog_free(cat);
-        return rc;
-    }
+    ccs_catalog *cat;
+    const ccs_model *m;
     ccs_hw hw;
-    hw_evolve(base, ev, (int)a.gen, &hw);
+    rc = cli_serve_resolve("serve", &a.catalogs, a.model, a.hw, a.evolution, a.gen, &cat, &m, &hw);
+    if (rc)
+        return rc;
     ccs_serve_plan p = a.p;
     int reason = serve_plan_check(m, &hw, &p);
     if (reason != CCS_R_OK) {
@@ -214,7 +220,7 @@ int cli_serve(int argc, char **argv)
     else
         serve_project(m, &p, &c, &r);
     if (a.json) {
-        json_t *o = result_json(&a, &hw, &p, &r);
+        json_t *o = cli_serve_json(a.model, &hw, a.gen, &p, &r);
         rc = o && json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) == 0 ? 0 : 2;
         json_decref(o);
         if (!rc)

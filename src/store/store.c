@@ -276,6 +276,7 @@ void store_close(ccs_store *st)
     sqlite3_finalize(st->ins_plan);
     sqlite3_finalize(st->del_row);
     sqlite3_finalize(st->del_rg);
+    sqlite3_finalize(st->serve_ins);
     free(st->seen);
     sqlite3_close(st->db);
     free(st->model_id);

@@ -140,6 +140,11 @@ struct ccs_store {
     store_range *todo;
     size_t n_todo, cap_todo;
     store_counts base; /* committed before this session */
+    /* a serving run (store_serve.c): its id once begun, its INSERT, the rows
+     * of its open batch */
+    int64_t serve_run;
+    sqlite3_stmt *serve_ins;
+    int64_t serve_tx;
 };
 
 /* The checks of the state note; returns 1 so that it is called as
@@ -198,6 +203,9 @@ int sti_v7_tables(ccs_store *st, ccs_err *err);
 int sti_v8_regions(ccs_store *st, ccs_err *err);
 int sti_v10_columns(ccs_store *st, ccs_err *err);
 int sti_create_views(ccs_store *st, ccs_err *err);
+/* Version 11 (store_serve.c): runs.workload, the serve_results table, its
+ * dtype names and views. */
+int sti_serve_tables(ccs_store *st, ccs_err *err);
 /* op_sources, if the file lacks it (files made before it existed). */
 int sti_create_op_sources(ccs_store *st, ccs_err *err);
 

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Version 5, 6, 7, 8 or 9 to 10 in place, in one transaction (all of it or
+/* Version 5, 6, 7, 8, 9 or 10 to 11 in place, in one transaction (all of it or
  * nothing). From 5, first to 6: the new columns with the values version 5
  * computed without storing them (cp and ep 1, so no context- or
  * expert-parallel traffic; hfu from the stored mfu, hw_flops and
@@ -15,9 +15,11 @@
  * aggregates). Then to 8: the regions rows moved to region_rows
  * (sti_v8_regions). Then to 9: the views (re)created (version 9 derives five
  * outputs in the view). Then to 10: plans.stack, NULL (the default stack)
- * for every older plan; the views recreated with it. No value is removed or changed otherwise. A
- * process writing the file (an older ccsweep) is waited for, not raced. OPEN -> MIGRATING (from its
- * BEGIN IMMEDIATE to the COMMIT or ROLLBACK) -> OPEN. */
+ * for every older plan; the views recreated with it. Then to 11: runs.workload
+ * (NULL for the training runs already stored) and the serving tables and
+ * views, empty. No value is removed or changed otherwise. A process writing
+ * the file (an older ccsweep) is waited for, not raced. OPEN -> MIGRATING
+ * (from its BEGIN IMMEDIATE to the COMMIT or ROLLBACK) -> OPEN. */
 int sti_migrate(ccs_store *st, int64_t from, ccs_err *err)
 {
     assert(assert_store_state(st));
@@ -57,8 +59,10 @@ int sti_migrate(ccs_store *st, int64_t from, ccs_err *err)
             rc = CCS_EIO;
         /* to 9: the views that derive five outputs and the band's ends when
          * a row leaves them NULL (stored rows keep their values) */
-        if (rc == CCS_OK && (sti_exec(st, drop_views_if, err) || sti_create_views(st, err) ||
-                             sti_exec(st, pragma, err)))
+        if (rc == CCS_OK && (sti_exec(st, drop_views_if, err) || sti_create_views(st, err)))
+            rc = CCS_EIO;
+        /* to 11: runs.workload and the serving tables, empty */
+        if (rc == CCS_OK && (sti_serve_tables(st, err) || sti_exec(st, pragma, err)))
             rc = CCS_EIO;
     }
     if (rc == CCS_OK && sti_exec(st, "COMMIT", err))

@@ -400,7 +400,7 @@ int sti_create_schema(ccs_store *st, ccs_err *err)
         if (sti_exec(st, schema_sql[i], err))
             return CCS_EIO;
     if (sti_v6_columns(st, err) || sti_v10_columns(st, err) || sti_create_views(st, err) ||
-        sti_v7_tables(st, err) || sti_v8_regions(st, err))
+        sti_v7_tables(st, err) || sti_v8_regions(st, err) || sti_serve_tables(st, err))
         return CCS_EIO;
     return sti_create_op_sources(st, err);
 }

@@ -93,7 +93,6 @@ static int push_shape(ccs_search *s, int64_t *cap, const shape *sh)
  * n below 2^31 has more than 1600), by trial division up to sqrt(n) once;
  * 0 for n <= 0. The shape loops below filter these lists instead of trial
  * dividing each candidate (gbs / dp up to 2^30 per shape took minutes). */
-#define SEARCH_MAX_DIV 2048
 static int divisors(int64_t n, int32_t *d)
 {
     int lo = 0, hi = 0;
@@ -108,6 +107,11 @@ static int divisors(int64_t n, int32_t *d)
     while (hi > 0)
         d[lo++] = big[--hi];
     return lo;
+}
+
+int search_divisors(int64_t n, int32_t *d)
+{
+    return divisors(n, d);
 }
 
 ccs_search *search_new(const ccs_model *m, const ccs_hw *hw, const struct ccs_opmodel *om,

@@ -1,16 +1,17 @@
 #!/bin/sh
 # migrate.sh - a database of schema version 5 (tests/data/schema5.sql, made by
-# the last build that wrote version 5) is migrated in place to version 10, by a
+# the last build that wrote version 5) is migrated in place to version 11, by a
 # reader (report) and by run, in one transaction: every row stays as it was,
 # the new columns hold what version 5 computed without storing it, and the
-# tables end as a new file's. So are ones of version 6, 7, 8 and 9
-# (tests/data/schema6.sql .. schema9.sql, made by the last builds
+# tables end as a new file's. So are ones of version 6, 7, 8, 9 and 10
+# (tests/data/schema6.sql .. schema10.sql, made by the last builds
 # that wrote them): version 7 added the empty keep.aggregate tables, version 8
 # the --detail rows as one region_rows row per scenario, read through the view
 # regions as the table of that name was, version 9 the views that derive five
 # outputs a new row leaves NULL, version 10 the plans' software stack (NULL,
-# the default, in every older plan; the views name it megatron-core). A migration that cannot finish changes
-# nothing.
+# the default, in every older plan; the views name it megatron-core), version
+# 11 runs.workload and the serving tables (serve_results and its views). A
+# migration that cannot finish changes nothing.
 cd "$(dirname "$0")/../.." || exit 1
 B=./ccsweep
 T=$(mktemp -d)
@@ -61,7 +62,7 @@ check "the fixture is a version-5 database with its 24 rows" \
 
 # a reader migrates it once, then reads it
 reports 5 "$T/a.db"
-check "and leaves it at version 10" "[ \"\$(q '$T/a.db' 'PRAGMA user_version')\" = 10 ]"
+check "and leaves it at version 11" "[ \"\$(q '$T/a.db' 'PRAGMA user_version')\" = 11 ]"
 snap "$T/a.db" >"$T/after"
 check "every version-5 value is unchanged ($(wc -l <"$T/before") lines compared)" \
     "cmp -s '$T/before' '$T/after'"
@@ -123,7 +124,7 @@ q "$T/c.db" "ALTER TABLE plans ADD COLUMN ep INTEGER"
 snap "$T/c.db" >"$T/before.c"
 $B run tests/data/schema5.yaml --db "$T/c.db" --quiet >/dev/null 2>"$T/err"; rc=$?
 check "a failing migration is an error naming it (rc $rc: $(head -c 300 "$T/err"))" \
-    "[ $rc -ne 0 ] && grep -q 'cannot migrate the database from schema version 5 to 10 (nothing was changed)' '$T/err' && grep -q 'duplicate column name: ep' '$T/err'"
+    "[ $rc -ne 0 ] && grep -q 'cannot migrate the database from schema version 5 to 11 (nothing was changed)' '$T/err' && grep -q 'duplicate column name: ep' '$T/err'"
 snap "$T/c.db" >"$T/after.c"
 check "and changes nothing: version 5, no cp column, the same rows, the views" \
     "[ \"\$(q '$T/c.db' \"PRAGMA user_version; SELECT count(*) FROM pragma_table_info('plans') WHERE name = 'cp'; SELECT count(*) FROM results_view\")\" = '5
@@ -153,7 +154,7 @@ refused() {
     shape "$T/bad$1.db" >"$T/shape.bad"
     $B run tests/data/schema5.yaml --db "$T/bad$1.db" --quiet >/dev/null 2>"$T/err"; rc=$?
     check "a failing migration from version $1 is an error naming it (rc $rc: $(head -c 300 "$T/err"))" \
-        "[ $rc -ne 0 ] && grep -q 'cannot migrate the database from schema version $1 to 10 (nothing was changed)' '$T/err' && grep -q 'table $2 already exists' '$T/err'"
+        "[ $rc -ne 0 ] && grep -q 'cannot migrate the database from schema version $1 to 11 (nothing was changed)' '$T/err' && grep -q 'table $2 already exists' '$T/err'"
     snap "$T/bad$1.db" >"$T/after.bad"
     shape "$T/bad$1.db" >"$T/shape.bad2"
     check "and changes nothing: version $1, the same tables and rows" \
@@ -182,8 +183,8 @@ check "the fixture is a version-6 database with its 24 rows" \
     "[ \"\$(q '$T/f.db' 'PRAGMA user_version; SELECT count(*) FROM result_rows')\" = '6
 24' ]"
 reports 6 "$T/f.db"
-check "and leaves it at version 10, with empty keep_groups and keep_axes" \
-    "[ \"\$(q '$T/f.db' 'PRAGMA user_version; SELECT count(*) FROM keep_groups; SELECT count(*) FROM keep_axes; SELECT count(*) FROM keep_stats')\" = '10
+check "and leaves it at version 11, with empty keep_groups and keep_axes" \
+    "[ \"\$(q '$T/f.db' 'PRAGMA user_version; SELECT count(*) FROM keep_groups; SELECT count(*) FROM keep_axes; SELECT count(*) FROM keep_stats')\" = '11
 0
 0
 0' ]"
@@ -193,7 +194,7 @@ refused 6 keep_axes
 loadv 6 "$T/h.db"
 $B run tests/data/schema5.yaml --db "$T/h.db" --quiet >/dev/null 2>"$T/err"; rc=$?
 check "run on a version-6 database exits 0 and appends run 2 (rc $rc)" \
-    "[ $rc -eq 0 ] && [ \"\$(q '$T/h.db' 'PRAGMA user_version; SELECT count(*) FROM runs')\" = '10
+    "[ $rc -eq 0 ] && [ \"\$(q '$T/h.db' 'PRAGMA user_version; SELECT count(*) FROM runs')\" = '11
 2' ]"
 
 # version 7: the regions rows become one region_rows row per scenario, the
@@ -205,8 +206,8 @@ scen=$(q "$T/i.db" "SELECT count(*) || '|' || count(DISTINCT idx) FROM regions")
 check "the fixture is a version-7 database with regions rows ($scen: rows|scenarios)" \
     "[ \"\$(q '$T/i.db' 'PRAGMA user_version')\" = 7 ] && [ '${scen%%|*}' -gt '${scen##*|}' ] && [ '${scen##*|}' -gt 0 ]"
 reports 7 "$T/i.db"
-check "and leaves it at version 10, regions a view over one region_rows row per scenario" \
-    "[ \"\$(q '$T/i.db' \"PRAGMA user_version; SELECT type FROM sqlite_schema WHERE name = 'regions'; SELECT count(*) FROM region_rows\")\" = '10
+check "and leaves it at version 11, regions a view over one region_rows row per scenario" \
+    "[ \"\$(q '$T/i.db' \"PRAGMA user_version; SELECT type FROM sqlite_schema WHERE name = 'regions'; SELECT count(*) FROM region_rows\")\" = '11
 view
 ${scen##*|}' ]"
 migrated 7 "$T/i.db" "$V7" "$T/before.i" # the regions rows, in order, among them
@@ -229,7 +230,7 @@ check "the fixture is a version-8 database with its 24 rows and their derived ou
     "[ \"\$(q '$T/j.db' 'PRAGMA user_version; SELECT count(*) FROM result_rows WHERE sr & 3 = 1 OR t_comm IS NOT NULL')\" = '8
 24' ]"
 reports 8 "$T/j.db"
-check "and leaves it at version 10" "[ \"\$(q '$T/j.db' 'PRAGMA user_version')\" = 10 ]"
+check "and leaves it at version 11" "[ \"\$(q '$T/j.db' 'PRAGMA user_version')\" = 11 ]"
 migrated 8 "$T/j.db" "$V8" "$T/before.j"
 q "$T/j.db" "$RES" >"$T/view.after.j"
 check "the views give the version-8 values, row by row" "cmp -s '$T/view.before.j' '$T/view.after.j'"
@@ -240,7 +241,7 @@ loadv 8 "$T/k.db"
 q "$T/k.db" "DROP VIEW best_plan"
 $B report --db "$T/k.db" --out "$T/rep.k" >/dev/null 2>"$T/err"; rc=$?
 check "a version-8 file without the view best_plan migrates (rc $rc: $(head -c 300 "$T/err"))" \
-    "[ $rc -eq 0 ] && [ \"\$(q '$T/k.db' \"PRAGMA user_version; SELECT count(*) FROM sqlite_schema WHERE name = 'best_plan'\")\" = '10
+    "[ $rc -eq 0 ] && [ \"\$(q '$T/k.db' \"PRAGMA user_version; SELECT count(*) FROM sqlite_schema WHERE name = 'best_plan'\")\" = '11
 1' ]"
 # version 9: plans gain stack (NULL: the default); every stored value stays,
 # the views give the same rows and name the stack; a run appended to the
@@ -256,7 +257,7 @@ check "the fixture is a version-9 database with its 24 rows" \
     "[ \"\$(q '$T/n.db' 'PRAGMA user_version; SELECT count(*) FROM result_rows')\" = '9
 24' ]"
 reports 9 "$T/n.db"
-check "and leaves it at version 10" "[ \"\$(q '$T/n.db' 'PRAGMA user_version')\" = 10 ]"
+check "and leaves it at version 11" "[ \"\$(q '$T/n.db' 'PRAGMA user_version')\" = 11 ]"
 migrated 9 "$T/n.db" "$V9" "$T/before.n"
 q "$T/n.db" "SELECT $RCOLS FROM results ORDER BY rid; SELECT $VCOLS FROM results_view ORDER BY rid" >"$T/view.after.n"
 check "the views give the version-9 values, row by row" "cmp -s '$T/view.before.n' '$T/view.after.n'"
@@ -267,6 +268,30 @@ $B run "$T/stk.yaml" --db "$T/n.db" --quiet >/dev/null 2>"$T/err"; rc=$?
 check "a run with plan.stack appended to the migrated file names its stack (rc $rc)" \
     "[ $rc -eq 0 ] && [ \"\$(q '$T/n.db' \"SELECT run_id, stack, count(*) FROM results_view GROUP BY 1, 2 ORDER BY 1\")\" = '1|megatron-core|24
 2|llm-foundry|24' ]"
+
+# version 10: runs gain workload (NULL: training) and the serving tables and
+# views are added, empty; every stored value and view row stays, and a
+# serving run appended to the migrated file lands in serve_results
+V10="SELECT * FROM result_rows ORDER BY rid; SELECT * FROM region_rows ORDER BY rid;
+    SELECT * FROM plans ORDER BY pid; SELECT * FROM models; SELECT * FROM hardware"
+loadv 10 "$T/p.db"
+values "$T/p.db" "$V10" >"$T/before.p"
+q "$T/p.db" "SELECT * FROM results_view ORDER BY rid" >"$T/view.before.p"
+check "the fixture is a version-10 database with its 24 rows" \
+    "[ \"\$(q '$T/p.db' 'PRAGMA user_version; SELECT count(*) FROM result_rows')\" = '10
+24' ]"
+reports 10 "$T/p.db"
+check "and leaves it at version 11, runs.workload NULL, serve_results empty" \
+    "[ \"\$(q '$T/p.db' 'PRAGMA user_version; SELECT count(*) FROM runs WHERE workload IS NULL; SELECT count(*) FROM serve_results')\" = '11
+1
+0' ]"
+migrated 10 "$T/p.db" "$V10" "$T/before.p"
+q "$T/p.db" "SELECT * FROM results_view ORDER BY rid" >"$T/view.after.p"
+check "the views give the version-10 values, row by row" "cmp -s '$T/view.before.p' '$T/view.after.p'"
+printf 'workload: serve\nmodels: llama3-8b\nhardware: h100-sxm\nserve: {isl: 100, osl: 100}\nplan: {tp: [1, 2]}\n' >"$T/sv.yaml"
+$B run "$T/sv.yaml" --db "$T/p.db" --quiet 2>"$T/err"; rc=$?
+check "a serving run appended to the migrated file (rc $rc: $(head -c 200 "$T/err"))" \
+    "[ $rc -eq 0 ] && [ \"\$(q '$T/p.db' \"SELECT run_id, workload, count(*) FROM runs JOIN serve_results USING (run_id) GROUP BY 1\")\" = '2|serve|2' ]"
 
 # this build's rows leave the derived outputs NULL (test_store's round trip
 # checks that the view gives the projected values back bit for bit)
@@ -279,5 +304,5 @@ load "$T/e.db"
 q "$T/e.db" "PRAGMA user_version = 4"
 $B report --db "$T/e.db" --out "$T/rep.e" >/dev/null 2>"$T/err"; rc=$?
 check "version 4 is refused, not migrated (rc $rc)" \
-    "[ $rc -eq 1 ] && grep -q 'schema version 4, but this ccsweep .* reads version 10' '$T/err' && [ \"\$(q '$T/e.db' 'PRAGMA user_version')\" = 4 ]"
+    "[ $rc -eq 1 ] && grep -q 'schema version 4, but this ccsweep .* reads version 11' '$T/err' && [ \"\$(q '$T/e.db' 'PRAGMA user_version')\" = 4 ]"
 exit 0

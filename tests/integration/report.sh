@@ -150,9 +150,9 @@ expect "a file that is not a database" 1 "text.db: not a ccsweep database" \
 sqlite3 "$TMP/other.db" "CREATE TABLE t (x); INSERT INTO t VALUES (1);"
 expect "an SQLite database of another program" 1 "other.db: not a ccsweep database" \
     $BIN report --db "$TMP/other.db" --out "$TMP/none"
-cp "$DB" "$TMP/v11.db"
-q "$TMP/v11.db" "PRAGMA user_version = 11"
-expect "another schema version" 1 "schema version 11" $BIN report --db "$TMP/v11.db" --out "$TMP/none"
+cp "$DB" "$TMP/v99.db"
+q "$TMP/v99.db" "PRAGMA user_version = 99"
+expect "another schema version" 1 "schema version 99" $BIN report --db "$TMP/v99.db" --out "$TMP/none"
 expect "an unknown run" 1 "no run 99 (runs in the database: 1, 2)" \
     $BIN report --db "$DB" --run 99 --out "$TMP/none"
 sed -e 's/^name: report-small/name: report-empty/' -e 's/^where: .*/where: "tp > 1000"/' \

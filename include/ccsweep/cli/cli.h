@@ -19,6 +19,7 @@ int cli_search(int argc, char **argv);   /* cli_search.c: the best plans of one 
 int cli_serve(int argc, char **argv);    /* cli_serve.c: one serving projection */
 int cli_compare(int argc, char **argv);  /* cli_compare.c: a job across configurations */
 int cli_catalog_command(int argc, char **argv); /* cli_catalog.c: catalog import */
+int cli_search_serve(int argc, char **argv);    /* cli_search_serve.c: 'search --serve' */
 
 /* Shared helpers for subcommands; messages for bad input go through
  * cli_fail (cli_opt.h). */
@@ -84,5 +85,41 @@ struct json_t *cli_json_projection(const ccs_model *m, const ccs_hw *hw, const c
 int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *evolution,
                    const ccs_stack *st, const ccs_plan *p, const ccs_result *r,
                    const ccs_region_time *regions, const cli_op_sources *src);
+
+/* 'run' of a serving spec (cli_run_serve.c): what cli_run read and parsed. */
+typedef struct cli_serve_run {
+    const char *spec, *text; /* the spec's path and bytes (len of them) */
+    size_t len;
+    const ccs_catalog *cat;
+    const char *db, *db_shown, *argv; /* the file, its name in messages, the command line */
+    int locking, resume, detail, quiet, ranks;
+} cli_serve_run;
+/* The option rows of the serving formats and prefill mode, shared by 'serve'
+ * and 'search --serve': T the args struct, P its ccs_serve_plan field, NC
+ * its int for --no-chunked-prefill. */
+/* clang-format off */
+#define CLI_O_SERVE_FORMATS(T, P, NC)                                                            \
+    CLI_O_ENUM("weight-dtype", "T", T, P.wdtype, serve_dtype_parse, "bf16, fp16, fp8 or fp4",    \
+               "weight format: bf16, fp16, fp8 or fp4 (NVFP4) (bf16)"),                           \
+    CLI_O_ENUM("kv-dtype", "T", T, P.kvdtype, serve_dtype_parse, "bf16, fp16, fp8 or fp4",       \
+               "KV-cache format (bf16)"),                                                         \
+    CLI_O_FLAG("no-chunked-prefill", T, NC, "prefill in iterations of its own that stall decode")
+/* clang-format on */
+/* Run it on rank 0 (other ranks return 0); the exit status. */
+int cli_run_serve(const cli_serve_run *a);
+
+/* The catalog (*cat, the caller's to free; NULL on failure), model *m
+ * (borrowed from it) and hardware at generation gen (*hw) a serving command
+ * names; 0, or the exit status with the message printed (cmd names the
+ * command). */
+struct ccs_serve_plan;
+struct ccs_serve_result;
+int cli_serve_resolve(const char *cmd, const cli_catalogs *overlays, const char *model,
+                      const char *hwname, const char *evolution, long gen, ccs_catalog **cat,
+                      const ccs_model **m, ccs_hw *hw);
+/* The JSON object of one serving projection (the keys 'serve --json'
+ * documents); the caller owns it; NULL when out of memory. */
+struct json_t *cli_serve_json(const char *model, const ccs_hw *hw, long gen,
+                              const struct ccs_serve_plan *p, const struct ccs_serve_result *r);
 
 #endif

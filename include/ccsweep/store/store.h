@@ -8,12 +8,13 @@
 
 #include "ccsweep/sweep/grid.h"
 #include "ccsweep/sweep/keep.h"
+#include "ccsweep/sweep/serve_grid.h"
 
 #include <stdio.h>
 
 /* Schema version kept in PRAGMA user_version. store_open migrates a file of
- * version 5 to 8 in place (in one transaction); other versions are refused. */
-#define CCS_STORE_SCHEMA 10
+ * version 5 to 10 in place (in one transaction); other versions are refused. */
+#define CCS_STORE_SCHEMA 11
 /* The oldest version store_open migrates (every one from it up). */
 #define CCS_STORE_MIGRATE_FROM 5
 /* Rows per transaction at most (the sweep also commits at least once a
@@ -169,5 +170,30 @@ int store_absorb_shards(ccs_store *st, const char *dir, const char *db, FILE *lo
 int store_seal(ccs_store *st, ccs_err *err);
 /* Remove a database file with its -wal and -shm companions. */
 void store_remove_file(const char *path);
+
+/* ---- serving runs (store_serve.c) ---------------------------------------------- */
+
+/* A serving sweep's provenance (runs row, workload 'serve'). Borrowed. */
+typedef struct store_serve_info {
+    const char *name, *path, *text; /* the spec's name, path and bytes */
+    size_t len;                     /* of text */
+    const char *argv, *evolution;   /* NULL: none */
+    int ranks;
+    int64_t total; /* scenarios in the grid */
+} store_serve_info;
+
+/* Record a serving run in st (a store_open'ed file with no training run
+ * prepared) and prepare its row INSERT. One process writes; there is no
+ * resume. CCS_EIO with err on failure. */
+int store_serve_begin(ccs_store *st, const store_serve_info *in, ccs_err *err);
+int64_t store_serve_run_id(const ccs_store *st);
+/* Add one serve_results row (model and hw: the names, borrowed); a batch
+ * commits every CCS_STORE_BATCH rows. Invalid rows keep NULL outputs. */
+int store_serve_put(ccs_store *st, const serve_record *rec, const char *model, const char *hw,
+                    ccs_err *err);
+/* Commit (status STORE_COMPLETE) or roll back the open batch and record the
+ * run's end: status, done scenarios, rows counted from the table, and
+ * n_filtered = done - rows (left out by keep). */
+int store_serve_finish(ccs_store *st, int status, int64_t done, int64_t rows, ccs_err *err);
 
 #endif

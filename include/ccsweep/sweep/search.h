@@ -119,6 +119,10 @@ void search_range(const ccs_search *s, int64_t lo, int64_t hi, int64_t step, sea
 /* 1 when two results are one answer: the same status and every output
  * (ccs_outputs) equal. */
 int search_same(const ccs_result *a, const ccs_result *b);
+/* Divisors of a positive n in ascending order into d[0..SEARCH_MAX_DIV) (no n
+ * below 2^31 has more than 1600); returns their number, 0 for n <= 0. */
+#define SEARCH_MAX_DIV 2048
+int search_divisors(int64_t n, int32_t *d);
 
 /* Insert h into the sorted top[0..*n) of capacity k when it ranks among the
  * best k (best_cmp; equal plans keep the earlier one). A hit whose outputs

@@ -1,0 +1,222 @@
+/* store_serve.c - serving sweeps in the database: the serve_results table and
+ * its views (a schema step, like store_schema.c's), and the writer of a
+ * serving run: its runs row, its rows in batched transactions of
+ * CCS_STORE_BATCH, its end.
+ *
+ * A simpler path than a training run's (store_run.c, store_write.c): one
+ * process writes, nothing is resumed (a serving grid of a million scenarios
+ * takes seconds), no writer row is claimed. States, beside store_int.h's:
+ * OPEN -> SERVING (store_serve_begin: the runs row committed, st->serve_run
+ * set) -> SERVING with a batch open (serve_tx > 0 rows, SQLite not in
+ * autocommit) -> DONE (store_serve_finish). */
+#include "store_int.h"
+#include "ccsweep/util/sha256.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef CCS_GIT_REV
+#define CCS_GIT_REV "unknown"
+#endif
+
+/* The serving outputs stored, in column order after the plan. */
+#define SERVE_OUT(X)                                                                               \
+    X(concurrency, r->concurrency)                                                                 \
+    X(max_concurrency, r->max_concurrency)                                                         \
+    X(max_num_tokens, r->max_num_tokens)                                                           \
+    X(mem_weights, r->mem_weights)                                                                 \
+    X(mem_activations, r->mem_activations)                                                         \
+    X(mem_kv, r->mem_kv)                                                                           \
+    X(kv_tokens, r->kv_tokens)                                                                     \
+    X(t_prefill, r->t_prefill)                                                                     \
+    X(ttft, r->ttft)                                                                               \
+    X(tpot, r->tpot)                                                                               \
+    X(tok_s_gpu, r->tok_s_gpu)                                                                     \
+    X(tok_s_system, r->tok_s_system)                                                               \
+    X(tok_s_gpu_limit_mem, r->tok_s_gpu_limit_mem)                                                 \
+    X(tok_s_gpu_limit_compute, r->tok_s_gpu_limit_compute)                                         \
+    X(share_compute, r->share_compute)                                                             \
+    X(share_memory, r->share_memory)                                                               \
+    X(share_comm, r->share_comm)                                                                   \
+    X(step_t, r->step.t)                                                                           \
+    X(step_flops, r->step.flops)                                                                   \
+    X(step_bytes, r->step.bytes)                                                                   \
+    X(step_comm_bytes, r->step.comm_bytes)
+#define SERVE_N_PLAN 16 /* run_id .. chunked, status, reason: bound before the outputs */
+#define SERVE_COL(name, v) ", " #name
+#define SERVE_ONE(name, v) +1
+enum { SERVE_N_OUT = 0 SERVE_OUT(SERVE_ONE) };
+
+static const char *const serve_sql[] = {
+    "ALTER TABLE runs ADD COLUMN workload TEXT;  -- NULL: training; 'serve': serve_results\n",
+    "CREATE TABLE serve_results (  -- one row per serving scenario; SI units\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs, idx INTEGER NOT NULL,\n"
+    "  model TEXT NOT NULL, hardware TEXT NOT NULL, generation INTEGER NOT NULL,\n"
+    "  devices INTEGER, tp INTEGER, pp INTEGER, ep INTEGER, attn_dp INTEGER,\n"
+    "  dp INTEGER,                     -- replicas on the devices\n"
+    "  isl INTEGER, osl INTEGER,\n"
+    "  wdtype INTEGER, kvdtype INTEGER,  -- serve_dtypes\n"
+    "  chunked INTEGER, status INTEGER NOT NULL, reason INTEGER,\n"
+    "  concurrency INTEGER,            -- requests in flight per replica\n"
+    "  max_concurrency INTEGER, max_num_tokens INTEGER,\n"
+    "  mem_weights REAL, mem_activations REAL, mem_kv REAL, kv_tokens REAL,\n"
+    "  t_prefill REAL, ttft REAL, tpot REAL,\n"
+    "  tok_s_gpu REAL, tok_s_system REAL, tok_s_gpu_limit_mem REAL,\n"
+    "  tok_s_gpu_limit_compute REAL,\n"
+    "  share_compute REAL, share_memory REAL, share_comm REAL,  -- of the decode step\n"
+    "  step_t REAL, step_flops REAL, step_bytes REAL, step_comm_bytes REAL,\n"
+    "  PRIMARY KEY (run_id, idx)\n"
+    ") WITHOUT ROWID;\n",
+    "CREATE TABLE serve_dtypes (dtype INTEGER PRIMARY KEY, name TEXT NOT NULL);\n",
+    "CREATE VIEW serve_results_view AS\n"
+    "SELECT r.run_id, r.idx, r.model, r.hardware, r.generation, r.devices, r.tp, r.pp, r.ep,\n"
+    "  r.attn_dp, r.dp, r.isl, r.osl, w.name AS weight_dtype, k.name AS kv_dtype, r.chunked,\n"
+    "  s.name AS status, rs.name AS reason, r.concurrency, r.max_concurrency,\n"
+    "  r.max_num_tokens, r.mem_weights, r.mem_activations, r.mem_kv, r.kv_tokens, r.t_prefill,\n"
+    "  r.ttft, r.tpot, r.ttft * 1e3 AS ttft_ms, r.tpot * 1e3 AS tpot_ms, r.tok_s_gpu,\n"
+    "  r.tok_s_system, r.tok_s_gpu_limit_mem, r.tok_s_gpu_limit_compute, r.share_compute,\n"
+    "  r.share_memory, r.share_comm, r.step_t, r.step_flops, r.step_bytes, r.step_comm_bytes,\n"
+    "  r.tp * r.pp AS replica_devices, r.wdtype, r.kvdtype\n"
+    "FROM serve_results r JOIN statuses s ON s.status = r.status\n"
+    "LEFT JOIN reasons rs ON rs.reason = r.reason\n"
+    "LEFT JOIN serve_dtypes w ON w.dtype = r.wdtype LEFT JOIN serve_dtypes k ON k.dtype = "
+    "r.kvdtype;\n",
+    /* serve_best: search --serve's order (serve_search.h) per serving job */
+    "CREATE VIEW serve_best AS\n"
+    "SELECT * FROM (SELECT v.*, row_number() OVER (PARTITION BY " CCS_SERVE_BEST_GROUP
+    " ORDER BY " CCS_SERVE_BEST_ORDER ") AS rank\n"
+    "  FROM serve_results_view v WHERE status = 'ok') WHERE rank = 1;\n",
+};
+
+int sti_serve_tables(ccs_store *st, ccs_err *err)
+{
+    for (size_t i = 0; i < sizeof serve_sql / sizeof serve_sql[0]; i++)
+        if (sti_exec(st, serve_sql[i], err))
+            return CCS_EIO;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db, "INSERT INTO serve_dtypes VALUES (?, ?)", -1, &s, NULL))
+        return sti_fail_db(st, err, "creating the schema");
+    int rc = CCS_OK;
+    for (int i = 0; rc == CCS_OK && i < CCS_S_N; i++) {
+        sqlite3_bind_int(s, 1, i);
+        sqlite3_bind_text(s, 2, serve_dtype_name(i), -1, SQLITE_STATIC);
+        rc = sti_step_done(st, s, err, "creating the schema");
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int store_serve_begin(ccs_store *st, const store_serve_info *in, ccs_err *err)
+{
+    assert(assert_store_state(st));
+    assert(!st->g && !st->serve_run && in && in->text);
+    char host[256] = "", now[32], sha[65];
+    gethostname(host, sizeof host - 1);
+    sti_now_iso(now, sizeof now);
+    sha256_hex(in->text, in->len, sha);
+    sqlite3_stmt *s;
+    const char *sql =
+        "INSERT INTO runs (name, spec_path, spec_text, spec_sha256, version, git_rev, host, "
+        "ranks, argv, evolution, detail, started, updated, status, total, workload) VALUES "
+        "(?,?,?,?,?,?,?,?,?,?,0,?,?,'running',?,'serve')";
+    if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+        return sti_fail_db(st, err, "recording the run");
+    const char *txt[] = {in->name, in->path, NULL, sha, CCS_VERSION, CCS_GIT_REV, host};
+    for (int i = 0; i < 7; i++)
+        if (i != 2)
+            sqlite3_bind_text(s, i + 1, txt[i], -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 3, in->text, (int)in->len, SQLITE_STATIC);
+    sqlite3_bind_int(s, 8, in->ranks);
+    sqlite3_bind_text(s, 9, in->argv, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 10, in->evolution, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 11, now, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 12, now, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(s, 13, in->total);
+    int rc = sti_step_done(st, s, err, "recording the run");
+    sqlite3_finalize(s);
+    if (rc)
+        return rc;
+    st->serve_run = sqlite3_last_insert_rowid(st->db);
+    char ins[1024];
+    int n = snprintf(ins, sizeof ins,
+                     "INSERT INTO serve_results (run_id, idx, model, hardware, generation, "
+                     "devices, tp, pp, ep, attn_dp, dp, isl, osl, wdtype, kvdtype, chunked, "
+                     "status, reason" SERVE_OUT(SERVE_COL) ") VALUES (?");
+    for (int i = 1; i < SERVE_N_PLAN + 2 + SERVE_N_OUT; i++)
+        n += snprintf(ins + n, sizeof ins - (size_t)n, ",?");
+    snprintf(ins + n, sizeof ins - (size_t)n, ")");
+    if (sqlite3_prepare_v2(st->db, ins, -1, &st->serve_ins, NULL) != SQLITE_OK)
+        return sti_fail_db(st, err, "preparing the serving rows");
+    return CCS_OK;
+}
+
+int64_t store_serve_run_id(const ccs_store *st)
+{
+    return st->serve_run;
+}
+
+static int serve_commit(ccs_store *st, ccs_err *err)
+{
+    if (!st->serve_tx)
+        return CCS_OK;
+    st->serve_tx = 0;
+    return sti_exec(st, "COMMIT", err) ? CCS_EIO : CCS_OK;
+}
+
+int store_serve_put(ccs_store *st, const serve_record *rec, const char *model, const char *hw,
+                    ccs_err *err)
+{
+    assert(st->serve_run > 0 && st->serve_ins);
+    if (!st->serve_tx && sti_exec(st, "BEGIN IMMEDIATE", err))
+        return CCS_EIO;
+    sqlite3_stmt *s = st->serve_ins;
+    const ccs_serve_plan *p = &rec->plan;
+    const ccs_serve_result *r = &rec->r;
+    sqlite3_bind_int64(s, 1, st->serve_run);
+    sqlite3_bind_int64(s, 2, rec->idx);
+    sqlite3_bind_text(s, 3, model, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 4, hw, -1, SQLITE_STATIC);
+    const int64_t iv[] = {rec->gen,   p->devices, p->tp,     p->pp,    p->ep,
+                          p->attn_dp, p->dp,      p->isl,    p->osl,   p->wdtype,
+                          p->kvdtype, p->chunked, r->status, r->reason};
+    for (int i = 0; i < 14; i++)
+        sqlite3_bind_int64(s, 5 + i, iv[i]);
+#define SERVE_VAL(name, v) v,
+    const double ov[] = {SERVE_OUT(SERVE_VAL)};
+    for (int i = 0; i < SERVE_N_OUT; i++) {
+        if (r->status == CCS_ST_INVALID)
+            sqlite3_bind_null(s, 19 + i);
+        else
+            sqlite3_bind_double(s, 19 + i, ov[i]);
+    }
+    st->serve_tx++;
+    if (sti_step_done(st, s, err, "writing serving rows"))
+        return CCS_EIO;
+    return st->serve_tx >= CCS_STORE_BATCH ? serve_commit(st, err) : CCS_OK;
+}
+
+int store_serve_finish(ccs_store *st, int status, int64_t done, int64_t rows, ccs_err *err)
+{
+    assert(st->serve_run > 0 && status >= STORE_COMPLETE && status <= STORE_FAILED);
+    static const char *const names[] = {"running", "complete", "interrupted", "failed"};
+    if (status == STORE_COMPLETE && serve_commit(st, err))
+        return CCS_EIO;
+    if (status != STORE_COMPLETE && st->serve_tx) {
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+        st->serve_tx = 0;
+    }
+    char now[32], sql[512];
+    sti_now_iso(now, sizeof now);
+    snprintf(sql, sizeof sql,
+             "UPDATE runs SET status = '%s', ended = '%s', updated = '%s', n_done = %lld, "
+             "n_rows = (SELECT count(*) FROM serve_results WHERE run_id = %lld), "
+             "n_ok = (SELECT count(*) FROM serve_results WHERE run_id = %lld AND status = 0), "
+             "n_invalid = (SELECT count(*) FROM serve_results WHERE run_id = %lld AND status = 1), "
+             "n_oom = (SELECT count(*) FROM serve_results WHERE run_id = %lld AND status = 2), "
+             "n_filtered = %lld WHERE run_id = %lld",
+             names[status], now, now, (long long)done, (long long)st->serve_run,
+             (long long)st->serve_run, (long long)st->serve_run, (long long)st->serve_run,
+             (long long)(done - rows), (long long)st->serve_run);
+    return sti_exec(st, sql, err) ? CCS_EIO : CCS_OK;
+}

@@ -1,0 +1,59 @@
+#!/bin/sh
+# sweep_serve.sh - 'ccsweep run' of a serving spec (workload: serve): every
+# scenario of the grid in serve_results, one runs row (workload 'serve') with
+# the counts, the rows equal to 'ccsweep serve' of the same plan, keep: best K
+# under latency limits keeps the K best of each serving job, a bad spec exits
+# 1 without touching the database, and under mpirun the run is written once.
+. tests/integration/sweep_common.inc
+need_tools "serving sweep"
+
+cat >"$TMP/s.yaml" <<'YAML'
+name: serve-small
+workload: serve
+models: [llama3-70b, mixtral-8x22b]
+hardware: [h100-sxm, b200]
+generations: [0, 1]
+serve: {isl: 1000, osl: [200, 1000], concurrency: [1, 16, 64, max], weight_dtype: fp8, kv_dtype: fp8}
+plan: {devices: 8, tp: [1, 2, 4, 8], pp: [1, 2], ep: [1, 2, 8], attn_dp: [false, true]}
+YAML
+$BIN run "$TMP/s.yaml" --db "$TMP/s.db" --quiet; rc=$?
+check "a serving run exits 0" [ $rc -eq 0 ]
+n=$(q "$TMP/s.db" "SELECT count(*) FROM serve_results")
+check "every scenario of the grid is stored ($n of 3072)" [ "$n" = 3072 ]
+check "one runs row, workload serve, complete, with its counts" \
+    [ "$(q "$TMP/s.db" "SELECT workload, status, total, n_rows, n_ok + n_invalid + n_oom FROM runs")" = "serve|complete|3072|3072|3072" ]
+row=$(q "$TMP/s.db" "SELECT tp, pp, ep, concurrency, tok_s_gpu, ttft FROM serve_results_view
+    WHERE model = 'mixtral-8x22b' AND hardware = 'b200' AND generation = 0 AND osl = 1000
+      AND status = 'ok' AND attn_dp = 0 AND concurrency = 64 ORDER BY idx LIMIT 1")
+tp=$(echo "$row" | cut -d'|' -f1); pp=$(echo "$row" | cut -d'|' -f2); ep=$(echo "$row" | cut -d'|' -f3)
+$BIN serve --model mixtral-8x22b --hw b200 --tp "$tp" --pp "$pp" --ep "$ep" --isl 1000 --osl 1000 \
+    --weight-dtype fp8 --kv-dtype fp8 --concurrency 64 --json >"$TMP/one.json"
+got=$(sqlite3 :memory: "SELECT json_extract(readfile('$TMP/one.json'), '\$.tok_s_gpu') = $(echo "$row" | cut -d'|' -f5)")
+check "a stored row is what 'ccsweep serve' projects for its plan" [ "$got" = 1 ]
+check "invalid plans are stored with a reason (ep without experts)" \
+    [ "$(q "$TMP/s.db" "SELECT count(*) > 0 FROM serve_results_view WHERE model = 'llama3-70b' AND ep > 1 AND status = 'invalid' AND reason IS NOT NULL")" = 1 ]
+nb=$(q "$TMP/s.db" "SELECT count(*) FROM serve_best")
+check "serve_best: one plan per serving job ($nb of 16)" [ "$nb" = 16 ]
+
+sed 's/^plan:/keep: {best: 2, tpot_max_ms: 40}\nplan:/' "$TMP/s.yaml" >"$TMP/k.yaml"
+$BIN run "$TMP/k.yaml" --db "$TMP/k.db" --quiet
+want=$(q "$TMP/s.db" "SELECT model, hardware, generation, osl, idx FROM (SELECT *, row_number() OVER
+    (PARTITION BY model, hardware, generation, osl ORDER BY tok_s_gpu DESC, tpot, ttft, tp, pp, ep,
+    attn_dp, idx) AS k FROM serve_results_view WHERE status = 'ok' AND tpot <= 0.040) WHERE k <= 2
+    ORDER BY 1, 2, 3, 4, 5")
+have=$(q "$TMP/k.db" "SELECT model, hardware, generation, osl, idx FROM serve_results_view ORDER BY 1, 2, 3, 4, 5")
+check "keep: best 2 under TPOT <= 40 ms keeps the 2 best of each job ($(echo "$have" | wc -l) rows)" \
+    [ -n "$have" -a "$want" = "$have" ]
+check "keep: the runs row counts the rows left out" \
+    [ "$(q "$TMP/k.db" "SELECT n_filtered = total - n_rows AND n_rows > 0 FROM runs")" = 1 ]
+
+printf 'workload: serve\nmodels: llama3-70b\nhardware: h100-sxm\nserve: {isl: 10, osl: 10, kv_dtype: fp5}\n' >"$TMP/bad.yaml"
+$BIN run "$TMP/bad.yaml" --db "$TMP/bad.db" 2>"$TMP/err"; rc=$?
+check "a bad serving spec exits 1 naming the field, no database" \
+    sh -c "[ $rc -eq 1 ] && grep -q \"bad.yaml:4:.*kv_dtype\" '$TMP/err' && [ ! -e '$TMP/bad.db' ]"
+$BIN run "$TMP/s.yaml" --db "$TMP/r.db" --resume 2>"$TMP/err"; rc=$?
+check "--resume of a serving spec exits 1 with the reason" sh -c "[ $rc -eq 1 ] && grep -q 'resume' '$TMP/err'"
+$MPIRUN -n 2 $BIN run "$TMP/s.yaml" --db "$TMP/m.db" --quiet 2>/dev/null; rc=$?
+check "under mpirun -n 2 the run is written once" \
+    [ $rc -eq 0 -a "$(q "$TMP/m.db" "SELECT count(*) FROM runs; SELECT count(*) FROM serve_results")" = "1
+3072" ]
