@@ -297,12 +297,13 @@ static const char *csv_field(const char *s, char *buf, size_t n)
  * MPT is a GPT-style model: biases, tied embedding, GeLU MLP, learned
  * positions (an ad-hoc model here). Every run ran, so every projection must
  * fit its device. The test prints the error table by GPU and by sequence
- * bucket. Asserted: no row out of memory, mean absolute error <= 15% and
- * mean signed error within 5% over all rows, each GPU type's mean absolute
- * error <= 20%; these guard what the model reaches today (12.0% overall,
- * +3.6% signed; the sequences >= 16k on H100 are the worst: the Triton
- * kernel is measured on the A100 only and carried to the H100 through
- * FlashAttention-2) and are not the accuracy aimed at (8%, within 4%). */
+ * bucket. Asserted, where the model reaches the accuracy aimed at: mean
+ * signed error within 4%, mean absolute error <= 10% for sequences up to 2k
+ * and for 4k-8k, no row out of memory. Asserted as guards of what it reaches
+ * today (measured 9.5% overall, per GPU 9.2 / 10.3 / 9.1%, sequences >= 16k
+ * 16.7%, all too slow there; aimed at: 8% overall, 10% per GPU and bucket):
+ * mean absolute error <= 11% overall, <= 12% per GPU, <= 19% for sequences
+ * >= 16k. */
 static void test_llm_foundry(void **state)
 {
     (void)state;
@@ -389,10 +390,12 @@ static void test_llm_foundry(void **state)
            "%.1f%%, %d out of memory\n",
            n, 100 * sum_abs / n, 100 * sum / n, 100 * worst, oom);
     assert_int_equal(oom, 0);
-    assert_true(sum_abs / n <= 0.15);
-    assert_true(fabs(sum / n) <= 0.05);
+    assert_true(fabs(sum / n) <= 0.04);
+    assert_true(babs[0] / bn[0] <= 0.10 && babs[1] / bn[1] <= 0.10);
+    assert_true(sum_abs / n <= 0.11);
     for (int g = 0; g < 3; g++)
-        assert_true(gabs[g] / gn[g] <= 0.20);
+        assert_true(gabs[g] / gn[g] <= 0.12);
+    assert_true(babs[2] / bn[2] <= 0.19);
 }
 
 /* A published MoE training cost: DeepSeek-V3 takes 180K H800 GPU hours per

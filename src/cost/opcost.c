@@ -439,11 +439,22 @@ static inline double synthetic(const ccs_cost *c, const ccs_op *op)
         int bwd = op->region == CCS_RG_BWD_ATTN;
         int k = c->stack ? c->stack->attn_kernel : CCS_ATTN_GEMM_REL;
         /* op: m queries, n keys, k head dimension; every model is causal */
-        double eff = k == CCS_ATTN_GEMM_REL || k == CCS_ATTN_UNFUSED
-                         ? hw_gemm_eff(hw, op->dtype, NULL) *
-                               (bwd ? CCS_ATTN_REL_EFF_BWD : CCS_ATTN_REL_EFF_FWD)
-                         : attn_kernel_eff(hw, k, op->k, op->n, 1, bwd);
-        t_flops = op->flops / (peak * eff * hw->clock_ratio * c->sync_derate);
+        if (k == CCS_ATTN_GEMM_REL || k == CCS_ATTN_UNFUSED) {
+            double eff = hw_gemm_eff(hw, op->dtype, NULL) *
+                         (bwd ? CCS_ATTN_REL_EFF_BWD : CCS_ATTN_REL_EFF_FWD);
+            t_flops = op->flops / (peak * eff * hw->clock_ratio * c->sync_derate);
+            break;
+        }
+        /* A measured kernel, at the clock its benchmark ran at. The sustained
+         * clock of the catalog (clock_ratio) is the power cap's under dense
+         * GEMMs: dynamic power goes with switching activity times clock
+         * (P = a C V^2 f), so a kernel keeping the matrix units busy u of the
+         * best GEMM's share draws u of the power at the same clock and is held
+         * back only to clock_ratio / u of it, never above the clock measured. */
+        double eff = attn_kernel_eff(hw, k, op->k, op->n, 1, bwd);
+        double u = eff / hw_gemm_eff(hw, CCS_BF16, NULL);
+        double clock = u > hw->clock_ratio ? hw->clock_ratio / u : 1.0;
+        t_flops = op->flops / (peak * eff * clock * c->sync_derate);
         break;
     }
     default:
