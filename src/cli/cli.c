@@ -215,6 +215,19 @@ json_t *cli_json_projection(const ccs_model *m, const ccs_hw *hw, const char *ev
     return o;
 }
 
+int cli_json_emit(json_t *o, json_t *arr, const char *key, int rc)
+{
+    rc = rc || !o || !arr;
+    if (!rc)
+        rc |= json_object_set(o, key, arr);
+    if (!rc)
+        rc = json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+    fputc('\n', stdout);
+    json_decref(arr);
+    json_decref(o);
+    return rc ? -1 : 0;
+}
+
 int cli_print_json(FILE *f, const ccs_model *m, const ccs_hw *hw, const char *evolution,
                    const ccs_stack *st, const ccs_plan *p, const ccs_result *r,
                    const ccs_region_time *regions, const cli_op_sources *src)

@@ -269,14 +269,8 @@ static int print_json(const ccs_model *m, const ccs_plan *job, const compare_arg
             rc |= json_object_set_new(e, "share", sh);
             rc |= json_array_append_new(arr, e);
         }
-        rc |= json_object_set(o, "columns", arr);
     }
-    if (!rc)
-        rc = json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
-    fputc('\n', stdout);
-    json_decref(arr);
-    json_decref(o);
-    return rc ? -1 : 0;
+    return cli_json_emit(o, arr, "columns", rc);
 }
 
 /* Resolve the names into columns (hardware outer, then generation, then

@@ -124,14 +124,8 @@ static int print_json(const sserve_args *a, const ccs_hw *hw, const serve_hit *t
             json_t *e = cli_serve_json(a->model, hw, a->gen, &top[i].plan, &top[i].r);
             rc |= !e || json_array_append_new(arr, e);
         }
-        rc |= json_object_set(o, "top", arr);
     }
-    if (!rc)
-        rc = json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
-    fputc('\n', stdout);
-    json_decref(arr);
-    json_decref(o);
-    return rc ? -1 : 0;
+    return cli_json_emit(o, arr, "top", rc);
 }
 
 int cli_search_serve(int argc, char **argv)

@@ -393,6 +393,17 @@ int catalog_parse_model(const ydoc *d, const ynode *map, ccs_model *out, ccs_err
     return CCS_OK;
 }
 
+/* The optional 'sources' field: a mapping of field name to citation. */
+static int sources_ok(const ydoc *d, const ynode *map, ccs_err *err)
+{
+    ynode *src = ynode_get(d, map, "sources");
+    if (src && ynode_kind(src) != YN_MAP) {
+        ydoc_error(d, src, err, "field 'sources': expected a mapping of field name to citation");
+        return 0;
+    }
+    return 1;
+}
+
 static const char *const hw_keys[] = {"name",
                                       "description",
                                       "peak_tflops",
@@ -534,12 +545,9 @@ int catalog_parse_hw(const ydoc *d, const ynode *map, ccs_hw *out, ccs_err *err)
         get_frac0(d, map, "variability", &out->variability, err) ||
         get_choice(d, map, "attention_ref", attn_refs, 3, &out->attn_ref, err))
         return CCS_EINPUT;
-    ynode *src = ynode_get(d, map, "sources");
-    if (src && ynode_kind(src) != YN_MAP) {
-        ydoc_error(d, src, err, "field 'sources': expected a mapping of field name to citation");
-        return CCS_EINPUT;
-    }
     ccs_err inner;
+    if (!sources_ok(d, map, err))
+        return CCS_EINPUT;
     if (hw_validate(out, &inner) != CCS_OK) {
         ydoc_error(d, map, err, "%s", inner.msg);
         return CCS_EINPUT;
@@ -606,12 +614,9 @@ int catalog_parse_stack(const ydoc *d, const ynode *map, ccs_stack *out, ccs_err
         get_range(d, map, "tp_overlap_share", 0, 1, 1, &out->tp_overlap_share, err) ||
         get_range(d, map, "zero3_units", 0, 1024, 1, &out->zero3_units, err))
         return CCS_EINPUT;
-    ynode *src = ynode_get(d, map, "sources");
-    if (src && ynode_kind(src) != YN_MAP) {
-        ydoc_error(d, src, err, "field 'sources': expected a mapping of field name to citation");
-        return CCS_EINPUT;
-    }
     ccs_err inner;
+    if (!sources_ok(d, map, err))
+        return CCS_EINPUT;
     if (stack_validate(out, &inner) != CCS_OK) {
         ydoc_error(d, map, err, "%s", inner.msg);
         return CCS_EINPUT;

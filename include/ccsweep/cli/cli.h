@@ -79,6 +79,11 @@ struct json_t *cli_json_projection(const ccs_model *m, const ccs_hw *hw, const c
                                    const ccs_stack *st, const ccs_plan *p, const ccs_result *r,
                                    const ccs_region_time *regions, const cli_op_sources *src);
 
+/* Set o's key to arr (unless rc is already non-zero), print o to stdout as
+ * the commands print JSON (indented, 15 significant digits, a newline) and
+ * release both. Returns 0, or -1 when rc was non-zero or a step failed. */
+int cli_json_emit(struct json_t *o, struct json_t *arr, const char *key, int rc);
+
 /* Print a one-object JSON description of a projection (jansson) to f.
  * st (NULL: the default stack), regions and src may be NULL. Returns 0, or
  * -1 when out of memory. */
