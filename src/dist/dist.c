@@ -29,6 +29,7 @@
 #include <assert.h>
 #include <mpi.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -175,10 +176,14 @@ static void test_delay(const char *var, long max, long *us)
 
 /* Test hook: CCSWEEP_TEST_LOAD_DELAY_US=N makes every rank wait N us (at
  * most 60 s, cut short by a signal) once the spec is checked, so that a test
- * interrupts a run while it loads. Unset (always, outside the tests): no wait. */
+ * interrupts a run while it loads; the line it prints first tells the test
+ * that ccsweep's own handlers are in place. Unset (always, outside the
+ * tests): no wait, nothing printed. */
 void dist_test_load_delay(void)
 {
     static long us = -1;
+    if (getenv("CCSWEEP_TEST_LOAD_DELAY_US") && !caught_) /* the test waits for this line */
+        fprintf(stderr, "ccsweep run: test hook: holding the load\n");
     test_delay("CCSWEEP_TEST_LOAD_DELAY_US", 60000000, &us);
 }
 
