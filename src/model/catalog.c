@@ -783,6 +783,11 @@ int catalog_load_evolutions(ccs_catalog *c, const char *path, ccs_err *err)
     return load_file(c, path, 1 << K_EVO, 1 << K_EVO, err);
 }
 
+int catalog_load_stacks(ccs_catalog *c, const char *path, ccs_err *err)
+{
+    return load_file(c, path, 1 << K_STACK, 1 << K_STACK, err);
+}
+
 static const char *const files[K_N] = {"models.yaml", "hardware.yaml", "evolutions.yaml",
                                        "stacks.yaml"};
 

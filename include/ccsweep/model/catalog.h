@@ -23,6 +23,7 @@ int catalog_load_dir(ccs_catalog *c, const char *dir, ccs_err *err);
 int catalog_load_models(ccs_catalog *c, const char *path, ccs_err *err);
 int catalog_load_hardware(ccs_catalog *c, const char *path, ccs_err *err);
 int catalog_load_evolutions(ccs_catalog *c, const char *path, ccs_err *err);
+int catalog_load_stacks(ccs_catalog *c, const char *path, ccs_err *err);
 
 /* Overlay path onto the catalog: a directory with any of models.yaml,
  * hardware.yaml, evolutions.yaml and stacks.yaml, or one YAML file with any
