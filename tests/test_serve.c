@@ -369,10 +369,19 @@ static void test_validation(void **state)
         /* trtllm-bench's stated setting (the header: 0.95 "in majority of cases") */
         p.kv_fraction = 0.95;
         assert_true(p.wdtype >= 0 && p.kvdtype >= 0);
+        int server = !strcmp(v[col[SCEN]], "server");
+        if (server) {
+            /* Triton's tensorrtllm_backend with its defaults (docs/model_config.md:
+             * enable_chunked_context false, kv_cache_free_gpu_mem_fraction 0.9) on an
+             * engine of trtllm-build's defaults (tensorrt_llm/builder.py BuildConfig:
+             * max_num_tokens 8192), not trtllm-bench's tuned build */
+            p.chunked = 0;
+            p.max_num_tokens = 8192;
+            p.kv_fraction = 0.9;
+        }
         ccs_cost c;
         serve_cost_init(&c, hw, &p);
         ccs_serve_result r;
-        int server = !strcmp(v[col[SCEN]], "server");
         if (server) {
             const char *q = strchr(v[col[BATCH]], '=');
             double qps = q && strcmp(q + 1, "INF") ? atof(q + 1) : 0;
