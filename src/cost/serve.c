@@ -15,7 +15,10 @@
  * tokens, and since each request leaves after osl steps, C * isl / osl prompt
  * tokens arrive per step. With chunked prefill they ride in the same step
  * (weights read once for both); without, they run as prefill-only iterations
- * that stall decode. Not modelled: speculative decoding, prefix caching,
+ * that stall decode. A benchmark's finite run at a saturating rate is not at
+ * that steady state: its prompts are prefilled first, in a queue, while the
+ * requests already decoding wait for those iterations (serve_at_rate).
+ * Not modelled: speculative decoding, prefix caching,
  * disaggregated prefill/decode, preemption, request-length spread, the host
  * scheduler's own time. */
 #include "ccsweep/cost/serve.h"
