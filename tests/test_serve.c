@@ -369,10 +369,19 @@ static void test_validation(void **state)
         /* trtllm-bench's stated setting (the header: 0.95 "in majority of cases") */
         p.kv_fraction = 0.95;
         assert_true(p.wdtype >= 0 && p.kvdtype >= 0);
+        int server = !strcmp(v[col[SCEN]], "server");
+        if (server) {
+            /* Triton's tensorrtllm_backend with its defaults (docs/model_config.md:
+             * enable_chunked_context false, kv_cache_free_gpu_mem_fraction 0.9) on an
+             * engine of trtllm-build's defaults (tensorrt_llm/builder.py BuildConfig:
+             * max_num_tokens 8192), not trtllm-bench's tuned build */
+            p.chunked = 0;
+            p.max_num_tokens = 8192;
+            p.kv_fraction = 0.9;
+        }
         ccs_cost c;
         serve_cost_init(&c, hw, &p);
         ccs_serve_result r;
-        int server = !strcmp(v[col[SCEN]], "server");
         if (server) {
             const char *q = strchr(v[col[BATCH]], '=');
             double qps = q && strcmp(q + 1, "INF") ? atof(q + 1) : 0;
@@ -427,15 +436,18 @@ static void test_validation(void **state)
     printf("  largest errors:\n");
     for (int i = 0; i < 8 && top[i].what[0]; i++)
         printf("    %+6.1f%%  %s\n", 100 * top[i].e, top[i].what);
-    /* Guards on the figures measured when this test was written (offline and
-     * online rows together: mean |err| 21.3%, signed +8.7%): they catch a
-     * change that makes the projection worse. They are NOT the targets asked
-     * for (|err| <= 15%, |signed| <= 8%, <= 20% per GPU type, online TTFT and
-     * ITL within 25%), which this model does not meet; the largest errors
-     * above say where it misses. */
+    /* Guards on the measured level (offline and online rows together: mean
+     * |err| 21.0%, signed +8.4%; online TTFT 31.0%): they catch a change that
+     * makes the projection worse. They are NOT the targets (|err| <= 15%,
+     * |signed| <= 8%, <= 20% per GPU type, online TTFT within 25%), which this
+     * model does not meet; the largest errors above say where it misses. The
+     * online ITL target (within 25%) is met and asserted as such. */
     assert_int_equal(n, 760);
-    assert_true(abs / n < 0.23);
-    assert_true(fabs(sgn / n) < 0.10);
+    assert_true(abs / n < 0.215);
+    assert_true(fabs(sgn / n) < 0.09);
+    assert_int_equal(n_on, 72);
+    assert_true(on_ttft / n_on < 0.32);
+    assert_true(on_itl / n_on <= 0.25);
 }
 
 /* ---- the serving search ------------------------------------------------------------ */

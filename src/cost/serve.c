@@ -15,7 +15,10 @@
  * tokens, and since each request leaves after osl steps, C * isl / osl prompt
  * tokens arrive per step. With chunked prefill they ride in the same step
  * (weights read once for both); without, they run as prefill-only iterations
- * that stall decode. Not modelled: speculative decoding, prefix caching,
+ * that stall decode. A benchmark's finite run at a saturating rate is not at
+ * that steady state: its prompts are prefilled first, in a queue, while the
+ * requests already decoding wait for those iterations (serve_at_rate).
+ * Not modelled: speculative decoding, prefix caching,
  * disaggregated prefill/decode, preemption, request-length spread, the host
  * scheduler's own time. */
 #include "ccsweep/cost/serve.h"
@@ -709,6 +712,39 @@ static double queue_wait(int32_t n, double qps, double C, double lat)
     return n > 0 ? sum / n : 0;
 }
 
+/* A finite run of n requests (n <= the slots C) arriving at qps (<= 0: at
+ * once) at a saturated engine. Prompts queue for the prefill iterations (each
+ * takes k prompts within the token budget and lasts t_iter: one server of
+ * service t_iter / k per prompt, first come first served, TensorRT-LLM's
+ * default scheduling); a request decodes from its first token, its steps
+ * stalled to t_iter while later prompts are still being prefilled, then at
+ * t_dec. The output rate is n x osl over the run (what a benchmark client
+ * divides by), the TTFT and ITL the means over the requests. */
+static void finite_run(int32_t n, double qps, double osl, double k, double t_iter, double t_dec,
+                       double *ttft, double *itl, double *tok_s)
+{
+    double s_p = t_iter / k, done = 0, last = 0, wait = 0;
+    for (int32_t i = 0; i < n; i++) { /* the last prefill to finish */
+        double arrive = qps > 0 ? i / qps : 0;
+        done = fmax(done, arrive) + s_p;
+        wait += done - arrive;
+    }
+    last = done;
+    double steps = fmax(osl - 1, 0), gap = 0, end = 0;
+    done = 0;
+    for (int32_t i = 0; i < n; i++) {
+        double arrive = qps > 0 ? i / qps : 0;
+        done = fmax(done, arrive) + s_p;
+        double stalled = fmin(steps, floor((last - done) / t_iter));
+        double decode = stalled * t_iter + (steps - stalled) * t_dec;
+        gap += steps > 0 ? decode / steps : 0;
+        end = fmax(end, done + decode);
+    }
+    *ttft = wait / n;
+    *itl = gap / n;
+    *tok_s = n * osl / end;
+}
+
 int serve_at_rate(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c, double qps,
                   int32_t n_requests, ccs_serve_result *out)
 {
@@ -718,9 +754,39 @@ int serve_at_rate(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c
     if (out->status != CCS_ST_OK)
         return 0;
     serve_plan_check(m, c->hw, &q);
-    double cmax = out->max_concurrency, osl = q.osl;
+    /* a run of n requests never has more than n in flight */
+    double cmax = out->max_concurrency, osl = q.osl, isl = q.isl;
+    if (n_requests > 0 && n_requests < cmax) {
+        cmax = n_requests;
+        steady(m, &q, c, cmax, out);
+        out->concurrency = (int32_t)cmax;
+    }
     double lat_max = out->ttft + (osl - 1) * out->tpot;
     if (qps <= 0 || qps * lat_max > cmax) {
+        if (n_requests > 0) {
+            /* the finite run: prompts per prefill iteration as steady() packs them,
+             * the iteration also carrying half the slots' decode tokens (the batch
+             * fills as the prompts complete) */
+            double cap = out->max_num_tokens, k;
+            if (q.chunked)
+                k = fmax(cap - cmax / 2, 1) / isl;
+            else
+                k = fmax(1, floor(cap / isl));
+            k = fmin(k, cmax);
+            ccs_serve_step it, dec;
+            serve_step(m, &q, c, cmax / 2, isl, k * isl, &it);
+            serve_step(m, &q, c, cmax, isl + osl / 2, 0, &dec);
+            int32_t n = n_requests < cmax ? n_requests : (int32_t)cmax;
+            double ttft, itl, tok;
+            finite_run(n, qps, osl, k, it.t, dec.t, &ttft, &itl, &tok);
+            out->ttft = ttft;
+            out->tpot = itl;
+            double gpus = (double)q.tp * q.pp;
+            out->tok_s_gpu = tok / gpus;
+            out->tok_s_system = tok * q.dp;
+            lat_max = ttft + (osl - 1) * itl;
+        }
+        /* requests beyond the slots wait for one to free */
         out->ttft += queue_wait(n_requests, qps, cmax, lat_max);
         return 1;
     }

@@ -113,10 +113,15 @@ void serve_step(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c, 
                 double ctx, double prefill, ccs_serve_step *out);
 
 /* The online point at a request rate: the concurrency that Little's law
- * gives (requests in flight = qps x request latency), the projection there,
- * and for a rate above what the maximum concurrency serves, the queueing
- * delay of n_requests arriving at qps (qps <= 0: all at once) added to the
- * TTFT. Returns 1 when the rate saturates the replica, else 0. */
+ * gives (requests in flight = qps x request latency), the projection there.
+ * n_requests > 0 is a finite run of that many requests (a benchmark client),
+ * which never has more than n_requests in flight; at a rate above what the
+ * replica serves (qps <= 0: all at once) the run is projected whole: prompts
+ * queue for the prefill iterations, decode steps stall behind them, and the
+ * output rate, TTFT and TPOT (mean inter-token latency) are the run's; past
+ * the slots, requests also wait for one to free. n_requests = 0 is an endless
+ * stream: the saturated steady state. Returns 1 when the rate saturates the
+ * replica, else 0. */
 int serve_at_rate(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c, double qps,
                   int32_t n_requests, ccs_serve_result *out);
 
