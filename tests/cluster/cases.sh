@@ -46,8 +46,13 @@ submit() { # DB [VAR=VALUE...] SBATCH-OPTIONS... : prints the job id
     shift
     sb_env=
     while :; do case ${1:-} in *=*) sb_env="$sb_env $1"; shift ;; *) break ;; esac; done
-    # TMPDIR: the node-local scratch, where the template keeps its copy
-    env TMPDIR="$SCRATCH" CCSWEEP="$CCS" CCSWEEP_DB="$sb_db" $sb_env \
+    # TMPDIR: the node-local scratch, where the template keeps its copy.
+    # Open MPI's TCP over the cluster subnet only (a node also has its
+    # loopback): Open MPI 4.1 otherwise tries every address it finds, and
+    # on this emulated network its simultaneous connects to one peer fail
+    # with EINPROGRESS and can crash the TCP BTL
+    env TMPDIR="$SCRATCH" CCSWEEP="$CCS" CCSWEEP_DB="$sb_db" \
+        OMPI_MCA_btl_tcp_if_include=$CLUSTER_NET OMPI_MCA_oob_tcp_if_include=$CLUSTER_NET $sb_env \
         $CL exec head sbatch --parsable --chdir="$SHARED" "$@" 2>"$CLUSTER_DIR/log/sbatch.err" | cut -d';' -f1
 }
 job_field() { head_do scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }

@@ -329,6 +329,7 @@ cmd_env() {
     echo "SLURM_CONF=$DIR/etc/slurm.conf; export SLURM_CONF"
     echo "SHARED=$DIR/shared; export SHARED"
     echo "SCRATCH=$DIR/scratch; export SCRATCH"
+    echo "CLUSTER_NET=$NET.0/24; export CLUSTER_NET"
 }
 
 [ "$cmd" = up ] || NODES=$(cat "$DIR/nodes/count" 2>/dev/null || echo 0)
