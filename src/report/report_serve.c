@@ -286,10 +286,10 @@ static int sv_figure(rp *r, int fig)
     if (rc)
         return rc;
     static const sv_axes axes[SV_N] = {
-        {"concurrency", "tpot_ms", "requests in flight per replica", "TPOT (ms)", 1, 0, 1},
+        {"concurrency", "tpot_ms", "requests in flight per replica", "TPOT (ms)", 1, 0, 1, 0},
         {"generation", "tok_s_gpu", "hardware generation", "output tokens/s per GPU", 0, 1, 0, 1},
         {"tp", "comm_pct", "tensor-parallel degree tp", "communication (% of decode step)", 1, 0,
-         0}};
+         0, 0}};
     const rtab *t = fig == SV_TPOT ? &sv->tpot : fig == SV_TOK ? &sv->best : &sv->comm;
     /* panel rows and columns: models x hardware; request shapes x models */
     const rtab *rows = fig == SV_TOK ? &sv->shapes : &sv->models;
