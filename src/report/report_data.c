@@ -284,8 +284,9 @@ static int resolve_serve(rp *r)
         return CCS_OK; /* a training run is reported too: the section says what is missing */
     const char *name = rtab_str(&r->srunfo, 0, "name");
     if (!(n > 0))
-        return rp_fail(r, CCS_EINPUT, "%s: serving run %lld ('%s', %s) has no rows: nothing to "
-                                      "report",
+        return rp_fail(r, CCS_EINPUT,
+                       "%s: serving run %lld ('%s', %s) has no rows: nothing to "
+                       "report",
                        r->o->db, (long long)r->srun, name, rtab_str(&r->srunfo, 0, "status"));
     if (!(ok > 0))
         return rp_fail(r, CCS_EINPUT,

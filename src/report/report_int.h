@@ -63,16 +63,16 @@ enum { SV_TPOT = 0, SV_TOK, SV_COMM, SV_N };
 /* The serving section's state: the latest serving run's query results and
  * the job the single-job figures show (report_serve.c). */
 typedef struct rp_serve {
-    rtab best;            /* serve_best: one row per job, NULL plan columns when none fits */
-    rtab comm;            /* serve_comm_tp: the best plan per job and tp */
-    rtab tpot;            /* serve_tpot: the best plan per job, tp and concurrency */
-    rtab models, hw;      /* names in the spec's order (column name) */
-    rtab gens;            /* generations ascending (column generation) */
-    rtab shapes;          /* request shapes: distinct isl, osl, weight_dtype, kv_dtype */
-    char ref[4][32];      /* devices, isl, osl of the single-job figures; [3] unused */
+    rtab best;       /* serve_best: one row per job, NULL plan columns when none fits */
+    rtab comm;       /* serve_comm_tp: the best plan per job and tp */
+    rtab tpot;       /* serve_tpot: the best plan per job, tp and concurrency */
+    rtab models, hw; /* names in the spec's order (column name) */
+    rtab gens;       /* generations ascending (column generation) */
+    rtab shapes;     /* request shapes: distinct isl, osl, weight_dtype, kv_dtype */
+    char ref[4][32]; /* devices, isl, osl of the single-job figures; [3] unused */
     char ref_w[16], ref_kv[16];
     int gen_first, gen_last;
-    int fixed_tp;         /* the tp of the per-hardware communication finding */
+    int fixed_tp; /* the tp of the per-hardware communication finding */
     int made[SV_N];
 } rp_serve;
 

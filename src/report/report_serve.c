@@ -204,8 +204,8 @@ static void sv_panel(FILE *dat, FILE *g, const char *stem, int *block, const rta
                     x = rtab_num(t, i, ax->xcol);
                     y = rtab_num(t, i, ax->ycol);
                     if (!sv_match(t, i, eq, neq) || !rtab_is(t, i, key[0].col, key[0].val[a]) ||
-                        (nkey > 1 && !rtab_is(t, i, key[1].col, key[1].val[b])) ||
-                        !isfinite(x) || !isfinite(y) || (ax->ylog && !(y > 0)))
+                        (nkey > 1 && !rtab_is(t, i, key[1].col, key[1].val[b])) || !isfinite(x) ||
+                        !isfinite(y) || (ax->ylog && !(y > 0)))
                         continue;
                     if (ax->ymax && x == px) {
                         py = fmax(py, y);
@@ -231,8 +231,8 @@ static void sv_panel(FILE *dat, FILE *g, const char *stem, int *block, const rta
             fprintf(dat, "\n\n");
             char label[160] = "", q[200];
             for (int k = 0; k < nkey; k++)
-                snprintf(label + strlen(label), sizeof label - strlen(label), "%s%s%s",
-                         key[k].pre, k ? key[k].val[b] : key[k].val[a], key[k].post);
+                snprintf(label + strlen(label), sizeof label - strlen(label), "%s%s%s", key[k].pre,
+                         k ? key[k].val[b] : key[k].val[a], key[k].post);
             report_gp_quote(q, sizeof q, label);
             ccs_buf_printf(&cl,
                            "%s'%s.dat' index %d using 1:2 with linespoints lw 2 dt %d pt %d "
@@ -288,8 +288,8 @@ static int sv_figure(rp *r, int fig)
     static const sv_axes axes[SV_N] = {
         {"concurrency", "tpot_ms", "requests in flight per replica", "TPOT (ms)", 1, 0, 1, 0},
         {"generation", "tok_s_gpu", "hardware generation", "output tokens/s per GPU", 0, 1, 0, 1},
-        {"tp", "comm_pct", "tensor-parallel degree tp", "communication (% of decode step)", 1, 0,
-         0, 0}};
+        {"tp", "comm_pct", "tensor-parallel degree tp", "communication (% of decode step)", 1, 0, 0,
+         0}};
     const rtab *t = fig == SV_TPOT ? &sv->tpot : fig == SV_TOK ? &sv->best : &sv->comm;
     /* panel rows and columns: models x hardware; request shapes x models */
     const rtab *rows = fig == SV_TOK ? &sv->shapes : &sv->models;
@@ -315,8 +315,8 @@ static int sv_figure(rp *r, int fig)
         snprintf(title, sizeof title, "%s (%s devices, isl %s, osl %s%s%s)", sv_title[fig],
                  sv->ref[0], sv->ref[1], sv->ref[2], fig == SV_TPOT ? ", generation " : "",
                  fig == SV_TPOT ? gen : "");
-    rp_gp_head(g, sv_stem[fig], (int)(430 * cols->nrows + 80), (int)(380 * rows->nrows + 60),
-               title, (int)rows->nrows, (int)cols->nrows);
+    rp_gp_head(g, sv_stem[fig], (int)(430 * cols->nrows + 80), (int)(380 * rows->nrows + 60), title,
+               (int)rows->nrows, (int)cols->nrows);
     int block = 0, oom = 0;
     for (size_t i = 0; i < rows->nrows; i++)
         for (size_t j = 0; j < cols->nrows; j++) {
@@ -342,8 +342,7 @@ static int sv_figure(rp *r, int fig)
                     eq[n++] = (sv_eq){"generation", gen};
                 snprintf(ptitle, sizeof ptitle, "%s on %s", eq[0].val, eq[1].val);
             }
-            sv_panel(dat, g, sv_stem[fig], &block, t, eq, n, key, nkey, &axes[fig], ptitle,
-                     &oom);
+            sv_panel(dat, g, sv_stem[fig], &block, t, eq, n, key, nkey, &axes[fig], ptitle, &oom);
         }
     fprintf(g, "unset multiplot\n");
     rc = rp_fig_finish(r, sv_stem[fig], dat, g, oom);
@@ -484,7 +483,8 @@ static void find_hw(const rp *r, FILE *f)
         double *v = malloc((t->nrows ? t->nrows : 1) * sizeof *v);
         size_t n = 0;
         for (size_t i = 0; v && i < t->nrows; i++) {
-            if (!rtab_is(t, i, "hardware", hw) || (int)rtab_num(t, i, "generation") != sv->gen_first)
+            if (!rtab_is(t, i, "hardware", hw) ||
+                (int)rtab_num(t, i, "generation") != sv->gen_first)
                 continue;
             for (size_t j = 0; j < t->nrows; j++)
                 if (rtab_is(t, j, "hardware", hw) &&
@@ -582,23 +582,21 @@ static void md_jobs(const rp *r, FILE *f)
                "|---|---|---:|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
     for (size_t i = 0; i < t->nrows; i++) {
         fprintf(f, "| %s | %s | %.0f | %.0f | %.0f / %.0f | %s / %s |", rtab_str(t, i, "model"),
-                rtab_str(t, i, "hardware"), rtab_num(t, i, "generation"),
-                rtab_num(t, i, "devices"), rtab_num(t, i, "isl"), rtab_num(t, i, "osl"),
-                rtab_str(t, i, "weight_dtype"), rtab_str(t, i, "kv_dtype"));
+                rtab_str(t, i, "hardware"), rtab_num(t, i, "generation"), rtab_num(t, i, "devices"),
+                rtab_num(t, i, "isl"), rtab_num(t, i, "osl"), rtab_str(t, i, "weight_dtype"),
+                rtab_str(t, i, "kv_dtype"));
         if (!isfinite(rtab_num(t, i, "tok_s_gpu"))) {
             fprintf(f, " no fitting plan | - | - | - | - | - | - | - |\n");
             continue;
         }
         char a[3][24];
-        fprintf(f,
-                " %.0f x %.0f, ep %.0f%s, dp %.0f | %.0f | %.2f | %.3f | %.1f | %s | %s | %s |\n",
-                rtab_num(t, i, "tp"), rtab_num(t, i, "pp"), rtab_num(t, i, "ep"),
-                rtab_num(t, i, "attn_dp") > 0 ? ", adp" : "", rtab_num(t, i, "dp"),
-                rtab_num(t, i, "concurrency"), rtab_num(t, i, "ttft_ms"),
-                rtab_num(t, i, "tpot_ms"), rtab_num(t, i, "tok_s_gpu"),
-                pct(a[0], 24, rtab_num(t, i, "compute_pct")),
-                pct(a[1], 24, rtab_num(t, i, "memory_pct")),
-                pct(a[2], 24, rtab_num(t, i, "comm_pct")));
+        fprintf(
+            f, " %.0f x %.0f, ep %.0f%s, dp %.0f | %.0f | %.2f | %.3f | %.1f | %s | %s | %s |\n",
+            rtab_num(t, i, "tp"), rtab_num(t, i, "pp"), rtab_num(t, i, "ep"),
+            rtab_num(t, i, "attn_dp") > 0 ? ", adp" : "", rtab_num(t, i, "dp"),
+            rtab_num(t, i, "concurrency"), rtab_num(t, i, "ttft_ms"), rtab_num(t, i, "tpot_ms"),
+            rtab_num(t, i, "tok_s_gpu"), pct(a[0], 24, rtab_num(t, i, "compute_pct")),
+            pct(a[1], 24, rtab_num(t, i, "memory_pct")), pct(a[2], 24, rtab_num(t, i, "comm_pct")));
     }
     fprintf(f, "\n");
 }
@@ -615,18 +613,17 @@ void rp_serve_md(const rp *r, FILE *f)
         fprintf(f, "Serving run %lld has no rows: nothing to report.\n\n", (long long)r->srun);
         return;
     }
-    fprintf(f,
-            "- A *serving job* is one model x hardware generation x device count x prompt "
-            "and output length (isl, osl) x weight and KV-cache format; its plans are the "
-            "replica shapes (tp x pp, ep, attention data parallelism; dp replicas on the "
-            "devices) at each concurrency of the run.\n"
-            "- The *best plan* of a job is the one the view `serve_best` ranks first: the most "
-            "output tokens/s per GPU at any concurrency (no latency limit), ties to lower "
-            "TPOT, TTFT, then the simpler plan.\n"
-            "- *Decode split*: the time of the steady-state engine iteration in compute-bound "
-            "operators, memory-bound operators (weights and KV cache streamed from device "
-            "memory) and collectives (TP all-reduce, EP all-to-all, PP transfers). No "
-            "collective is overlapped, so the communication share is all exposed.\n\n");
+    fprintf(f, "- A *serving job* is one model x hardware generation x device count x prompt "
+               "and output length (isl, osl) x weight and KV-cache format; its plans are the "
+               "replica shapes (tp x pp, ep, attention data parallelism; dp replicas on the "
+               "devices) at each concurrency of the run.\n"
+               "- The *best plan* of a job is the one the view `serve_best` ranks first: the most "
+               "output tokens/s per GPU at any concurrency (no latency limit), ties to lower "
+               "TPOT, TTFT, then the simpler plan.\n"
+               "- *Decode split*: the time of the steady-state engine iteration in compute-bound "
+               "operators, memory-bound operators (weights and KV cache streamed from device "
+               "memory) and collectives (TP all-reduce, EP all-to-all, PP transfers). No "
+               "collective is overlapped, so the communication share is all exposed.\n\n");
     fprintf(f, "### Serving summary\n\n");
     md_summary(r, f);
     fprintf(f, "What the serving run shows (each number from the query named after it):\n\n");
