@@ -11,6 +11,7 @@ set -eu
 cd "$(dirname "$0")/.." || exit 1
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ccsweep-readme-XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
+. tools/readme_block.inc
 ./ccsweep run sweeps/serve.yaml --db "$TMP/s.db" --quiet >/dev/null
 ./ccsweep report --db "$TMP/s.db" --out "$TMP/out" >/dev/null
 # the summary table and the findings of the serving section
@@ -22,11 +23,5 @@ awk '/^### Serving summary/ { s = 1; next }
 [ -s "$TMP/fig" ] || { echo "readme-serve: the report has no serving summary or findings" >&2; exit 2; }
 begin='<!-- serving figures: report of sweeps/serve.yaml (tools/readme-serve.sh) -->'
 end='<!-- end of serving figures -->'
-grep -qxF "$begin" README.md && grep -qxF "$end" README.md ||
-    { echo "readme-serve: README.md lacks the serving figure markers" >&2; exit 1; }
-awk -v b="$begin" -v e="$end" -v f="$TMP/fig" '
-    $0 == b { print; while ((getline l < f) > 0) print l; skip = 1; next }
-    $0 == e { skip = 0 }
-    !skip { print }' README.md >"$TMP/README.md"
-cp "$TMP/README.md" README.md
+readme_block "$begin" "$end" "$TMP/fig"
 echo "readme-serve: README.md serving figures rewritten ($(wc -l <"$TMP/fig") lines); review with git diff README.md"

@@ -545,7 +545,7 @@ void rp_md_figure(const rp *r, FILE *f, const char *head, const char *title, con
     unsigned formats = r->o->formats ? r->o->formats : REPORT_PNG;
     /* shown inline: PNG, else SVG; every format drawn is linked */
     const char *shown = formats & REPORT_PNG ? "png" : formats & REPORT_SVG ? "svg" : NULL;
-    fprintf(f, "%s %s (`%s.png`)\n\n", head, title, stem);
+    fprintf(f, "%s %s (`%s`)\n\n", head, title, stem);
     if (made && shown)
         fprintf(f, "![%s](%s.%s)\n\n", title, stem, shown);
     if (made) {

@@ -40,33 +40,40 @@ int rp_serve_load(rp *r)
 {
     rp_serve *sv = &r->sv;
     rtab d = {0};
-    int rc;
-    if ((rc = rp_load_query_run(r, "serve_best", r->srun, &sv->best)) ||
-        (rc = rp_load_query_run(r, "serve_comm_tp", r->srun, &sv->comm)) ||
-        (rc = rp_load_query_run(r, "serve_tpot", r->srun, &sv->tpot)) ||
-        (rc = rp_load_run(r,
-                          "SELECT model AS name, min(idx) AS first FROM serve_results "
-                          "WHERE run_id = :run GROUP BY model ORDER BY first",
-                          r->srun, &sv->models)) ||
-        (rc = rp_load_run(r,
-                          "SELECT hardware AS name, min(idx) AS first FROM serve_results "
-                          "WHERE run_id = :run GROUP BY hardware ORDER BY first",
-                          r->srun, &sv->hw)) ||
-        (rc = rp_load_run(r,
-                          "SELECT DISTINCT generation FROM serve_results WHERE run_id = :run "
-                          "ORDER BY generation",
-                          r->srun, &sv->gens)) ||
-        (rc = rp_load_run(r,
-                          "SELECT DISTINCT isl, osl, w.name AS weight_dtype, k.name AS kv_dtype "
-                          "FROM serve_results r LEFT JOIN serve_dtypes w ON w.dtype = r.wdtype "
-                          "LEFT JOIN serve_dtypes k ON k.dtype = r.kvdtype WHERE run_id = :run "
-                          "ORDER BY isl, osl, wdtype, kvdtype",
-                          r->srun, &sv->shapes)) ||
-        (rc = rp_load_run(r,
-                          "SELECT max(devices) AS dev "
-                          "FROM serve_results WHERE run_id = :run",
-                          r->srun, &d)))
+    int rc = CCS_OK;
+    const struct {
+        const char *query, *sql; /* a report query, or SQL with :run */
+        rtab *t;
+    } loads[] = {
+        {"serve_best", NULL, &sv->best},
+        {"serve_comm_tp", NULL, &sv->comm},
+        {"serve_tpot", NULL, &sv->tpot},
+        {NULL,
+         "SELECT model AS name, min(idx) AS first FROM serve_results WHERE run_id = :run "
+         "GROUP BY model ORDER BY first",
+         &sv->models},
+        {NULL,
+         "SELECT hardware AS name, min(idx) AS first FROM serve_results WHERE run_id = :run "
+         "GROUP BY hardware ORDER BY first",
+         &sv->hw},
+        {NULL,
+         "SELECT DISTINCT generation FROM serve_results WHERE run_id = :run ORDER BY generation",
+         &sv->gens},
+        {NULL,
+         "SELECT DISTINCT isl, osl, w.name AS weight_dtype, k.name AS kv_dtype "
+         "FROM serve_results r LEFT JOIN serve_dtypes w ON w.dtype = r.wdtype "
+         "LEFT JOIN serve_dtypes k ON k.dtype = r.kvdtype WHERE run_id = :run "
+         "ORDER BY isl, osl, wdtype, kvdtype",
+         &sv->shapes},
+        {NULL, "SELECT max(devices) AS dev FROM serve_results WHERE run_id = :run", &d},
+    };
+    for (size_t i = 0; rc == CCS_OK && i < sizeof loads / sizeof loads[0]; i++)
+        rc = loads[i].query ? rp_load_query_run(r, loads[i].query, r->srun, loads[i].t)
+                            : rp_load_run(r, loads[i].sql, r->srun, loads[i].t);
+    if (rc) {
+        rtab_free(&d);
         return rc;
+    }
     snprintf(sv->ref[0], sizeof sv->ref[0], "%s", rtab_str(&d, 0, "dev"));
     rtab_free(&d);
     /* names reach plot scripts and the report (see rp_load_layout) */

@@ -100,6 +100,21 @@ rows=$(grep -c '^| llama3-70b \|^| mixtral-8x22b ' "$R")
 want=$(q "SELECT count(*) FROM jobs")
 check "the table of best plans has one row per job ($rows, SQL $want)" [ "$rows" = "$want" ]
 
+# the serving queries: each runs on the database with sqlite3, returns rows and is
+# the text the report used; the report lists only those
+for f in tools/queries/serve_*.sql; do
+    n=$(basename "$f" .sql)
+    rows=$(sqlite3 -bail "$DB" <"$f" 2>"$TMP/q.err" | wc -l)
+    check "query $n.sql runs on the serving run and returns rows ($rows)" \
+        [ ! -s "$TMP/q.err" -a "$rows" -gt 0 ]
+    check "query $n.sql is the report's queries/$n.sql" cmp -s "$f" "$TMP/s/queries/$n.sql"
+done
+check "report.md of a serving run includes the serving queries only" \
+    sh -c "[ \$(grep -c '^\`\`\`sql' '$R') -eq \$(ls tools/queries/serve_*.sql | wc -l) ]"
+check "report.md names and embeds the three serving plots" \
+    sh -c "for p in serve_tpot serve_tok_gen serve_comm_tp; do grep -q \"^### Serving [0-9]\\. .*(\\\`\$p\\\`)\" '$R' &&
+        grep -q \"^!\\[.*\\](\$p.png)\" '$R' || exit 1; done"
+
 # plot data
 D=$TMP/s/data
 for f in serve_tpot serve_tok_gen serve_comm_tp; do
