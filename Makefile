@@ -80,7 +80,7 @@ TOOL_BIN := $(TOOL_SRC:tools/%.c=$(BUILD)/tools/%)
 FUZZERS  ?= spec catalog expr calib nccl xsum store
 REPLAY_BIN := $(FUZZERS:%=$(BUILD)/tests/replay_%)
 
-.PHONY: all check unit integration run bench install uninstall clean deps format format-check validate study study-moe fuzz
+.PHONY: all check unit integration run bench install uninstall clean deps format format-check validate study study-moe study-serve fuzz
 all: ccsweep $(TOOL_BIN)
 
 $(BUILD)/%.o: src/%.c | $(BUILD)
@@ -160,6 +160,12 @@ study: deps
 study-moe: deps
 	@$(MAKE) --no-print-directory all
 	@STUDY_SPEC=sweeps/moe-longctx.yaml sh tools/study.sh $(NP)
+
+# The serving study (sweeps/serve.yaml, workload: serve): results/serve.db and
+# results/serve-report/report.md with its serving section and plots.
+study-serve: deps
+	@$(MAKE) --no-print-directory all
+	@STUDY_SPEC=sweeps/serve.yaml sh tools/study.sh $(NP)
 
 # libFuzzer (Debian clang + libclang-rt-14-dev): each harness runs FUZZ_SECONDS
 # from its seed corpus (tests/fuzz/corpus/NAME) and the regression inputs

@@ -4,6 +4,7 @@
  * on a database made by store_open. */
 #include "testutil.h"
 #include "ccsweep/report/report.h"
+#include "ccsweep/sweep/serve_search.h"
 #include "ccsweep/report/report_sql.h"
 #include "ccsweep/store/store.h"
 #include "ccsweep/store/store_query.h"
@@ -149,6 +150,9 @@ static void test_query_catalog(void **state)
             size_t k = strlen(*l);
             assert_true(k >= 1 && (*l)[k - 1] == '\n' && !strchr(*l, '\t'));
         }
+        /* the serving queries rank plans as search --serve and the view serve_best do */
+        if (!strncmp(q->name, "serve_", 6))
+            assert_non_null(strstr(text, "ORDER BY " CCS_SERVE_BEST_ORDER));
         free(text);
     }
 }

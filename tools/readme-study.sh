@@ -15,6 +15,7 @@ fi
 export OMPI_MCA_btl_base_warn_component_unused=0
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ccsweep-readme-XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
+. tools/readme_block.inc
 mpirun --oversubscribe -n "$np" ./ccsweep run sweeps/paper-small.yaml --db "$TMP/s.db" --quiet >/dev/null
 ./ccsweep report --db "$TMP/s.db" --out "$TMP/out" >/dev/null
 # the summary table and the findings of the report
@@ -26,13 +27,7 @@ awk '/^## Summary/ { s = 1; next }
 [ -s "$TMP/fig" ] || { echo "readme-study: the report has no summary or findings" >&2; exit 2; }
 begin='<!-- figures: report of sweeps/paper-small.yaml (tools/readme-study.sh) -->'
 end='<!-- end of figures -->'
-grep -qxF "$begin" README.md && grep -qxF "$end" README.md ||
-    { echo "readme-study: README.md lacks the figure markers" >&2; exit 1; }
-awk -v b="$begin" -v e="$end" -v f="$TMP/fig" '
-    $0 == b { print; while ((getline l < f) > 0) print l; skip = 1; next }
-    $0 == e { skip = 0 }
-    !skip { print }' README.md >"$TMP/README.md"
-cp "$TMP/README.md" README.md
+readme_block "$begin" "$end" "$TMP/fig"
 echo "readme-study: README.md figures rewritten ($(wc -l <"$TMP/fig") lines); review with git diff README.md"
 
 # The quick-start example of 'project': the first lines of what the README's
@@ -50,9 +45,5 @@ args=$(awk '/^\.\/ccsweep project /{ c = $0; while (c ~ /\\$/ && (getline l) > 0
     echo '  ...'
     echo '```'
 } >"$TMP/example"
-awk -v b="$ebegin" -v e="$eend" -v f="$TMP/example" '
-    $0 == b { print; while ((getline l < f) > 0) print l; skip = 1; next }
-    $0 == e { skip = 0 }
-    !skip { print }' README.md >"$TMP/README.md"
-cp "$TMP/README.md" README.md
+readme_block "$ebegin" "$eend" "$TMP/example"
 echo "readme-study: README.md project example rewritten"

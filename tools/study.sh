@@ -5,7 +5,7 @@
 # adds a run to the database (earlier runs are kept: tools/queries/run_diff.sql
 # compares the last two); the report shows the new one.
 # Environment: STUDY_SPEC picks another study (make study-moe:
-# sweeps/moe-longctx.yaml), into results/NAME.db and results/NAME-report for
+# sweeps/moe-longctx.yaml; make study-serve: sweeps/serve.yaml), into results/NAME.db and results/NAME-report for
 # sweeps/NAME.yaml; STUDY_DB, STUDY_OUT override the database and report paths.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -32,5 +32,9 @@ echo "study: $((end - start)) s; report: $(pwd)/$out/report.md"
 echo "database: $(pwd)/$db ($(du -h "$db" | cut -f1)); canned queries: tools/queries/*.sql, e.g."
 echo "  sqlite3 -header -column $db < tools/queries/summary.sql"
 echo
-# the summary table and the findings of the report
-sed -n '/^## Summary/,/^## 1\./p' "$out/report.md" | sed '1d;$d'
+# the summary table and the findings of the report (a serving run's: its section's)
+if grep -q '^## Summary' "$out/report.md"; then
+    sed -n '/^## Summary/,/^## 1\./p' "$out/report.md" | sed '1d;$d'
+else
+    sed -n '/^### Serving summary/,/^### Serving 1\./p' "$out/report.md" | sed '1d;$d'
+fi

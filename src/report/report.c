@@ -3,7 +3,10 @@
  * draws the figures (report_plot.c) and writes report.md (report_md.c); the
  * files share the context rp through report_int.h. The selection of plans
  * lives in the SQL (report_sql.c), so a reader can rerun every number with
- * sqlite3; the report only tabulates, plots and formats. */
+ * sqlite3; the report only tabulates, plots and formats. A database may hold
+ * training runs and serving runs (runs.workload = 'serve'): the report covers
+ * the latest of each (report_serve.c writes the serving section), or the one
+ * run --run names. */
 #include "report_int.h"
 
 #include "ccsweep/report/report_sql.h"
@@ -123,13 +126,17 @@ int report_write(const report_opts *o, FILE *log, ccs_err *err)
     if (!r.db)
         return rc;
     /* every input check comes before the first file is written */
-    if ((rc = rp_resolve_run(&r)) || (rc = rp_load_layout(&r)) || (rc = rp_find_gnuplot(&r)) ||
-        (rc = rp_load_queries(&r)) || (rc = make_dirs(&r)) || (rc = write_queries(&r)))
+    if ((rc = rp_resolve_run(&r)) || (r.run && (rc = rp_load_layout(&r))) ||
+        (rc = rp_find_gnuplot(&r)) || (r.run && (rc = rp_load_queries(&r))) ||
+        (r.srun && (rc = rp_serve_load(&r))) || (rc = make_dirs(&r)) || (rc = write_queries(&r)))
         goto done;
-    if (log)
+    if (log && r.run)
         fprintf(log, "ccsweep report: run %lld ('%s') of %s -> %s\n", (long long)r.run,
                 rtab_str(&r.runinfo, 0, "name"), o->db, r.dir);
-    if ((rc = rp_plot_all(&r)))
+    if (log && r.srun)
+        fprintf(log, "ccsweep report: serving run %lld ('%s') of %s -> %s\n", (long long)r.srun,
+                rtab_str(&r.srunfo, 0, "name"), o->db, r.dir);
+    if ((r.run && (rc = rp_plot_all(&r))) || (r.srun && (rc = rp_serve_plot(&r))))
         goto done;
     rc = rp_write_md(&r);
 done:

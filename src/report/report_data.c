@@ -216,12 +216,12 @@ int rp_gen_at(const rp *r, size_t i)
     return (int)rtab_num(&r->gens, i, "generation");
 }
 
-/* Run sql with :run (and :tp) into t (emptied first), every row in memory. */
-static int load(rp *r, const char *sql, rtab *t)
+/* Run sql with the n parameters par into t (emptied first), every row in memory. */
+static int load_par(rp *r, const char *sql, const storeq_param *par, size_t n, rtab *t)
 {
     rtab_free(t);
     ccs_err e;
-    int rc = storeq_exec(r->db, sql, r->par, 2, rtab_row, t, &e);
+    int rc = storeq_exec(r->db, sql, par, n, rtab_row, t, &e);
     if (t->oom)
         return rp_fail(r, CCS_ENOMEM, "%s: out of memory reading query results", r->o->db);
     if (rc)
@@ -229,27 +229,86 @@ static int load(rp *r, const char *sql, rtab *t)
     return CCS_OK;
 }
 
-static int load_query(rp *r, const char *name, rtab *t)
+/* Run sql with :run (and :tp) of the training run into t. */
+static int load(rp *r, const char *sql, rtab *t)
+{
+    return load_par(r, sql, r->par, 2, t);
+}
+
+int rp_load_run(rp *r, const char *sql, int64_t run, rtab *t)
+{
+    storeq_param par = {.name = ":run", .type = STOREQ_INT, .i = run};
+    return load_par(r, sql, &par, 1, t);
+}
+
+/* The text of report query name, or NULL (out of memory, rp_fail'ed). */
+static char *query_text(rp *r, const char *name)
 {
     const report_query *q = report_query_find(name);
     char *sql = q ? report_query_text(q) : NULL;
     if (!sql)
-        return rp_fail(r, CCS_ENOMEM, "out of memory");
-    int rc = load(r, sql, t);
+        rp_fail(r, CCS_ENOMEM, "out of memory");
+    return sql;
+}
+
+static int load_query(rp *r, const char *name, rtab *t)
+{
+    char *sql = query_text(r, name);
+    int rc = sql ? load(r, sql, t) : CCS_ENOMEM;
     free(sql);
     return rc;
+}
+
+int rp_load_query_run(rp *r, const char *name, int64_t run, rtab *t)
+{
+    char *sql = query_text(r, name);
+    int rc = sql ? rp_load_run(r, sql, run, t) : CCS_ENOMEM;
+    free(sql);
+    return rc;
+}
+
+/* The serving run r->srun: its runs row (r->srunfo), checked to have rows
+ * when it is the only run reported. */
+static int resolve_serve(rp *r)
+{
+    int rc = rp_load_run(r, "SELECT * FROM runs WHERE run_id = :run", r->srun, &r->srunfo);
+    rtab t = {0};
+    if (rc || (rc = rp_load_run(r,
+                                "SELECT count(*) AS n, coalesce(sum(status = 0), 0) AS ok "
+                                "FROM serve_results WHERE run_id = :run",
+                                r->srun, &t)))
+        return rc;
+    double n = rtab_num(&t, 0, "n"), ok = rtab_num(&t, 0, "ok");
+    rtab_free(&t);
+    if (r->run)
+        return CCS_OK; /* a training run is reported too: the section says what is missing */
+    const char *name = rtab_str(&r->srunfo, 0, "name");
+    if (!(n > 0))
+        return rp_fail(r, CCS_EINPUT,
+                       "%s: serving run %lld ('%s', %s) has no rows: nothing to "
+                       "report",
+                       r->o->db, (long long)r->srun, name, rtab_str(&r->srunfo, 0, "status"));
+    if (!(ok > 0))
+        return rp_fail(r, CCS_EINPUT,
+                       "%s: serving run %lld ('%s') has %.0f rows but no plan that fits "
+                       "(status ok): nothing to report",
+                       r->o->db, (long long)r->srun, name, n);
+    return CCS_OK;
 }
 
 int rp_resolve_run(rp *r)
 {
     rtab t = {0};
     int rc = load(r,
-                  "SELECT max(run_id) AS id, count(*) AS n, group_concat(run_id, ', ') AS ids "
-                  "FROM (SELECT run_id FROM runs ORDER BY run_id)",
+                  "SELECT max(run_id) AS id, count(*) AS n, group_concat(run_id, ', ') AS ids, "
+                  "max(CASE WHEN workload IS NULL THEN run_id END) AS train, "
+                  "max(CASE WHEN workload = 'serve' THEN run_id END) AS serve "
+                  "FROM (SELECT run_id, workload FROM runs ORDER BY run_id)",
                   &t);
     if (rc)
         return rc;
-    double last = rtab_num(&t, 0, "id");
+    double last = rtab_num(&t, 0, "id"), train = rtab_num(&t, 0, "train"),
+           serve = rtab_num(&t, 0, "serve");
     char ids[256];
     snprintf(ids, sizeof ids, "%s", rtab_str(&t, 0, "ids"));
     rtab_free(&t);
@@ -258,7 +317,26 @@ int rp_resolve_run(rp *r)
                        "%s: the database has no runs; 'ccsweep run SPEC --db %s' "
                        "adds one",
                        r->o->db, r->o->db);
-    r->run = r->o->run_id > 0 ? r->o->run_id : (int64_t)last;
+    /* --run N reports that run alone; by default the latest training run and the
+     * latest serving run, each where there is one */
+    r->run = isfinite(train) ? (int64_t)train : 0;
+    r->srun = isfinite(serve) ? (int64_t)serve : 0;
+    if (r->o->run_id > 0) {
+        storeq_param par = {.name = ":run", .type = STOREQ_INT, .i = r->o->run_id};
+        if ((rc = load_par(r, "SELECT workload FROM runs WHERE run_id = :run", &par, 1, &t)))
+            return rc;
+        int found = t.nrows > 0, is_serve = found && rtab_is(&t, 0, "workload", "serve");
+        rtab_free(&t);
+        if (!found)
+            return rp_fail(r, CCS_EINPUT, "%s: no run %lld (runs in the database: %s)", r->o->db,
+                           (long long)r->o->run_id, ids);
+        r->run = is_serve ? 0 : r->o->run_id;
+        r->srun = is_serve ? r->o->run_id : 0;
+    }
+    if (r->srun && (rc = resolve_serve(r)))
+        return rc;
+    if (!r->run)
+        return CCS_OK;
     r->par[0] = (storeq_param){.name = ":run", .type = STOREQ_INT, .i = r->run};
     if ((rc = load(r, "SELECT * FROM runs WHERE run_id = :run", &r->runinfo)))
         return rc;
@@ -479,4 +557,6 @@ void rp_free_tables(rp *r)
     rtab_free(&r->grp);
     rtab_free(&r->hwnames);
     rtab_free(&r->gens);
+    rtab_free(&r->srunfo);
+    rp_serve_free(r);
 }

@@ -9,6 +9,7 @@
  *   report_gp.c    gnuplot: finding it, script heads, running it per format
  *   report_plot.c  the figures: the figure table and one function per figure
  *   report_md.c    report.md from the tables and the figures drawn
+ *   report_serve.c the serving section: its queries, figures and report.md text
  *
  * Ownership: rp owns every rtab in it (freed by rp_free_tables); every string
  * an rtab_ function returns is borrowed from its table. The rp_ functions
@@ -56,6 +57,25 @@ enum { P_COMM = 0, P_BREAKDOWN, P_CCR, P_DP, P_MIT, P_TP, P_FIXED, P_N };
 typedef struct rp rp;
 struct lines_fig;
 
+/* The serving figures (report_serve.c), drawn after the training ones. */
+enum { SV_TPOT = 0, SV_TOK, SV_COMM, SV_N };
+
+/* The serving section's state: the latest serving run's query results and
+ * the job the single-job figures show (report_serve.c). */
+typedef struct rp_serve {
+    rtab best;       /* serve_best: one row per job, NULL plan columns when none fits */
+    rtab comm;       /* serve_comm_tp: the best plan per job and tp */
+    rtab tpot;       /* serve_tpot: the best plan per job, tp and concurrency */
+    rtab models, hw; /* names in the spec's order (column name) */
+    rtab gens;       /* generations ascending (column generation) */
+    rtab shapes;     /* request shapes: distinct isl, osl, weight_dtype, kv_dtype */
+    char ref[4][32]; /* devices, isl, osl of the single-job figures; [3] unused */
+    char ref_w[16], ref_kv[16];
+    int gen_first, gen_last;
+    int fixed_tp; /* the tp of the per-hardware communication finding */
+    int made[SV_N];
+} rp_serve;
+
 /* One row per figure. */
 typedef struct rp_figure {
     const char *file;  /* PNG in the output directory; its stem names data/STEM.dat, .gp */
@@ -101,6 +121,11 @@ struct rp {
     int made[P_N];       /* 1 when the PNG was drawn */
     char note[P_N][640]; /* why a plot was left out, or a remark under it */
     int mit_gen;         /* generation of the mitigation plot, -1 when none */
+    /* The serving run reported (0: none), its runs row and section. The
+     * training part (everything above) is reported only when run > 0. */
+    int64_t srun;
+    rtab srunfo;
+    rp_serve sv;
 };
 
 /* report.c */
@@ -140,6 +165,10 @@ int rp_same_work(const rp *r, const rtab *t, size_t i, const rtab *u, size_t j);
 /* The run's hardware and models, the reference hardware (--hw) and the fixed
  * TP (:tp); fails on names that did not come from a catalog. */
 int rp_load_layout(rp *r);
+/* Run sql with :run = run into t (emptied first). */
+int rp_load_run(rp *r, const char *sql, int64_t run, rtab *t);
+/* Run report query name with :run = run into t. */
+int rp_load_query_run(rp *r, const char *name, int64_t run, rtab *t);
 /* The figures' queries into r->q, then summary and comm_class. */
 int rp_load_queries(rp *r);
 /* Free every table r holds. */
@@ -161,8 +190,34 @@ void rp_gp_empty(FILE *g, const char *why, const char *restore);
 /* Draw every figure of rp_figures in order (r->made, r->note, r->mit_gen). */
 int rp_plot_all(rp *r);
 
+/* Write data/NAME.dat and data/NAME.gp: open both (CCS_OK, or the error with
+ * neither open), close both and run gnuplot on the script (oom: building it ran
+ * out of memory, nothing is drawn). */
+int rp_fig_open(rp *r, const char *name, FILE **dat, FILE **g);
+int rp_fig_finish(rp *r, const char *name, FILE *dat, FILE *g, int oom);
+/* Line colour i (colour-blind-safe, cycling). */
+const char *rp_color(size_t i);
+
+/* report_serve.c */
+
+/* The serving run's queries and names into r->sv; fails on names that did not
+ * come from a catalog. */
+int rp_serve_load(rp *r);
+/* Draw the serving figures (r->sv.made). */
+int rp_serve_plot(rp *r);
+/* The serving section of report.md. */
+void rp_serve_md(const rp *r, FILE *f);
+/* Free r->sv's tables. */
+void rp_serve_free(rp *r);
+
 /* report_md.c */
 
+/* The table of run ri (a runs row): spec, status and counts, when, build. */
+void rp_md_run(const rp *r, FILE *f, const rtab *ri);
+/* One figure's part of report.md: heading (head, then title and the file),
+ * the image when made, note, caption and the query behind it. */
+void rp_md_figure(const rp *r, FILE *f, const char *head, const char *title, const char *stem,
+                  int made, const char *note, const char *caption, const char *query);
 /* Write DIR/report.md from the tables and the figures drawn. */
 int rp_write_md(rp *r);
 

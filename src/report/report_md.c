@@ -539,31 +539,38 @@ static void md_fixed_table(const rp *r, FILE *f)
     fprintf(f, "\n");
 }
 
-static void md_plot(const rp *r, FILE *f, int p, const char *caption)
+void rp_md_figure(const rp *r, FILE *f, const char *head, const char *title, const char *stem,
+                  int made, const char *note, const char *caption, const char *query)
 {
     unsigned formats = r->o->formats ? r->o->formats : REPORT_PNG;
-    int stem = (int)strcspn(rp_figures[p].file, ".");
     /* shown inline: PNG, else SVG; every format drawn is linked */
     const char *shown = formats & REPORT_PNG ? "png" : formats & REPORT_SVG ? "svg" : NULL;
-    fprintf(f, "## %d. %s (`%.*s`)\n\n", p + 1, rp_figures[p].title, stem, rp_figures[p].file);
-    if (r->made[p] && shown)
-        fprintf(f, "![%s](%.*s.%s)\n\n", rp_figures[p].title, stem, rp_figures[p].file, shown);
-    if (r->made[p]) {
+    fprintf(f, "%s %s (`%s`)\n\n", head, title, stem);
+    if (made && shown)
+        fprintf(f, "![%s](%s.%s)\n\n", title, stem, shown);
+    if (made) {
         static const char *const ext[] = {"png", "pdf", "svg"};
         fprintf(f, "Figure:");
         for (int k = 0; k < 3; k++)
             if (formats & (1u << k))
-                fprintf(f, " [%s](%.*s.%s)", ext[k], stem, rp_figures[p].file, ext[k]);
+                fprintf(f, " [%s](%s.%s)", ext[k], stem, ext[k]);
         fprintf(f, "\n\n");
     }
-    if (r->note[p][0])
-        fprintf(f, "%s\n\n", r->note[p]);
+    if (note && note[0])
+        fprintf(f, "%s\n\n", note);
     fprintf(f,
             "%s Query: [`queries/%s.sql`](queries/%s.sql); plotted numbers and gnuplot "
-            "script: `data/%.*s.dat`, `data/%.*s.gp`.\n\n",
-            caption, rp_figures[p].query, rp_figures[p].query,
-            (int)strcspn(rp_figures[p].file, "."), rp_figures[p].file,
-            (int)strcspn(rp_figures[p].file, "."), rp_figures[p].file);
+            "script: `data/%s.dat`, `data/%s.gp`.\n\n",
+            caption, query, query, stem, stem);
+}
+
+static void md_plot(const rp *r, FILE *f, int p, const char *caption)
+{
+    char head[16], stem[64];
+    snprintf(head, sizeof head, "## %d.", p + 1);
+    snprintf(stem, sizeof stem, "%.*s", (int)strcspn(rp_figures[p].file, "."), rp_figures[p].file);
+    rp_md_figure(r, f, head, rp_figures[p].title, stem, r->made[p], r->note[p], caption,
+                 rp_figures[p].query);
 }
 
 /* Communication by class of the mixture-of-experts and long-context best
@@ -658,13 +665,9 @@ static const char *md_line(char *out, size_t n, const char *text)
     return out;
 }
 
-/* The run table and how to read the report. */
-static void md_head(const rp *r, FILE *f)
+void rp_md_run(const rp *r, FILE *f, const rtab *ri)
 {
-    const rtab *ri = &r->runinfo;
     char a[2 * PATH_MAX], b[2 * PATH_MAX];
-    fprintf(f, "# ccsweep report: %s (run %lld)\n\n", md_line(a, sizeof a, rtab_str(ri, 0, "name")),
-            (long long)r->run);
     fprintf(f, "| | |\n|---|---|\n");
     fprintf(f, "| database | `%s` |\n", md_line(a, sizeof a, r->o->db));
     fprintf(f, "| spec | `%s` (sha256 %.12s...) |\n",
@@ -687,7 +690,18 @@ static void md_head(const rp *r, FILE *f)
                 "**Note:** this run is %s, not complete: the numbers cover only the "
                 "scenarios stored so far.\n\n",
                 rtab_str(ri, 0, "status"));
+}
 
+/* The title, the run table and how to read the report. */
+static void md_head(const rp *r, FILE *f)
+{
+    const rtab *ri = r->run ? &r->runinfo : &r->srunfo;
+    char a[2 * PATH_MAX];
+    fprintf(f, "# ccsweep report: %s (run %lld)\n\n", md_line(a, sizeof a, rtab_str(ri, 0, "name")),
+            (long long)(r->run ? r->run : r->srun));
+    rp_md_run(r, f, ri);
+    if (!r->run)
+        return;
     fprintf(f,
             "## How to read this report\n\n"
             "- *Communication share*: exposed communication (tensor-parallel collectives "
@@ -720,10 +734,16 @@ static void md_queries(const rp *r, FILE *f)
             "## Queries\n\nEvery number above comes from these queries (also in "
             "`queries/` next to this file and in the source tree as `tools/queries/`), "
             "run on run %lld. Each runs as it is with `sqlite3 DB < FILE` on the latest "
-            "run, or on another with `sqlite3 -cmd '.param set :run N' DB < FILE`.\n\n",
-            (long long)r->run);
+            "run (the latest serving run for `serve_*`), or on another with "
+            "`sqlite3 -cmd '.param set :run N' DB < FILE`.\n\n",
+            (long long)(r->run ? r->run : r->srun));
+    if (r->run && r->srun)
+        fprintf(f, "The `serve_*` queries ran on the serving run %lld.\n\n", (long long)r->srun);
     for (size_t i = 0; i < report_query_count(); i++) {
         const report_query *q = report_query_get(i);
+        int serve = !strncmp(q->name, "serve_", 6);
+        if (serve ? !r->srun : !r->run)
+            continue; /* a query of the workload this report does not cover */
         fprintf(f, "### %s (`queries/%s.sql`)\n\n```sql\n", q->title, q->name);
         for (const char *const *l = q->lines; *l; l++)
             fputs(*l, f);
@@ -731,14 +751,9 @@ static void md_queries(const rp *r, FILE *f)
     }
 }
 
-int rp_write_md(rp *r)
+/* The training sections: summary, findings, one section per figure. */
+static void md_training(const rp *r, FILE *f)
 {
-    int rc = CCS_OK;
-    FILE *f = rp_open_out(r, r->dir, "report.md", &rc);
-    if (!f)
-        return rc;
-    md_head(r, f);
-
     fprintf(f, "## Summary\n\n");
     md_summary(r, f);
     md_findings(r, f);
@@ -791,7 +806,19 @@ int rp_write_md(rp *r)
             "the larger memory. One line per generation; x: parameters (billions).");
     md_fixed_table(r, f);
     md_comm_class(r, f);
+}
 
+int rp_write_md(rp *r)
+{
+    int rc = CCS_OK;
+    FILE *f = rp_open_out(r, r->dir, "report.md", &rc);
+    if (!f)
+        return rc;
+    md_head(r, f);
+    if (r->run)
+        md_training(r, f);
+    if (r->srun)
+        rp_serve_md(r, f);
     md_queries(r, f);
     rc = rp_close_out(r, f, r->dir, "report.md");
     if (!rc && r->log)

@@ -22,13 +22,15 @@ static void fig_stem(int p, char *stem)
     snprintf(stem, 64, "%.*s", (int)strcspn(rp_figures[p].file, "."), rp_figures[p].file);
 }
 
-/* Open data/STEM.dat and data/STEM.gp of figure p for writing. Returns
- * CCS_OK, or the error with neither file open. */
-static int fig_open(rp *r, int p, FILE **dat, FILE **g)
+const char *rp_color(size_t i)
 {
-    char stem[64], name[80];
+    return gen_color[i % 8];
+}
+
+int rp_fig_open(rp *r, const char *stem, FILE **dat, FILE **g)
+{
+    char name[80];
     int rc = CCS_OK;
-    fig_stem(p, stem);
     snprintf(name, sizeof name, "%s.dat", stem);
     *dat = rp_open_out(r, r->data, name, &rc);
     snprintf(name, sizeof name, "%s.gp", stem);
@@ -42,12 +44,9 @@ static int fig_open(rp *r, int p, FILE **dat, FILE **g)
     return CCS_OK;
 }
 
-/* Close figure p's files, then run gnuplot on the script (r->made[p] = 1 when
- * it drew). oom: building the script ran out of memory, nothing is drawn. */
-static int fig_finish(rp *r, int p, FILE *dat, FILE *g, int oom)
+int rp_fig_finish(rp *r, const char *stem, FILE *dat, FILE *g, int oom)
 {
-    char stem[64], dat_name[80], gp_name[80];
-    fig_stem(p, stem);
+    char dat_name[80], gp_name[80];
     snprintf(dat_name, sizeof dat_name, "%s.dat", stem);
     snprintf(gp_name, sizeof gp_name, "%s.gp", stem);
     int rc1 = rp_close_out(r, dat, r->data, dat_name);
@@ -56,7 +55,24 @@ static int fig_finish(rp *r, int p, FILE *dat, FILE *g, int oom)
         return rp_fail(r, CCS_ENOMEM, "out of memory");
     if (rc1 || rc2)
         return rc1 ? rc1 : rc2;
-    int rc = rp_gnuplot(r, stem);
+    return rp_gnuplot(r, stem);
+}
+
+/* Open data/STEM.dat and data/STEM.gp of figure p for writing. */
+static int fig_open(rp *r, int p, FILE **dat, FILE **g)
+{
+    char stem[64];
+    fig_stem(p, stem);
+    return rp_fig_open(r, stem, dat, g);
+}
+
+/* Close figure p's files, then run gnuplot on the script (r->made[p] = 1 when
+ * it drew). */
+static int fig_finish(rp *r, int p, FILE *dat, FILE *g, int oom)
+{
+    char stem[64];
+    fig_stem(p, stem);
+    int rc = rp_fig_finish(r, stem, dat, g, oom);
     if (rc == CCS_OK)
         r->made[p] = 1;
     return rc;

@@ -24,6 +24,11 @@ static const report_query queries[] = {
     {"best_plan", "Best plan per model and hardware", q_best_plan},
     {"comm_bound", "Which scenarios are communication-bound", q_comm_bound},
     {"run_diff", "What changed between two runs", q_run_diff},
+    {"serve_best", "Best serving plan per job: TTFT, TPOT, tokens/s per GPU, decode split",
+     q_serve_best},
+    {"serve_tpot", "Serving: TPOT vs concurrency per tp (serving plot 1)", q_serve_tpot},
+    {"serve_comm_tp", "Serving: decode communication share vs tp (serving plot 3)",
+     q_serve_comm_tp},
 };
 
 size_t report_query_count(void)

@@ -13,7 +13,10 @@
  * Output (DIR): report.md; in each format of report_opts.formats: comm_share.png, breakdown.png,
  * ccr.png, dp_hidden.png, mitigations.png (when the run has mitigation what-ifs), forced_tp.png,
  * fixed_plan.png; data/ (the plotted numbers and gnuplot scripts, to restyle a plot); queries/ (the
- * SQL of every question). */
+ * SQL of every question). A serving run (runs.workload = 'serve') adds a serving section:
+ * serve_tpot.png, serve_tok_gen.png, serve_comm_tp.png and the best plan of every serving job.
+ * By default the report covers the latest training run and the latest serving run, each where
+ * the database has one; report_opts.run_id names one run alone. */
 #ifndef CCSWEEP_REPORT_H
 #define CCSWEEP_REPORT_H
 
@@ -37,7 +40,8 @@ enum { REPORT_PNG = 1, REPORT_PDF = 2, REPORT_SVG = 4 };
  * Returns CCS_OK; CCS_EINPUT with err for bad input (missing database, not a
  * ccsweep database, unknown run or hardware, a run without fitting rows);
  * CCS_ERUNTIME when gnuplot is missing or fails, CCS_EIO when the output cannot
- * be written. Nothing is written before the input checks pass. */
+ * be written. Nothing is written before the input checks pass. A serving run alone must have a
+ * fitting row, as a training run must. */
 int report_write(const report_opts *o, FILE *log, ccs_err *err);
 
 /* ---- pure helpers (unit-tested) --------------------------------------------- */
