@@ -20,7 +20,7 @@
 typedef struct run_args {
     const char *spec, *db, *staged, *shard_dir;
     cli_catalogs catalogs;
-    int resume, detail, quiet, locking;
+    int resume, detail, quiet, verbose, locking;
     long chunk;
     double progress;
     long writers;    /* --writers: 0 not given, -1 node */
@@ -63,6 +63,9 @@ static const cli_opt run_opts[] = {
      .expect = "a positive number of seconds",
      .help = "seconds between progress lines on stderr (3)"},
     CLI_O_FLAG("quiet", A, quiet, "no progress lines"),
+    CLI_O_FLAG("verbose", A, verbose,
+               "also print rank 0's peak RSS and CPU time, and its writer\n"
+               "thread's CPU time, at the end"),
     CLI_O_CATALOG(A, catalogs,
                   "catalog overlay (directory or YAML file): its entries add to\n"
                   "and override the built-in ones by name; repeatable, later\n"
@@ -112,7 +115,8 @@ static void run_notes(FILE *f)
 static const cli_cmd run_cmd = {
     .name = "run",
     .synopsis = "[mpirun -n N] ccsweep run SPEC.yaml [--db PATH] [--resume] [--detail]\n"
-                "                     [--chunk N] [--progress SECS] [--quiet] [--catalog PATH]\n"
+                "                     [--chunk N] [--progress SECS] [--quiet] [--verbose]\n"
+                "                     [--catalog PATH]\n"
                 "                     [--db-locking normal|exclusive|none] [--staged-from PATH]\n"
                 "                     [--writers N|node | --ranks-per-writer R] [--shard-dir DIR]",
     .about = "Sweeps the spec's model x hardware x generation x plan grid (format:\n"
@@ -557,13 +561,13 @@ static void run_summary(const run_state *s, int status, const store_counts *fin,
            (long long)fin->rows, (long long)fin->ok, (long long)fin->invalid, (long long)fin->oom,
            (long long)fin->filtered, s->shown);
     struct rusage ru;
-    if (!a->quiet && getrusage(RUSAGE_SELF, &ru) == 0)
+    if (a->verbose && getrusage(RUSAGE_SELF, &ru) == 0)
         fprintf(stderr,
                 "ccsweep: rank 0 peak RSS %.1f MiB\nccsweep: rank 0 CPU %.3f s (user + system)\n",
                 ru.ru_maxrss / 1024.0,
                 ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
                     1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec));
-    if (!a->quiet && ds->writer_cpu > 0)
+    if (a->verbose && ds->writer_cpu > 0)
         fprintf(stderr, "ccsweep: rank 0 writer thread CPU %.3f s (of the above)\n",
                 ds->writer_cpu);
     if (status == STORE_INTERRUPTED) {

@@ -72,6 +72,20 @@ check "every stored plan uses the model's global batch (gbs: model)" \
     [ "$(q "$TMP/n1.db" "SELECT count(*) FROM results r JOIN models m ON m.model_id = r.model_id
         WHERE r.gbs <> m.gbs OR m.gbs IS NULL OR m.gbs <= 0")" = 0 ]
 
+# progress lines: ok + invalid + oom + filtered is the count done (rows of
+# chunks still in flight are not counted yet), the ETA is h:mm:ss; rank 0's
+# peak RSS and CPU only with --verbose
+$MPIRUN -n 3 $BIN run $SPEC --db "$TMP/pr.db" --chunk 5 --progress 1e-9 >/dev/null 2>"$TMP/prog"
+bad=$(awk '/^ccsweep: [0-9]+\/[0-9]+ / { n++; split($2, d, "/");
+    if ($(NF-6) + $(NF-4) + $(NF-2) + $NF != d[1] || $6 !~ /^[0-9]+:[0-5][0-9]:[0-5][0-9]$/) b++ }
+    END { print n + 0, b + 0 }' "$TMP/prog")
+check "progress lines ($bad: lines, bad ones): the counts add up to what is done, ETA h:mm:ss" \
+    [ "${bad% *}" -gt 5 -a "${bad#* }" = 0 ]
+check "no peak RSS or CPU lines without --verbose" [ "$(grep -c 'peak RSS\|CPU' "$TMP/prog")" = 0 ]
+$BIN run $SPEC --db "$TMP/pv.db" --verbose >/dev/null 2>"$TMP/verb"
+check "--verbose prints rank 0's peak RSS and CPU" \
+    sh -c "grep -q '^ccsweep: rank 0 peak RSS' '$TMP/verb' && grep -q '^ccsweep: rank 0 CPU' '$TMP/verb'"
+
 # where-filter on the workers, --detail, a second run in the same database
 sed 's/^name: small/name: small-fits\nwhere: "fits and tp >= 2"/' $SPEC >"$TMP/fits.yaml"
 $MPIRUN -n 2 $BIN run "$TMP/fits.yaml" --db "$TMP/n1.db" --detail --quiet >/dev/null 2>&1; rc=$?
