@@ -10,8 +10,8 @@ db=results/ccsweep.db
 if [ "$(id -u)" = 0 ]; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
-echo "+ mpirun --oversubscribe -n $np ./ccsweep run sweeps/default.yaml --db $db"
-mpirun --oversubscribe -n "$np" ./ccsweep run sweeps/default.yaml --db "$db" || exit $?
+echo "+ mpirun --oversubscribe -n $np ./ccsweep run sweeps/default.yaml --db $db --new-run"
+mpirun --oversubscribe -n "$np" ./ccsweep run sweeps/default.yaml --db "$db" --new-run || exit $?
 
 run=$(sqlite3 "$db" "SELECT max(run_id) FROM runs")
 # Plans compare only at equal model, hardware generation, devices, global batch

@@ -124,6 +124,23 @@ out=$($BIN run $SPEC --db "$TMP/n2.db" --resume 2>&1); rc=$?
 check "--resume of a complete run exits 0 and adds nothing" \
     [ $rc -eq 0 -a "$(q "$TMP/n2.db" "SELECT count(*) FROM runs")" = 1 ]
 
+# the same spec again, without --resume: the complete run is named, nothing
+# added (exit 1) until --new-run asks for another run
+$MPIRUN -n 2 $BIN run $SPEC --db "$TMP/n2.db" --quiet >"$TMP/again" 2>&1; rc=$?
+check "a second run of a complete spec exits 1 naming run 1 and --new-run, adds no run (got $rc)" \
+    sh -c "[ $rc -eq 1 ] && grep -q 'run 1 of this spec .* is already complete in .*n2.db: nothing was added' '$TMP/again' &&
+           grep -q -- '--new-run' '$TMP/again' && [ \"\$(sqlite3 '$TMP/n2.db' 'SELECT count(*) FROM runs')\" = 1 ]"
+$BIN run $SPEC --db "$TMP/n2.db" --resume --new-run >/dev/null 2>"$TMP/both"; rc=$?
+check "--resume with --new-run is a usage error" \
+    sh -c "[ $rc -eq 1 ] && grep -q 'give --resume or --new-run, not both' '$TMP/both'"
+$BIN run $SPEC --db "$TMP/n2.db" --new-run --quiet >/dev/null 2>&1; rc=$?
+check "--new-run appends run 2, the same rows as run 1 (exit $rc)" \
+    sh -c "[ $rc -eq 0 ] && [ \"\$(sqlite3 '$TMP/n2.db' \"SELECT group_concat(run_id || ':' || status || ':' || n_rows) FROM runs\")\" = '1:complete:576,2:complete:576' ]"
+sed 's/^name: small$/name: small-renamed/' $SPEC >"$TMP/renamed.yaml"
+$BIN run "$TMP/renamed.yaml" --db "$TMP/n2.db" --quiet >/dev/null 2>&1; rc=$?
+check "another spec (another sha256) starts a new run (exit $rc)" \
+    [ $rc -eq 0 -a "$(q "$TMP/n2.db" "SELECT count(*) FROM runs")" = 3 ]
+
 # refusals: another schema version, a file that is not a database
 cp "$TMP/n2.db" "$TMP/v99.db"
 q "$TMP/v99.db" "PRAGMA user_version = 99" >/dev/null
@@ -132,7 +149,7 @@ check "schema version mismatch exits 1 with a clear message" \
     sh -c "[ $rc -eq 1 ] && grep -q 'schema version 99, but this ccsweep' '$TMP/errv'"
 check "the mismatching database is left as it was" \
     [ "$(q "$TMP/v99.db" "PRAGMA user_version; SELECT count(*) FROM runs")" = "99
-1" ]
+3" ]
 echo "plain text, not sqlite" >"$TMP/text.db"
 $BIN run $SPEC --db "$TMP/text.db" --quiet >/dev/null 2>"$TMP/errt"; rc=$?
 check "a file that is not a database exits 1" [ $rc -eq 1 ]
