@@ -136,13 +136,18 @@ static void test_store_resume(void **state)
     assert_int_equal(c.ok + c.invalid + c.oom, n);
     store_close(st);
 
-    /* complete: --resume has nothing to do; a new run gets id 2 */
+    /* complete: --resume has nothing to do, a plain new run is refused (the
+     * same sweep is there), --new-run gets id 2 */
     st = store_open(path, STORE_LOCK_EXCLUSIVE, &rc, &err);
     assert_non_null(st);
-    assert_int_equal(store_prepare_run(st, g, &info, 1, &err), STORE_NOTHING);
+    assert_int_equal(store_prepare_run(st, g, &info, STORE_MODE_RESUME, &err), STORE_NOTHING);
     store_close(st);
     st = store_open(path, STORE_LOCK_NORMAL, &rc, &err);
-    assert_int_equal(store_prepare_run(st, g, &info, 0, &err), STORE_NEW);
+    assert_int_equal(store_prepare_run(st, g, &info, STORE_MODE_NEW, &err), STORE_DONE_BEFORE);
+    assert_int_equal(store_run_id(st), 1);
+    store_close(st);
+    st = store_open(path, STORE_LOCK_NORMAL, &rc, &err);
+    assert_int_equal(store_prepare_run(st, g, &info, STORE_MODE_APPEND, &err), STORE_NEW);
     assert_int_equal(store_run_id(st), 2);
     store_close(st); /* run 2 stays 'running' (unfinished) */
 
@@ -204,7 +209,7 @@ static void test_store_roundtrip(void **state)
     ccs_store *st = store_open(path, STORE_LOCK_NORMAL, &rc, &err);
     assert_non_null(st);
     store_run_info info = {.argv = "test", .ranks = 1};
-    assert_int_equal(store_prepare_run(st, g, &info, 0, &err), STORE_NEW);
+    assert_int_equal(store_prepare_run(st, g, &info, STORE_MODE_NEW, &err), STORE_NEW);
     put_range(st, g, 0, n, 1);
     store_counts c;
     assert_int_equal(store_finish(st, STORE_COMPLETE, &c, &err), CCS_OK);

@@ -82,7 +82,7 @@ for round in 1 2; do
         opt="--bind-to $bind"
         [ "$bind" = default ] && opt="" # more ranks than cores: mpirun binds none
         mpirun --oversubscribe $opt -n "$np" ./ccsweep run "$TMP/unfiltered.yaml" \
-            --db "$TMP/e2e.db" --progress 100000 --writers "$nw" >"$TMP/out" 2>"$TMP/err"
+            --db "$TMP/e2e.db" --progress 100000 --verbose --writers "$nw" >"$TMP/out" 2>"$TMP/err"
         r=$(sed -n 's/.* \([0-9]*\)\/[0-9]* scenarios in \([0-9.]*\) s .*, \([0-9]*\) rows (ok.*/\2 \1 \3/p' "$TMP/out")
         cpu=$(sed -n 's/^ccsweep: rank 0 CPU \([0-9.]*\) s.*/\1/p' "$TMP/err")
         wcpu=$(sed -n 's/^ccsweep: rank 0 writer thread CPU \([0-9.]*\) s.*/\1/p' "$TMP/err")
@@ -162,7 +162,7 @@ mk 10m 192  # the same with 192 micro-batch sizes = 9830400 scenarios
 for s in 100k 10m; do
     rm -f "$TMP"/rss.db*
     mpirun --oversubscribe -n 2 ./ccsweep run "$TMP/rss-$s.yaml" --db "$TMP/rss.db" \
-        --progress 1000 >"$TMP/out" 2>"$TMP/err"
+        --progress 1000 --verbose >"$TMP/out" 2>"$TMP/err"
     rss=$(sed -n 's/^ccsweep: rank 0 peak RSS \(.*\)/\1/p' "$TMP/err")
     sum=$(sed -n 's/^ccsweep run: run 1 complete: \([0-9]*\)\/.* in \([0-9.]*\) s (\([0-9]*\/s\).*, \([0-9]*\) rows .*/\1 scenarios, \4 rows, \2 s, \3/p' "$TMP/out")
     echo "rank 0 peak RSS, 2 ranks, $sum: $rss"

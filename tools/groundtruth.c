@@ -614,6 +614,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "groundtruth: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+    char precheck[192] = "";
+    if (probe_precheck(MPI_COMM_WORLD, precheck, sizeof precheck) && rank == 0)
+        fprintf(stderr,
+                "groundtruth: the pre-check found the machine busy (%s): the timings will "
+                "include that load\n",
+                precheck + 6);
     probe_time(&pr, MPI_COMM_WORLD); /* warm-up */
     double w0 = MPI_Wtime();
     probes[nprobe++] = probe_time(&pr, MPI_COMM_WORLD);
@@ -693,6 +699,7 @@ int main(int argc, char **argv)
             char pbuf[NOISE_MAX_PROBES * 16];
             if (noise_format(probes, nprobe, pbuf, sizeof pbuf) == 0)
                 fprintf(f, "# probe_s: %s\n", pbuf);
+            fprintf(f, "# precheck: %s\n", precheck);
             fprintf(f,
                     "# interference: %s (probe %dx%dx%d fp32 GEMM: fastest %.4g s, median "
                     "+%.1f%%, slowest +%.1f%%; %d rounds measured again)\n",

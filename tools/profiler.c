@@ -106,6 +106,7 @@ typedef struct prof {
     int npt;
     probe pr;                        /* the interference probe (probe.h) */
     double probes[NOISE_MAX_PROBES]; /* s, one before the first phase and after each */
+    char precheck[192];              /* probe_precheck's verdict (rank 0) */
     int nprobe, remeasured;          /* probes taken; phase passes measured again */
 } prof;
 
@@ -665,6 +666,7 @@ static int write_csv(const prof *P, const char *path, const char *host, const ch
     noise_judge(P->probes, P->nprobe, NOISE_TOL, &v);
     if (noise_format(P->probes, P->nprobe, pbuf, sizeof pbuf) == 0)
         fprintf(f, "# probe_s: %s\n", pbuf);
+    fprintf(f, "# precheck: %s\n", P->precheck);
     fprintf(f,
             "# interference: %s (probe %dx%dx%d fp32 GEMM: fastest %.4g s, median +%.1f%%, "
             "slowest +%.1f%%; %d phase passes measured again)\n",
@@ -860,6 +862,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "profiler: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+    if (probe_precheck(MPI_COMM_WORLD, P.precheck, sizeof P.precheck) && P.rank == 0)
+        fprintf(stderr,
+                "profiler: the pre-check found the machine busy (%s): the timings will include "
+                "that load\n",
+                P.precheck + 6);
     probe_time(&P.pr, MPI_COMM_WORLD); /* warm-up */
     MPI_Barrier(MPI_COMM_WORLD);
     P.t0 = MPI_Wtime();

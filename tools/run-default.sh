@@ -2,16 +2,17 @@
 # run-default.sh [NP] - 'make run': sweep sweeps/default.yaml with mpirun on NP
 # local ranks (default: all cores) into results/ccsweep.db, then show where the
 # database is and run two example queries on the new run. Each call adds a run;
-# earlier runs in the database are kept.
+# earlier runs in the database are kept. CCSWEEP_RUN_DB=PATH writes another
+# database instead (tools/readme-study.sh: the README's example of this output).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 np=${1:-$(nproc 2>/dev/null || echo 2)}
-db=results/ccsweep.db
+db=${CCSWEEP_RUN_DB:-results/ccsweep.db}
 if [ "$(id -u)" = 0 ]; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
-echo "+ mpirun --oversubscribe -n $np ./ccsweep run sweeps/default.yaml --db $db"
-mpirun --oversubscribe -n "$np" ./ccsweep run sweeps/default.yaml --db "$db" || exit $?
+echo "+ mpirun --oversubscribe -n $np ./ccsweep run sweeps/default.yaml --db $db --new-run"
+mpirun --oversubscribe -n "$np" ./ccsweep run sweeps/default.yaml --db "$db" --new-run || exit $?
 
 run=$(sqlite3 "$db" "SELECT max(run_id) FROM runs")
 # Plans compare only at equal model, hardware generation, devices, global batch

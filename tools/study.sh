@@ -21,8 +21,8 @@ fi
 export OMPI_MCA_btl_base_warn_component_unused=${OMPI_MCA_btl_base_warn_component_unused:-0}
 
 start=$(date +%s)
-echo "+ mpirun --oversubscribe -n $np ./ccsweep run $spec --db $db"
-mpirun --oversubscribe -n "$np" ./ccsweep run "$spec" --db "$db" || exit $?
+echo "+ mpirun --oversubscribe -n $np ./ccsweep run $spec --db $db --new-run"
+mpirun --oversubscribe -n "$np" ./ccsweep run "$spec" --db "$db" --new-run || exit $?
 echo "+ ./ccsweep report --db $db --out $out"
 ./ccsweep report --db "$db" --out "$out" || exit $?
 end=$(date +%s)

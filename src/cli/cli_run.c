@@ -20,7 +20,7 @@
 typedef struct run_args {
     const char *spec, *db, *staged, *shard_dir;
     cli_catalogs catalogs;
-    int resume, detail, quiet, locking;
+    int resume, new_run, detail, quiet, verbose, locking;
     long chunk;
     double progress;
     long writers;    /* --writers: 0 not given, -1 node */
@@ -56,6 +56,10 @@ static const cli_opt run_opts[] = {
                "continue the latest unfinished run of this same spec\n"
                "(same sha256), computing only what is not yet stored; starts\n"
                "a new run when there is none, does nothing when it is complete"),
+    CLI_O_FLAG("new-run", A, new_run,
+               "add a new run even when a complete run of this spec (same\n"
+               "sha256, same catalog entries and profiles) is in the database;\n"
+               "without it such a run is named and nothing is added (exit 1)"),
     CLI_O_FLAG("detail", A, detail, "also store per-region times (table regions; much larger)"),
     CLI_O_INT("chunk", "N", A, chunk, 1, 100000000,
               "scenarios per work request (default: adaptive)"),
@@ -63,6 +67,9 @@ static const cli_opt run_opts[] = {
      .expect = "a positive number of seconds",
      .help = "seconds between progress lines on stderr (3)"},
     CLI_O_FLAG("quiet", A, quiet, "no progress lines"),
+    CLI_O_FLAG("verbose", A, verbose,
+               "also print rank 0's peak RSS and CPU time, and its writer\n"
+               "thread's CPU time, at the end"),
     CLI_O_CATALOG(A, catalogs,
                   "catalog overlay (directory or YAML file): its entries add to\n"
                   "and override the built-in ones by name; repeatable, later\n"
@@ -105,14 +112,19 @@ static void run_notes(FILE *f)
             "\nSIGINT, SIGTERM or SIGUSR1 stop the sweep: committed rows stay, the run is marked\n"
             "interrupted and --resume completes it (merging first what shards of the run are\n"
             "left in the shard directory, whatever the writers of this session).\n"
-            "Exit status: 0 done, 1 bad spec or options, 2 runtime failure, 128+signal when\n"
-            "interrupted.\n");
+            "Without --resume or --new-run, a spec whose sweep is already complete in the\n"
+            "database (same sha256, catalog entries and profiles) adds nothing: the run is\n"
+            "named and the exit status is 1.\n"
+            "Exit status: 0 done, 1 bad spec or options (or a complete run of the spec is\n"
+            "there), 2 runtime failure, 128+signal when interrupted.\n");
 }
 
 static const cli_cmd run_cmd = {
     .name = "run",
-    .synopsis = "[mpirun -n N] ccsweep run SPEC.yaml [--db PATH] [--resume] [--detail]\n"
-                "                     [--chunk N] [--progress SECS] [--quiet] [--catalog PATH]\n"
+    .synopsis = "[mpirun -n N] ccsweep run SPEC.yaml [--db PATH] [--resume | --new-run]\n"
+                "                     [--detail]"
+                " [--chunk N] [--progress SECS] [--quiet] [--verbose]\n"
+                "                     [--catalog PATH]\n"
                 "                     [--db-locking normal|exclusive|none] [--staged-from PATH]\n"
                 "                     [--writers N|node | --ranks-per-writer R] [--shard-dir DIR]",
     .about = "Sweeps the spec's model x hardware x generation x plan grid (format:\n"
@@ -137,6 +149,8 @@ static int parse_args(int argc, char **argv, run_args *a, int print)
         return cli_fail_to(e, "run", "unexpected argument '%s'", argv[first]);
     if (a->writers && a->per_writer)
         return cli_fail_to(e, "run", "give --writers or --ranks-per-writer, not both");
+    if (a->resume && a->new_run)
+        return cli_fail_to(e, "run", "give --resume or --new-run, not both");
     if (!a->spec)
         return cli_fail_to(e, "run",
                            "a spec file is required, e.g. 'ccsweep run "
@@ -415,10 +429,14 @@ static int run_open(run_state *s)
         store_run_info info = {.argv = s->joined, .ranks = s->ranks, .detail = s->a.detail};
         s->st = store_open(s->a.db, s->a.locking, &rc, &s->err);
         if (s->st)
-            s->kind = rc = store_prepare_run(s->st, s->g, &info, s->a.resume, &s->err);
+            s->kind = rc = store_prepare_run(s->st, s->g, &info,
+                                             s->a.resume    ? STORE_MODE_RESUME
+                                             : s->a.new_run ? STORE_MODE_APPEND
+                                                            : STORE_MODE_NEW,
+                                             &s->err);
         /* shards an earlier session left (killed, or killed while merging) */
         int merged = 0;
-        if (rc >= 0 && s->kind != STORE_NOTHING &&
+        if (rc >= 0 && s->kind != STORE_NOTHING && s->kind != STORE_DONE_BEFORE &&
             (rc = store_absorb_shards(s->st, s->a.shard_dir, shard_db(&s->a),
                                       s->a.quiet ? NULL : stderr, &merged, &s->err)) == CCS_OK)
             rc = s->kind;
@@ -428,7 +446,20 @@ static int run_open(run_state *s)
     rc = dist_agree(s->w, rc < 0 ? rc : CCS_OK);
     if (rc != CCS_OK)
         return rc == CCS_EINPUT ? 1 : 2;
-    /* every rank learns whether rank 0 found the run already complete */
+    /* every rank learns whether rank 0 found the sweep already complete */
+    if (dist_agree(s->w, s->kind == STORE_DONE_BEFORE ? -1 : 0) < 0) {
+        if (s->rank == 0) {
+            char q[4 * PATH_MAX + 3];
+            cli_fail("run",
+                     "run %lld of this spec (the same sha256, catalog entries and profiles) is "
+                     "already complete in %s: nothing was added. Query it (sqlite3 %s \"SELECT * "
+                     "FROM runs WHERE run_id = %lld\"), or add --new-run to sweep it again as a "
+                     "new run",
+                     (long long)store_run_id(s->st), s->shown, ccs_shquote(q, sizeof q, s->shown),
+                     (long long)store_run_id(s->st));
+        }
+        return 1;
+    }
     if (dist_agree(s->w, s->kind == STORE_NOTHING ? -1 : 0) < 0) {
         if (s->rank == 0)
             printf("ccsweep run: run %lld of this spec is already complete in %s; nothing to "
@@ -557,13 +588,13 @@ static void run_summary(const run_state *s, int status, const store_counts *fin,
            (long long)fin->rows, (long long)fin->ok, (long long)fin->invalid, (long long)fin->oom,
            (long long)fin->filtered, s->shown);
     struct rusage ru;
-    if (!a->quiet && getrusage(RUSAGE_SELF, &ru) == 0)
+    if (a->verbose && getrusage(RUSAGE_SELF, &ru) == 0)
         fprintf(stderr,
                 "ccsweep: rank 0 peak RSS %.1f MiB\nccsweep: rank 0 CPU %.3f s (user + system)\n",
                 ru.ru_maxrss / 1024.0,
                 ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
                     1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec));
-    if (!a->quiet && ds->writer_cpu > 0)
+    if (a->verbose && ds->writer_cpu > 0)
         fprintf(stderr, "ccsweep: rank 0 writer thread CPU %.3f s (of the above)\n",
                 ds->writer_cpu);
     if (status == STORE_INTERRUPTED) {

@@ -80,9 +80,11 @@ static const cli_opt validate_opts[] = {
 static void validate_notes(FILE *f)
 {
     fprintf(f,
-            "\nInterference: both tools time a probe GEMM between their phases and rounds and\n"
-            "measure again what ran while it was slow; their files record the probes and a\n"
-            "verdict. When either says the machine was busy, or the two tools' probes differ\n"
+            "\nInterference: before measuring, both tools check how much CPU other processes\n"
+            "use (the pre-check: busy when fewer cores are idle than ranks run); they time a\n"
+            "probe GEMM between their phases and rounds and measure again what ran while it\n"
+            "was slow; their files record the pre-check, the probes and a verdict. When a\n"
+            "pre-check or a verdict says the machine was busy, or the two tools' probes differ\n"
             "by more than %.0f%% (one ran under load the other did not see), the timings do not\n"
             "measure the model: validate says so and exits 3 instead of reporting an error.\n"
             "An operator counts as extrapolated when its work exceeds the largest profiled\n"
@@ -162,12 +164,21 @@ static int split_csv(char *line, char **f, int max)
     return n;
 }
 
-/* "# probe_s:" and "# interference:" header values of a ground truth. */
+/* "# probe_s:", "# interference:" and "# precheck:" header values of a
+ * ground truth. */
 typedef struct vnoise {
     double probe[NOISE_MAX_PROBES];
     int nprobe;
     char verdict[256];
+    char precheck[256];
 } vnoise;
+
+/* The value of header line s ("# key: value") into out, without the newline. */
+static void header_value(const char *s, size_t klen, char *out, size_t n)
+{
+    ccs_strlcpy(out, s + klen + strspn(s + klen, " "), n);
+    out[strcspn(out, "\r\n")] = '\0';
+}
 
 static int read_measured(const char *path, vcfg *c, int *n, double *wall, vnoise *nz, ccs_err *err)
 {
@@ -190,10 +201,10 @@ static int read_measured(const char *path, vcfg *c, int *n, double *wall, vnoise
             sscanf(s, "# wall_s: %lf", wall);
             if (!strncmp(s, "# probe_s:", 10))
                 nz->nprobe = noise_parse(s + 10, nz->probe, NOISE_MAX_PROBES);
-            if (!strncmp(s, "# interference:", 15)) {
-                ccs_strlcpy(nz->verdict, s + 15 + strspn(s + 15, " "), sizeof nz->verdict);
-                nz->verdict[strcspn(nz->verdict, "\r\n")] = '\0';
-            }
+            if (!strncmp(s, "# interference:", 15))
+                header_value(s, 15, nz->verdict, sizeof nz->verdict);
+            if (!strncmp(s, "# precheck:", 11))
+                header_value(s, 11, nz->precheck, sizeof nz->precheck);
             continue;
         }
         if (*s == '\n' || *s == '\r' || !*s)
@@ -442,13 +453,14 @@ static void validate_job_free(validate_job *j)
 /* Whether the measurements measured the model, and if not, why. */
 typedef struct vbusy {
     noise_verdict vp, vm; /* the profiler's probes, the ground truth's */
-    char why[3][320];
+    char why[5][448];
     int nwhy; /* > 0: busy */
 } vbusy;
 
-/* Interference: either tool's own verdict, and whether both ran under the
- * same load (their probes agree). Files without probes (older tools, or
- * imported) are taken as they are. */
+/* Interference: either tool's pre-check (other processes' CPU use before it
+ * started), either tool's own verdict from its probes, and whether both ran
+ * under the same load (their probes agree). Files without them (older tools,
+ * or imported) are taken as they are. */
 static void judge_busy(const validate_args *a, const validate_job *j, vbusy *b)
 {
     double pprobe[NOISE_MAX_PROBES];
@@ -458,6 +470,15 @@ static void judge_busy(const validate_args *a, const validate_job *j, vbusy *b)
     noise_judge(pprobe, npp > 0 ? npp : 0, NOISE_TOL, vp);
     noise_judge(j->nz.probe, j->nz.nprobe > 0 ? j->nz.nprobe : 0, NOISE_TOL, vm);
     b->nwhy = 0;
+    const char *pc = opmodel_meta(j->om, "precheck");
+    if (pc && !strncmp(pc, "busy", 4))
+        snprintf(b->why[b->nwhy++], sizeof b->why[0],
+                 "before profiling (%s) the pre-check found %s", a->profile,
+                 pc + 4 + strspn(pc + 4, ": "));
+    if (!strncmp(j->nz.precheck, "busy", 4))
+        snprintf(b->why[b->nwhy++], sizeof b->why[0],
+                 "before measuring the layers (%s) the pre-check found %s", a->measured,
+                 j->nz.precheck + 4 + strspn(j->nz.precheck + 4, ": "));
     if ((pv && !strncmp(pv, "busy", 4)) || vp->busy)
         snprintf(b->why[b->nwhy++], sizeof b->why[0],
                  "while profiling (%s) the probe ran a median %.0f%% and at worst %.0f%% slower "

@@ -254,7 +254,20 @@ typedef struct coord {
     ccs_agg *ag;
     ccs_agg **pend;
     int n_pend;
+    /* the progress line counts only completed chunks, so that ok + invalid +
+     * oom + filtered is what it calls done: fly[r] holds the rows of rank r's
+     * chunk in progress (ok, invalid, oom, rows), shown those of done chunks */
+    int64_t (*fly)[4];
+    int64_t shown[4];
 } coord;
+
+/* h:mm:ss of s seconds into buf. */
+static const char *hms(char *buf, size_t n, double s)
+{
+    long long t = s > 0 && s < 1e9 ? (long long)(s + 0.5) : 0;
+    snprintf(buf, n, "%lld:%02lld:%02lld", t / 3600, t / 60 % 60, t % 60);
+    return buf;
+}
 
 static void progress(coord *c, int final)
 {
@@ -269,19 +282,32 @@ static void progress(coord *c, int final)
     int64_t done = c->done_before + s->done;
     double el = t - c->t0, rate = el > 0 ? s->done / el : 0;
     double left = rate > 0 ? (c->total - done) / rate : 0;
-    int64_t filtered = s->done - s->rows > 0 ? s->done - s->rows : 0;
+    const int64_t *n = c->shown;
+    int64_t filtered = s->done - n[3] > 0 ? s->done - n[3] : 0;
+    char eta[32];
     int tty = isatty(fileno(o->log));
     char who[48] = "";
     if (o->writers > 1)
         snprintf(who, sizeof who, "writer %d of %d: ", o->writer + 1, o->writers);
     fprintf(o->log,
-            "%sccsweep: %s%lld/%lld (%.1f%%) %.0f/s ETA %.0fs | ok %lld invalid %lld oom %lld "
+            "%sccsweep: %s%lld/%lld (%.1f%%) %.0f/s ETA %s | ok %lld invalid %lld oom %lld "
             "filtered %lld%s",
             tty ? "\r" : "", who, (long long)done, (long long)c->total,
-            c->total ? 100.0 * done / c->total : 100.0, rate, left, (long long)(c->base.ok + s->ok),
-            (long long)(c->base.invalid + s->invalid), (long long)(c->base.oom + s->oom),
-            (long long)(c->base.filtered + filtered), tty && !final ? "   " : "\n");
+            c->total ? 100.0 * done / c->total : 100.0, rate, hms(eta, sizeof eta, left),
+            (long long)(c->base.ok + n[0]), (long long)(c->base.invalid + n[1]),
+            (long long)(c->base.oom + n[2]), (long long)(c->base.filtered + filtered),
+            tty && !final ? "   " : "\n");
     fflush(o->log);
+}
+
+/* A row of rank src's chunk in progress, for the progress line. */
+static void fly_add(coord *c, int src, int status)
+{
+    int64_t *f = c->fly ? c->fly[src] : c->shown;
+    f[0] += status == CCS_ST_OK;
+    f[1] += status == CCS_ST_INVALID;
+    f[2] += status == CCS_ST_OOM;
+    f[3]++;
 }
 
 static int push_dead(coord *c, int64_t idx, int status, ccs_err *err)
@@ -308,7 +334,7 @@ static int push_dead(coord *c, int64_t idx, int status, ccs_err *err)
  * row it displaces stays in the file until the run completes (dropped then),
  * so that a resumed run rebuilds the best of exactly the committed chunks
  * from the rows in the file, whatever was in flight when it stopped. */
-static int put_kept(coord *c, const ccs_record *r, ccs_err *err)
+static int put_kept(coord *c, const ccs_record *r, int src, ccs_err *err)
 {
     int disp = 0, dst = 0;
     int64_t didx = -1;
@@ -325,6 +351,7 @@ static int put_kept(coord *c, const ccs_record *r, ccs_err *err)
     s->rows++;
     s->ok += r->r.status == CCS_ST_OK;
     s->oom += r->r.status == CCS_ST_OOM;
+    fly_add(c, src, r->r.status);
     if (c->o->detail) {
         ccs_record tmp; /* regions do not travel under keep: recompute them */
         grid_eval(c->g, r->s.idx, &tmp, c->rg);
@@ -381,7 +408,7 @@ static int put(coord *c, const unsigned char *rec, int src, ccs_err *err)
             return no_memory(err);
     }
     if (c->kp)
-        return put_kept(c, r, err);
+        return put_kept(c, r, src, err);
     const ccs_region_time *rg =
         c->o->detail ? (const ccs_region_time *)(const void *)(rec + sizeof(ccs_record)) : NULL;
     dist_stats *s = c->stats;
@@ -389,6 +416,7 @@ static int put(coord *c, const unsigned char *rec, int src, ccs_err *err)
     s->ok += r->r.status == CCS_ST_OK;
     s->invalid += r->r.status == CCS_ST_INVALID;
     s->oom += r->r.status == CCS_ST_OOM;
+    fly_add(c, src, r->r.status);
     return c->wq ? writeq_put(c->wq, r, rg, err) : store_put(c->st, r, rg, err);
 }
 
@@ -424,6 +452,10 @@ static int put_aggs(coord *c, const unsigned char *buf, size_t len, int n, int s
 static int chunk_done(coord *c, int64_t lo, int64_t hi, int src, ccs_err *err)
 {
     c->stats->done += hi - lo;
+    for (int i = 0; c->fly && i < 4; i++) {
+        c->shown[i] += c->fly[src][i];
+        c->fly[src][i] = 0;
+    }
     if (c->ag && c->pend[src]) {
         if (agg_merge(c->ag, c->pend[src]))
             return no_memory(err);
@@ -779,6 +811,7 @@ int dist_sweep(dist_comm *c, const ccs_grid *g, ccs_store *st, const dist_opts *
                 co.total += o->todo[i].hi - o->todo[i].lo;
         }
         co.t0 = co.last_progress = co.last_commit = t0;
+        co.fly = calloc((size_t)dist_size(c), sizeof *co.fly); /* NULL: rows counted at once */
         rc = CCS_OK;
         if (kept) {
             co.kp = keep_new(g, 0);
@@ -820,6 +853,7 @@ int dist_sweep(dist_comm *c, const ccs_grid *g, ccs_store *st, const dist_opts *
         for (int i = 0; co.pend && i < co.n_pend; i++)
             agg_free(co.pend[i]);
         free(co.pend);
+        free(co.fly);
         free(co.rg);
         free(co.dead_idx);
         free(co.dead_st);

@@ -71,9 +71,9 @@ _Static_assert(CCS_RG_N <= 62, "region_rows.present holds a bit per region in an
  *
  *   OPEN ----------------> MIGRATING ------> OPEN          sti_migrate (in store_open)
  *   OPEN --(CLAIMING)----> WRITER                          store_prepare_run
- *   OPEN --(CLAIMING)----> DONE                            store_prepare_run: STORE_NOTHING
- *   WRITER <-------------> WRITING                         sti_begin / store_commit, write_failed
- *   WRITER, WRITING -----> DONE                            store_finish
+ *   OPEN --(CLAIMING)----> DONE                            store_prepare_run: STORE_NOTHING,
+ * STORE_DONE_BEFORE WRITER <-------------> WRITING                         sti_begin /
+ * store_commit, write_failed WRITER, WRITING -----> DONE                            store_finish
  *   any -----------------> closed                          store_close
  *
  * OPEN: store_open returned; the file has the current schema. No run yet:

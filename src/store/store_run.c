@@ -575,9 +575,10 @@ static int record_inputs(ccs_store *st, const input_hash *v, size_t n, ccs_err *
     return rc;
 }
 
-/* A resumed run must read exactly what it read before: the same entries with
- * the same content. Names the first difference. */
-static int check_inputs(ccs_store *st, const input_hash *v, size_t n, ccs_err *err)
+/* Whether run run_id read exactly the inputs v[0..n): 0 yes, 1 no (*at the
+ * first difference, *why what differs), or a negative status with err. */
+static int inputs_differ(ccs_store *st, int64_t run_id, const input_hash *v, size_t n, size_t *at,
+                         const char **why, ccs_err *err)
 {
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(st->db,
@@ -585,22 +586,32 @@ static int check_inputs(ccs_store *st, const input_hash *v, size_t n, ccs_err *e
                            "name = ?",
                            -1, &s, NULL) != SQLITE_OK)
         return sti_fail_db(st, err, "reading the run's inputs");
-    const char *why = NULL;
+    *why = NULL;
     size_t i;
-    for (i = 0; i < n && !why; i++) {
-        sqlite3_bind_int64(s, 1, st->run_id);
+    for (i = 0; i < n && !*why; i++) {
+        sqlite3_bind_int64(s, 1, run_id);
         sqlite3_bind_text(s, 2, v[i].kind, -1, SQLITE_STATIC);
         sqlite3_bind_text(s, 3, v[i].name, -1, SQLITE_STATIC);
         if (sqlite3_step(s) != SQLITE_ROW)
-            why = "was not used when the run started";
+            *why = "was not used when the run started";
         else if (strcmp((const char *)sqlite3_column_text(s, 0), v[i].sha))
-            why = "has changed since the run started";
+            *why = "has changed since the run started";
         sqlite3_reset(s);
     }
     sqlite3_finalize(s);
-    if (!why)
-        return CCS_OK;
-    i--;
+    *at = i ? i - 1 : 0;
+    return *why != NULL;
+}
+
+/* A resumed run must read exactly what it read before: the same entries with
+ * the same content. Names the first difference. */
+static int check_inputs(ccs_store *st, const input_hash *v, size_t n, ccs_err *err)
+{
+    size_t i;
+    const char *why;
+    int d = inputs_differ(st, st->run_id, v, n, &i, &why, err);
+    if (d <= 0)
+        return d;
     ccs_err_set(err,
                 "%s: --resume: run %lld was computed with other inputs: %s '%s' %s (its "
                 "content sha256 differs); resuming would mix old and new results: restore the "
@@ -608,6 +619,36 @@ static int check_inputs(ccs_store *st, const input_hash *v, size_t n, ccs_err *e
                 st->path, (long long)st->run_id, v[i].kind, v[i].name, why,
                 strcmp(v[i].kind, "calibration") ? "catalog entry" : "calibration profile");
     return CCS_EINPUT;
+}
+
+/* A new run (no --resume, no --new-run): STORE_DONE_BEFORE, with st->run_id,
+ * when a complete run of the same spec (sha256) read the same inputs, so that
+ * the same sweep is not stored twice by accident; else STORE_NEW. */
+static int find_complete(ccs_store *st, const char *sha, const input_hash *in, size_t n_in,
+                         ccs_err *err)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(st->db,
+                           "SELECT run_id FROM runs WHERE spec_sha256 = ? AND status = 'complete' "
+                           "ORDER BY run_id DESC",
+                           -1, &s, NULL) != SQLITE_OK)
+        return sti_fail_db(st, err, "looking for a complete run of the spec");
+    sqlite3_bind_text(s, 1, sha, -1, SQLITE_STATIC);
+    int rc = STORE_NEW;
+    while (rc == STORE_NEW && sqlite3_step(s) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(s, 0);
+        size_t at;
+        const char *why;
+        int d = inputs_differ(st, id, in, n_in, &at, &why, err);
+        if (d < 0)
+            rc = d;
+        else if (d == 0) {
+            st->run_id = id;
+            rc = STORE_DONE_BEFORE;
+        }
+    }
+    sqlite3_finalize(s);
+    return rc;
 }
 
 /* The name of keep.per axis i. */
@@ -737,8 +778,9 @@ static int load_run(ccs_store *st, ccs_err *err)
     return rc;
 }
 
-/* OPEN -> CLAIMING -> WRITER (or DONE: STORE_NOTHING); see store_int.h. */
-int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *info, int resume,
+/* OPEN -> CLAIMING -> WRITER (or DONE: STORE_NOTHING, STORE_DONE_BEFORE); see
+ * store_int.h. */
+int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *info, int mode,
                       ccs_err *err)
 {
     assert(assert_store_state(st));
@@ -766,14 +808,16 @@ int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *in
         return rc;
     }
     rc = sti_claim_writer(st, err);
-    if (rc == CCS_OK && resume)
+    if (rc == CCS_OK && mode == STORE_MODE_RESUME)
         kind = find_resume(st, spec_sha256(grid_spec(g)), err);
+    else if (rc == CCS_OK && mode == STORE_MODE_NEW)
+        kind = find_complete(st, spec_sha256(grid_spec(g)), in, n_in, err);
     if (rc == CCS_OK && kind < 0)
         rc = kind;
-    if (rc == CCS_OK && kind == STORE_NOTHING) {
+    if (rc == CCS_OK && (kind == STORE_NOTHING || kind == STORE_DONE_BEFORE)) {
         free(in);
         sti_exec(st, "ROLLBACK", NULL);
-        return sti_count_rows(st, &st->base, err) ? CCS_EIO : STORE_NOTHING;
+        return sti_count_rows(st, &st->base, err) ? CCS_EIO : kind;
     }
     if (rc == CCS_OK)
         rc = register_run(st, kind, info, in, n_in, err);

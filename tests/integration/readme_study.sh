@@ -58,3 +58,10 @@ ne=$(wc -l <"$TMP/example")
 stale=$(grep -cvxF -f "$TMP/project.out" "$TMP/example" || true)
 check "README's project example ($ne lines) is what the command prints (${stale} stale; run 'sh tools/readme-study.sh')" \
     [ "$ne" -ge 15 -a "$stale" -eq 0 ]
+
+# Every README block that shows command output (figures, project, list, make
+# run; the rates and times of 'make run' aside) is what tools/readme-study.sh
+# writes from the commands now.
+sh tools/readme-study.sh --check >"$TMP/rs.out" 2>&1; rc=$?
+check "README's output blocks are what the commands print (tools/readme-study.sh --check exit $rc)" [ $rc -eq 0 ]
+[ $rc -eq 0 ] || head -40 "$TMP/rs.out"

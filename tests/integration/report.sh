@@ -53,7 +53,7 @@ EOF
 DB="$TMP/r.db"
 OUT="$TMP/out"
 $BIN run "$TMP/small.yaml" --db "$DB" --quiet >/dev/null 2>"$TMP/run1.err"; rc1=$?
-$MPIRUN -n 2 $BIN run "$TMP/small.yaml" --db "$DB" --quiet >/dev/null 2>"$TMP/run2.err"; rc2=$?
+$MPIRUN -n 2 $BIN run "$TMP/small.yaml" --db "$DB" --new-run --quiet >/dev/null 2>"$TMP/run2.err"; rc2=$?
 check "two runs of the small spec exit 0" [ $rc1 -eq 0 -a $rc2 -eq 0 ]
 
 $BIN report --db "$DB" --out "$OUT" >"$TMP/rep.out" 2>"$TMP/rep.err"; rc=$?

@@ -33,7 +33,7 @@ check "no shard is left in the shared directory" [ "$(ls "$TMP/shards" | grep -c
 
 # An unreadable file with a shard's name of this database: reported, left in place
 name=$(echo "$a_shard" | sed 's/\.run1\.w1\.shard$/.run2.w1.shard/')
-CCSWEEP_TEST_CHUNK_DELAY_US=50000 $BIN run $SPEC --db "$TMP/a/study.db" --chunk 2000 --quiet \
+CCSWEEP_TEST_CHUNK_DELAY_US=50000 $BIN run $SPEC --db "$TMP/a/study.db" --chunk 2000 --new-run --quiet \
     >/dev/null 2>&1 &
 job=$!
 wait_n() { i=0; while [ $i -lt 600 ]; do n=$(q "$1" "SELECT n_done FROM runs WHERE run_id = 2" 2>/dev/null); [ -n "$n" ] && [ "$n" -gt 0 ] && return 0; sleep 0.05; i=$((i + 1)); done; return 1; }

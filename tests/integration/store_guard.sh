@@ -82,11 +82,11 @@ sh -c 'exit 0' &
 dead=$!
 wait $dead
 q "$TMP/stale.db" "INSERT INTO writer VALUES (1, '$(hostname)', $dead, 0, '2026-01-01T00:00:00Z', 1)"
-$BIN run $SMALL --db "$TMP/stale.db" --quiet >"$TMP/s.out" 2>&1; rc=$?
+$BIN run $SMALL --db "$TMP/stale.db" --new-run --quiet >"$TMP/s.out" 2>&1; rc=$?
 check "a stale writer row of a dead pid on this host is recovered (rc $rc)" \
     sh -c "[ $rc -eq 0 ] && grep -q 'taking over the writer lock of pid $dead' '$TMP/s.out' && [ \"\$(sqlite3 '$TMP/stale.db' 'SELECT count(*) FROM runs WHERE status = \"complete\"')\" = 2 ]"
 q "$TMP/stale.db" "INSERT INTO writer VALUES (1, 'node-elsewhere', 4242, 0, '2026-01-01T00:00:00Z', 1)"
-$BIN run $SMALL --db "$TMP/stale.db" --quiet >"$TMP/s.out" 2>&1; rc=$?
+$BIN run $SMALL --db "$TMP/stale.db" --new-run --quiet >"$TMP/s.out" 2>&1; rc=$?
 check "a writer row of another host is refused with exit 1 naming it and how to clear it" \
     sh -c "[ $rc -eq 1 ] && grep -q 'pid 4242 on host node-elsewhere, since 2026-01-01T00:00:00Z' '$TMP/s.out' && grep -q 'DELETE FROM writer' '$TMP/s.out'"
 

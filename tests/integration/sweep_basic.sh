@@ -72,6 +72,20 @@ check "every stored plan uses the model's global batch (gbs: model)" \
     [ "$(q "$TMP/n1.db" "SELECT count(*) FROM results r JOIN models m ON m.model_id = r.model_id
         WHERE r.gbs <> m.gbs OR m.gbs IS NULL OR m.gbs <= 0")" = 0 ]
 
+# progress lines: ok + invalid + oom + filtered is the count done (rows of
+# chunks still in flight are not counted yet), the ETA is h:mm:ss; rank 0's
+# peak RSS and CPU only with --verbose
+$MPIRUN -n 3 $BIN run $SPEC --db "$TMP/pr.db" --chunk 5 --progress 1e-9 >/dev/null 2>"$TMP/prog"
+bad=$(awk '/^ccsweep: [0-9]+\/[0-9]+ / { n++; split($2, d, "/");
+    if ($(NF-6) + $(NF-4) + $(NF-2) + $NF != d[1] || $6 !~ /^[0-9]+:[0-5][0-9]:[0-5][0-9]$/) b++ }
+    END { print n + 0, b + 0 }' "$TMP/prog")
+check "progress lines ($bad: lines, bad ones): the counts add up to what is done, ETA h:mm:ss" \
+    [ "${bad% *}" -gt 5 -a "${bad#* }" = 0 ]
+check "no peak RSS or CPU lines without --verbose" [ "$(grep -c 'peak RSS\|CPU' "$TMP/prog")" = 0 ]
+$BIN run $SPEC --db "$TMP/pv.db" --verbose >/dev/null 2>"$TMP/verb"
+check "--verbose prints rank 0's peak RSS and CPU" \
+    sh -c "grep -q '^ccsweep: rank 0 peak RSS' '$TMP/verb' && grep -q '^ccsweep: rank 0 CPU' '$TMP/verb'"
+
 # where-filter on the workers, --detail, a second run in the same database
 sed 's/^name: small/name: small-fits\nwhere: "fits and tp >= 2"/' $SPEC >"$TMP/fits.yaml"
 $MPIRUN -n 2 $BIN run "$TMP/fits.yaml" --db "$TMP/n1.db" --detail --quiet >/dev/null 2>&1; rc=$?
@@ -110,6 +124,23 @@ out=$($BIN run $SPEC --db "$TMP/n2.db" --resume 2>&1); rc=$?
 check "--resume of a complete run exits 0 and adds nothing" \
     [ $rc -eq 0 -a "$(q "$TMP/n2.db" "SELECT count(*) FROM runs")" = 1 ]
 
+# the same spec again, without --resume: the complete run is named, nothing
+# added (exit 1) until --new-run asks for another run
+$MPIRUN -n 2 $BIN run $SPEC --db "$TMP/n2.db" --quiet >"$TMP/again" 2>&1; rc=$?
+check "a second run of a complete spec exits 1 naming run 1 and --new-run, adds no run (got $rc)" \
+    sh -c "[ $rc -eq 1 ] && grep -q 'run 1 of this spec .* is already complete in .*n2.db: nothing was added' '$TMP/again' &&
+           grep -q -- '--new-run' '$TMP/again' && [ \"\$(sqlite3 '$TMP/n2.db' 'SELECT count(*) FROM runs')\" = 1 ]"
+$BIN run $SPEC --db "$TMP/n2.db" --resume --new-run >/dev/null 2>"$TMP/both"; rc=$?
+check "--resume with --new-run is a usage error" \
+    sh -c "[ $rc -eq 1 ] && grep -q 'give --resume or --new-run, not both' '$TMP/both'"
+$BIN run $SPEC --db "$TMP/n2.db" --new-run --quiet >/dev/null 2>&1; rc=$?
+check "--new-run appends run 2, the same rows as run 1 (exit $rc)" \
+    sh -c "[ $rc -eq 0 ] && [ \"\$(sqlite3 '$TMP/n2.db' \"SELECT group_concat(run_id || ':' || status || ':' || n_rows) FROM runs\")\" = '1:complete:576,2:complete:576' ]"
+sed 's/^name: small$/name: small-renamed/' $SPEC >"$TMP/renamed.yaml"
+$BIN run "$TMP/renamed.yaml" --db "$TMP/n2.db" --quiet >/dev/null 2>&1; rc=$?
+check "another spec (another sha256) starts a new run (exit $rc)" \
+    [ $rc -eq 0 -a "$(q "$TMP/n2.db" "SELECT count(*) FROM runs")" = 3 ]
+
 # refusals: another schema version, a file that is not a database
 cp "$TMP/n2.db" "$TMP/v99.db"
 q "$TMP/v99.db" "PRAGMA user_version = 99" >/dev/null
@@ -118,7 +149,7 @@ check "schema version mismatch exits 1 with a clear message" \
     sh -c "[ $rc -eq 1 ] && grep -q 'schema version 99, but this ccsweep' '$TMP/errv'"
 check "the mismatching database is left as it was" \
     [ "$(q "$TMP/v99.db" "PRAGMA user_version; SELECT count(*) FROM runs")" = "99
-1" ]
+3" ]
 echo "plain text, not sqlite" >"$TMP/text.db"
 $BIN run $SPEC --db "$TMP/text.db" --quiet >/dev/null 2>"$TMP/errt"; rc=$?
 check "a file that is not a database exits 1" [ $rc -eq 1 ]

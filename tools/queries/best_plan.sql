@@ -9,8 +9,8 @@
 --   tp+dp  the paper's setting: no pipeline (pp = 1) and the smallest tensor-parallel
 --          degree that fits device memory (the memory-forced TP), then plan_rank's order.
 -- Run: the latest in the database; another one with
---   sqlite3 -cmd '.param set :run 3' DB < FILE
--- Usage: sqlite3 results/ccsweep.db < tools/queries/best_plan.sql
+--   sqlite3 -header -column -cmd '.param set :run 3' DB < FILE
+-- Usage: sqlite3 -header -column results/ccsweep.db < tools/queries/best_plan.sql
 WITH run AS (SELECT coalesce(:run, (SELECT max(run_id) FROM runs)) AS id),
 ranked AS (
   SELECT k.rid, k.run_id, k.idx, k.rk AS best_rk, r.pp,
@@ -28,7 +28,7 @@ plans AS (
     JOIN models m ON m.model_id = r.model_id
     JOIN hardware h ON h.hw_id = r.hw_id)
 SELECT plan, model, hardware, generation, name AS scenario, devices, tp, pp, dp, vpp, mbs,
-  gbs, seq, sp, zero, recompute, t_iter AS t_iter_s, round(100 * mfu, 2) AS mfu_pct,
+  gbs, seq, sp, zero, recompute, round(t_iter, 4) AS t_iter_s, round(100 * mfu, 2) AS mfu_pct,
   round(tokens_per_s) AS tokens_per_s, round(100 * comm_fraction, 2) AS comm_pct,
   round(mem_total / 1073741824.0, 2) AS mem_gib
 FROM plans

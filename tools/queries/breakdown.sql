@@ -12,8 +12,8 @@
 --   tp+dp  the paper's setting: no pipeline (pp = 1) and the smallest tensor-parallel
 --          degree that fits device memory (the memory-forced TP), then plan_rank's order.
 -- Run: the latest in the database; another one with
---   sqlite3 -cmd '.param set :run 3' DB < FILE
--- Usage: sqlite3 results/ccsweep.db < tools/queries/breakdown.sql
+--   sqlite3 -header -column -cmd '.param set :run 3' DB < FILE
+-- Usage: sqlite3 -header -column results/ccsweep.db < tools/queries/breakdown.sql
 WITH run AS (SELECT coalesce(:run, (SELECT max(run_id) FROM runs)) AS id),
 ranked AS (
   SELECT k.rid, k.run_id, k.idx, k.rk AS best_rk, r.pp,
@@ -30,8 +30,8 @@ plans AS (
     JOIN results r ON r.rid = k.rid
     JOIN models m ON m.model_id = r.model_id
     JOIN hardware h ON h.hw_id = r.hw_id)
-SELECT plan, hardware, generation, model, params, devices, gbs, seq, tp, pp, dp, mbs,
-  t_iter AS t_iter_s,
+SELECT plan, hardware, generation, model, CAST(params AS INTEGER) AS params, devices, gbs, seq, tp, pp, dp, mbs,
+  round(t_iter, 4) AS t_iter_s,
   round(100 * t_compute / t_iter, 2) AS compute_pct,
   round(100 * t_tp_comm_exposed / t_iter, 2) AS tp_comm_pct,
   round(100 * t_cp_comm_exposed / t_iter, 2) AS cp_comm_pct,

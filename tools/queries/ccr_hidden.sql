@@ -12,9 +12,9 @@
 --   tp+dp  the paper's setting: no pipeline (pp = 1) and the smallest tensor-parallel
 --          degree that fits device memory (the memory-forced TP), then plan_rank's order.
 -- Run: the latest in the database; another one with
---   sqlite3 -cmd '.param set :run 3' DB < FILE
--- Usage: sqlite3 results/ccsweep.db < tools/queries/ccr_hidden.sql
---   other TP: sqlite3 -cmd '.param set :tp 16' \
+--   sqlite3 -header -column -cmd '.param set :run 3' DB < FILE
+-- Usage: sqlite3 -header -column results/ccsweep.db < tools/queries/ccr_hidden.sql
+--   other TP: sqlite3 -header -column -cmd '.param set :tp 16' \
 --             results/ccsweep.db < tools/queries/ccr_hidden.sql
 WITH run AS (SELECT coalesce(:run, (SELECT max(run_id) FROM runs)) AS id),
 ranked AS (
@@ -38,9 +38,9 @@ plans AS (
   WHERE r.status != 1 AND r.tp = coalesce(:tp, 8) AND r.ccr > 0 AND r.innet_reduce = 0
     AND r.comm_compress = 1
   GROUP BY r.model_id)
-SELECT m.name AS model, m.layers, m.hidden, m.params, h.name AS hardware, h.generation,
-  coalesce(:tp, 8) AS fixed_tp, f.ccr AS fixed_ccr,
-  p.tp AS forced_tp, CASE WHEN p.ccr > 0 THEN p.ccr END AS forced_ccr
+SELECT m.name AS model, m.layers, m.hidden, CAST(m.params AS INTEGER) AS params, h.name AS hardware, h.generation,
+  coalesce(:tp, 8) AS fixed_tp, round(f.ccr, 1) AS fixed_ccr,
+  p.tp AS forced_tp, CASE WHEN p.ccr > 0 THEN round(p.ccr, 1) END AS forced_ccr
 FROM models m JOIN run ON m.run_id = run.id
   JOIN hardware h ON h.run_id = run.id
   LEFT JOIN fixed f ON f.model_id = m.model_id

@@ -11,16 +11,16 @@
 -- plans without what-if mitigations, over every tp, cp, ep, pp and dp of the run.
 -- Models recorded by schema version 5 have no expert count (NULL): they count as dense.
 -- Run: the latest in the database; another one with
---   sqlite3 -cmd '.param set :run 3' DB < FILE
--- Usage: sqlite3 results/ccsweep.db < tools/queries/comm_class.sql
+--   sqlite3 -header -column -cmd '.param set :run 3' DB < FILE
+-- Usage: sqlite3 -header -column results/ccsweep.db < tools/queries/comm_class.sql
 WITH run AS (SELECT coalesce(:run, (SELECT max(run_id) FROM runs)) AS id),
 best AS (
   SELECT r.* FROM plan_rank k JOIN run ON k.run_id = run.id
     JOIN results r ON r.rid = k.rid
   WHERE k.rk = 1)
-SELECT h.name AS hardware, h.generation, m.name AS model, m.params,
+SELECT h.name AS hardware, h.generation, m.name AS model, CAST(m.params AS INTEGER) AS params,
   coalesce(m.experts, 0) AS experts, b.seq, b.devices, b.gbs,
-  b.tp, b.cp, b.ep, b.pp, b.dp, b.mbs, b.t_iter AS t_iter_s,
+  b.tp, b.cp, b.ep, b.pp, b.dp, b.mbs, round(b.t_iter, 4) AS t_iter_s,
   round(100 * b.comm_fraction, 2) AS comm_pct,
   round(100 * b.t_tp_comm_exposed / b.t_iter, 2) AS tp_pct,
   round(100 * b.t_cp_comm_exposed / b.t_iter, 2) AS cp_pct,

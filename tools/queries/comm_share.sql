@@ -10,8 +10,8 @@
 --   tp+dp  the paper's setting: no pipeline (pp = 1) and the smallest tensor-parallel
 --          degree that fits device memory (the memory-forced TP), then plan_rank's order.
 -- Run: the latest in the database; another one with
---   sqlite3 -cmd '.param set :run 3' DB < FILE
--- Usage: sqlite3 results/ccsweep.db < tools/queries/comm_share.sql
+--   sqlite3 -header -column -cmd '.param set :run 3' DB < FILE
+-- Usage: sqlite3 -header -column results/ccsweep.db < tools/queries/comm_share.sql
 WITH run AS (SELECT coalesce(:run, (SELECT max(run_id) FROM runs)) AS id),
 ranked AS (
   SELECT k.rid, k.run_id, k.idx, k.rk AS best_rk, r.pp,
@@ -28,8 +28,8 @@ plans AS (
     JOIN results r ON r.rid = k.rid
     JOIN models m ON m.model_id = r.model_id
     JOIN hardware h ON h.hw_id = r.hw_id)
-SELECT plan, hardware, generation, model, params, tp, pp, dp, mbs, sp, devices, gbs, seq,
-  t_iter AS t_iter_s,
+SELECT plan, hardware, generation, model, CAST(params AS INTEGER) AS params, tp, pp, dp, mbs, sp, devices, gbs, seq,
+  round(t_iter, 4) AS t_iter_s,
   round(100 * comm_fraction, 2) AS comm_pct,
   round(100 * t_comm_exposed / t_compute, 2) AS comm_per_compute_pct,
   round(100 * mfu, 2) AS mfu_pct

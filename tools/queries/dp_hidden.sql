@@ -10,8 +10,8 @@
 --   tp+dp  the paper's setting: no pipeline (pp = 1) and the smallest tensor-parallel
 --          degree that fits device memory (the memory-forced TP), then plan_rank's order.
 -- Run: the latest in the database; another one with
---   sqlite3 -cmd '.param set :run 3' DB < FILE
--- Usage: sqlite3 results/ccsweep.db < tools/queries/dp_hidden.sql
+--   sqlite3 -header -column -cmd '.param set :run 3' DB < FILE
+-- Usage: sqlite3 -header -column results/ccsweep.db < tools/queries/dp_hidden.sql
 WITH run AS (SELECT coalesce(:run, (SELECT max(run_id) FROM runs)) AS id),
 ranked AS (
   SELECT k.rid, k.run_id, k.idx, k.rk AS best_rk, r.pp,
@@ -28,9 +28,9 @@ plans AS (
     JOIN results r ON r.rid = k.rid
     JOIN models m ON m.model_id = r.model_id
     JOIN hardware h ON h.hw_id = r.hw_id)
-SELECT plan, hardware, generation, model, params, devices, gbs, seq, tp, pp, dp, mbs,
+SELECT plan, hardware, generation, model, CAST(params AS INTEGER) AS params, devices, gbs, seq, tp, pp, dp, mbs,
   micro_batches,
-  t_dp_comm AS t_dp_comm_s, t_dp_comm_exposed AS t_dp_exposed_s,
+  round(t_dp_comm, 4) AS t_dp_comm_s, round(t_dp_comm_exposed, 4) AS t_dp_exposed_s,
   round(100 * (1 - t_dp_comm_exposed / t_dp_comm), 2) AS dp_hidden_pct,
   round(100 * t_dp_comm_exposed / t_iter, 2) AS dp_exposed_pct_of_iter
 FROM plans

@@ -14,8 +14,8 @@
 --   tp+dp  the paper's setting: no pipeline (pp = 1) and the smallest tensor-parallel
 --          degree that fits device memory (the memory-forced TP), then plan_rank's order.
 -- Run: the latest in the database; another one with
---   sqlite3 -cmd '.param set :run 3' DB < FILE
--- Usage: sqlite3 results/ccsweep.db < tools/queries/fixed_plan.sql
+--   sqlite3 -header -column -cmd '.param set :run 3' DB < FILE
+-- Usage: sqlite3 -header -column results/ccsweep.db < tools/queries/fixed_plan.sql
 WITH run AS (SELECT coalesce(:run, (SELECT max(run_id) FROM runs)) AS id),
 ranked AS (
   SELECT k.rid, k.run_id, k.idx, k.rk AS best_rk, r.pp,
@@ -36,9 +36,9 @@ plans AS (
   SELECT p.* FROM plans p
   WHERE p.generation = (SELECT min(h.generation) FROM hardware h
                         JOIN run ON h.run_id = run.id))
-SELECT f.plan, f.hardware, h.generation, f.model, f.params, f.devices, f.gbs, f.seq, f.tp,
+SELECT f.plan, f.hardware, h.generation, f.model, CAST(f.params AS INTEGER) AS params, f.devices, f.gbs, f.seq, f.tp,
   f.cp, f.ep, f.pp, f.dp, f.mbs, f.sp,
-  r.t_iter AS t_iter_s, round(100 * r.comm_fraction, 2) AS comm_pct,
+  round(r.t_iter, 4) AS t_iter_s, round(100 * r.comm_fraction, 2) AS comm_pct,
   CASE WHEN r.t_dp_comm > 0 THEN
     round(100 * (1 - r.t_dp_comm_exposed / r.t_dp_comm), 2) END AS dp_hidden_pct,
   round(100 * r.mfu, 2) AS mfu_pct

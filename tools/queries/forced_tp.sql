@@ -7,8 +7,8 @@
 -- group with a stored row of the run) x hardware generation; tp forced at one size of the
 -- job says nothing of another, so groups are never merged.
 -- Run: the latest in the database; another one with
---   sqlite3 -cmd '.param set :run 3' DB < FILE
--- Usage: sqlite3 results/ccsweep.db < tools/queries/forced_tp.sql
+--   sqlite3 -header -column -cmd '.param set :run 3' DB < FILE
+-- Usage: sqlite3 -header -column results/ccsweep.db < tools/queries/forced_tp.sql
 WITH run AS (SELECT coalesce(:run, (SELECT max(run_id) FROM runs)) AS id),
 grp AS (
   SELECT DISTINCT r.model_id, r.devices, r.gbs, r.seq
@@ -20,7 +20,7 @@ fit AS (
   WHERE r.status = 0 AND r.tp_overlap = 0 AND r.innet_reduce = 0
     AND r.comm_compress = 1 AND r.net_bw_factor = 1
   GROUP BY r.model_id, r.hw_id, r.devices, r.gbs, r.seq)
-SELECT m.name AS model, m.params, m.layers, m.hidden, m.heads, g.devices, g.gbs, g.seq,
+SELECT m.name AS model, CAST(m.params AS INTEGER) AS params, m.layers, m.hidden, m.heads, g.devices, g.gbs, g.seq,
   h.name AS hardware, h.generation, round(h.mem_cap / 1073741824.0, 1) AS mem_gib,
   f.tp_any_pp, f.tp_no_pp
 FROM grp g JOIN models m ON m.model_id = g.model_id

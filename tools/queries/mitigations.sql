@@ -13,8 +13,8 @@
 --   tp+dp  the paper's setting: no pipeline (pp = 1) and the smallest tensor-parallel
 --          degree that fits device memory (the memory-forced TP), then plan_rank's order.
 -- Run: the latest in the database; another one with
---   sqlite3 -cmd '.param set :run 3' DB < FILE
--- Usage: sqlite3 results/ccsweep.db < tools/queries/mitigations.sql
+--   sqlite3 -header -column -cmd '.param set :run 3' DB < FILE
+-- Usage: sqlite3 -header -column results/ccsweep.db < tools/queries/mitigations.sql
 WITH run AS (SELECT coalesce(:run, (SELECT max(run_id) FROM runs)) AS id),
 ranked AS (
   SELECT k.rid, k.run_id, k.idx, k.rk AS best_rk, r.pp,
@@ -45,9 +45,9 @@ plans AS (
   FROM results r JOIN run ON r.run_id = run.id
   WHERE r.status != 1 AND (r.tp_overlap OR r.innet_reduce OR r.comm_compress != 1
                            OR r.net_bw_factor != 1))
-SELECT p.plan, p.hardware, p.generation, p.model, p.params, p.devices, p.gbs, p.seq, p.tp,
+SELECT p.plan, p.hardware, p.generation, p.model, CAST(p.params AS INTEGER) AS params, p.devices, p.gbs, p.seq, p.tp,
   p.pp, p.dp, p.mbs,
-  x.mitigation, p.t_iter AS t_base_s, x.t_iter AS t_mitigated_s,
+  x.mitigation, round(p.t_iter, 4) AS t_base_s, round(x.t_iter, 4) AS t_mitigated_s,
   round(100 * (1 - x.t_iter / p.t_iter), 2) AS time_saved_pct,
   round(100 * p.comm_fraction, 2) AS comm_pct_base,
   round(100 * x.comm_fraction, 2) AS comm_pct_mitigated,

@@ -6,8 +6,8 @@
 -- largest relative change, and the shortest fitting iteration of any plan in each run
 -- (a range, not a best plan: plans compare only at equal devices, see best_plan). The first
 -- columns say whether the spec text and the build differ.
--- Usage: sqlite3 results/ccsweep.db < tools/queries/run_diff.sql
---   two given runs: sqlite3 -cmd '.param set :run 5' -cmd '.param set :prev 2' \
+-- Usage: sqlite3 -header -column results/ccsweep.db < tools/queries/run_diff.sql
+--   two given runs: sqlite3 -header -column -cmd '.param set :run 5' -cmd '.param set :prev 2' \
 --                     results/ccsweep.db < tools/queries/run_diff.sql
 WITH cur AS (SELECT coalesce(:run, (SELECT max(run_id) FROM runs)) AS id),
 prev AS (
@@ -44,10 +44,10 @@ SELECT (SELECT id FROM prev) AS prev_run, (SELECT id FROM cur) AS run,
   sum(in_prev AND in_cur AND (st_a IS NOT st_b
       OR abs(coalesce(t_b, 0) - coalesce(t_a, 0)) > 1e-9 * abs(coalesce(t_a, 0))))
     AS changed,
-  max(CASE WHEN in_prev AND in_cur AND t_a > 0 THEN abs(t_b / t_a - 1) END)
+  round(max(CASE WHEN in_prev AND in_cur AND t_a > 0 THEN abs(t_b / t_a - 1) END), 6)
     AS max_rel_change,
-  min(CASE WHEN in_prev AND st_a = 0 THEN t_a END) AS min_t_iter_prev_s,
-  min(CASE WHEN in_cur AND st_b = 0 THEN t_b END) AS min_t_iter_s
+  round(min(CASE WHEN in_prev AND st_a = 0 THEN t_a END), 4) AS min_t_iter_prev_s,
+  round(min(CASE WHEN in_cur AND st_b = 0 THEN t_b END), 4) AS min_t_iter_s
 FROM pairs
 GROUP BY model, hardware, generation
 ORDER BY changed + added + removed DESC, model, hardware, generation;

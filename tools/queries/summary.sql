@@ -16,8 +16,8 @@
 --   tp+dp  the paper's setting: no pipeline (pp = 1) and the smallest tensor-parallel
 --          degree that fits device memory (the memory-forced TP), then plan_rank's order.
 -- Run: the latest in the database; another one with
---   sqlite3 -cmd '.param set :run 3' DB < FILE
--- Usage: sqlite3 results/ccsweep.db < tools/queries/summary.sql
+--   sqlite3 -header -column -cmd '.param set :run 3' DB < FILE
+-- Usage: sqlite3 -header -column results/ccsweep.db < tools/queries/summary.sql
 WITH run AS (SELECT coalesce(:run, (SELECT max(run_id) FROM runs)) AS id),
 ranked AS (
   SELECT k.rid, k.run_id, k.idx, k.rk AS best_rk, r.pp,

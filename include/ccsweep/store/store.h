@@ -32,7 +32,11 @@ enum { STORE_LOCK_NORMAL = 0, STORE_LOCK_EXCLUSIVE, STORE_LOCK_NONE };
 enum { STORE_RUNNING = 0, STORE_COMPLETE, STORE_INTERRUPTED, STORE_FAILED };
 
 /* store_prepare_run outcomes besides errors. */
-enum { STORE_NEW = 0, STORE_RESUMED = 1, STORE_NOTHING = 2 };
+enum { STORE_NEW = 0, STORE_RESUMED = 1, STORE_NOTHING = 2, STORE_DONE_BEFORE = 3 };
+
+/* store_prepare_run modes: a new run unless this spec's sweep is already
+ * complete in the file, resume, or a new run whatever the file holds. */
+enum { STORE_MODE_NEW = 0, STORE_MODE_RESUME = 1, STORE_MODE_APPEND = 2 };
 
 typedef struct ccs_store ccs_store;
 
@@ -75,17 +79,21 @@ int store_upgrade(const char *path, ccs_err *err);
 void store_close(ccs_store *st);
 
 /* Start a new run of grid g (borrowed; must outlive the store), or with
- * resume continue the latest unfinished run of the same spec (same sha256).
+ * mode STORE_MODE_RESUME continue the latest unfinished run of the same spec
+ * (same sha256). STORE_MODE_NEW starts one only when no complete run of the
+ * same spec read the same inputs (else STORE_DONE_BEFORE, store_run_id that
+ * run, nothing written); STORE_MODE_APPEND always starts one.
  * First checks the file (PRAGMA quick_check) and claims it: one process
  * writes runs into a file at a time (table writer: host, pid, start time);
  * the claim of a process that no longer runs on this host is taken over.
  * A new run records the content hash of every catalog entry and calibration
  * profile it uses (table run_inputs); a resumed run must match them.
  * Returns STORE_NEW, STORE_RESUMED, STORE_NOTHING (resume found that this
- * spec's latest run is complete) or a negative status with err (CCS_EINPUT:
- * the file is damaged, another process is writing to it, the latest
- * unfinished run is of a different spec, or its inputs changed). */
-int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *info, int resume,
+ * spec's latest run is complete), STORE_DONE_BEFORE or a negative status
+ * with err (CCS_EINPUT: the file is damaged, another process is writing to
+ * it, the latest unfinished run is of a different spec, or its inputs
+ * changed). */
+int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *info, int mode,
                       ccs_err *err);
 int64_t store_run_id(const ccs_store *st);
 /* The run's start time (runs.started, UTC ISO 8601): with the id and the spec's
