@@ -269,6 +269,11 @@ static void lines_script(FILE *g, const lines_fig *f, const char *title, const c
             snprintf(lo, sizeof lo, "%g", f->ymin);
         if (isfinite(f->ymax))
             snprintf(hi, sizeof hi, "%g", f->ymax);
+        else if (!f->key && pn->ylo <= pn->yhi && pn->yhi > 0)
+            /* the key sits top left over the panel: room above the data for
+             * its rows (at most 6, about 6% of the height each) */
+            snprintf(hi, sizeof hi, "%g",
+                     pn->yhi * (1.05 + 0.065 * (pn->nlines < 6 ? pn->nlines : 6)));
     }
     fprintf(g, "set yrange [%s:%s]\n", lo, hi);
     /* the data's range, a little wider: gnuplot's own would round to decades */
