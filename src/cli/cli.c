@@ -126,11 +126,8 @@ json_t *cli_json_projection(const ccs_model *m, const ccs_hw *hw, const char *ev
     rc |= jset(o, "hardware", json_string(hw->name));
     rc |= jset(o, "generation", json_integer(hw->generation));
     rc |= jset(o, "evolution", evolution ? json_string(evolution) : json_null());
-    ccs_stack dflt;
-    if (!st) {
-        stack_default(&dflt);
-        st = &dflt;
-    }
+    if (!st)
+        st = stack_default_entry();
     rc |= jset(o, "stack", json_string(st->name));
     rc |= jset(o, "attention_kernel", json_string(attn_kernel_name(st->attn_kernel)));
     rc |= jset(plan, "devices", json_integer(p->devices));

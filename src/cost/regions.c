@@ -814,10 +814,12 @@ void regions_build_stack(const ccs_model *m, const ccs_plan *p, int devices_per_
      * after the array, not the whole array (15 KB) */
     out->n = 0;
     memset(&out->n_layer, 0, sizeof *out - offsetof(ccs_oplist, n_layer));
-    double grad_b = st ? dtype_bytes(st->grad_dtype) : 4.0;
+    if (!st)
+        st = stack_default_entry();
+    double grad_b = dtype_bytes(st->grad_dtype);
     builder B = {out, p->dtype, p->comm_compress, grad_b};
     out->grad_bytes = grad_b;
-    out->zero3_units = st ? st->zero3_units : 0;
+    out->zero3_units = st->zero3_units;
     dims x;
     dims_of(m, p, devices_per_node, &x);
     layer_ops(&B, &x, m, p);

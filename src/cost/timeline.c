@@ -569,12 +569,7 @@ void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, 
         return;
     }
 
-    ccs_stack dflt;
-    const ccs_stack *st = c->stack;
-    if (!st) {
-        stack_default(&dflt);
-        st = &dflt;
-    }
+    const ccs_stack *st = c->stack ? c->stack : stack_default_entry();
     /* a stack without a fused attention kernel runs the unfused core whatever
      * the plan asks */
     ccs_plan pu;

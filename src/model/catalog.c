@@ -393,15 +393,22 @@ int catalog_parse_model(const ydoc *d, const ynode *map, ccs_model *out, ccs_err
     return CCS_OK;
 }
 
-/* The optional 'sources' field: a mapping of field name to citation. */
-static int sources_ok(const ydoc *d, const ynode *map, ccs_err *err)
+/* The end of an entry with a 'sources' field (a mapping of field name to
+ * citation) and a validity check (valid: its CCS_* result, inner its
+ * message): CCS_OK, or CCS_EINPUT with err at the entry, sources first. */
+static int entry_done(const ydoc *d, const ynode *map, int valid, const ccs_err *inner,
+                      ccs_err *err)
 {
     ynode *src = ynode_get(d, map, "sources");
     if (src && ynode_kind(src) != YN_MAP) {
         ydoc_error(d, src, err, "field 'sources': expected a mapping of field name to citation");
-        return 0;
+        return CCS_EINPUT;
     }
-    return 1;
+    if (valid != CCS_OK) {
+        ydoc_error(d, map, err, "%s", inner->msg);
+        return CCS_EINPUT;
+    }
+    return CCS_OK;
 }
 
 static const char *const hw_keys[] = {"name",
@@ -546,13 +553,8 @@ int catalog_parse_hw(const ydoc *d, const ynode *map, ccs_hw *out, ccs_err *err)
         get_choice(d, map, "attention_ref", attn_refs, 3, &out->attn_ref, err))
         return CCS_EINPUT;
     ccs_err inner;
-    if (!sources_ok(d, map, err))
-        return CCS_EINPUT;
-    if (hw_validate(out, &inner) != CCS_OK) {
-        ydoc_error(d, map, err, "%s", inner.msg);
-        return CCS_EINPUT;
-    }
-    return CCS_OK;
+    int valid = hw_validate(out, &inner);
+    return entry_done(d, map, valid, &inner, err);
 }
 
 static const char *const evo_keys[] = {"name",    "years",       "flops",    "mem_bw",
@@ -599,12 +601,11 @@ int catalog_parse_stack(const ydoc *d, const ynode *map, ccs_stack *out, ccs_err
 {
     stack_default(out);
     memset(out->name, 0, sizeof out->name); /* the bytes are hashed whole (run_inputs) */
-    static const char *const kernels[CCS_ATTN_N] = {"gemm-rel", "fa2",    "fa3",
-                                                    "cudnn",    "triton", "unfused"};
     if (expect_map(d, map, "stack entry", err) ||
         ydoc_check_keys(d, map, "a stack entry", stack_keys, err) ||
         get_name(d, map, out->name, err) ||
-        get_choice(d, map, "attention_kernel", kernels, CCS_ATTN_N, &out->attn_kernel, err) ||
+        get_choice(d, map, "attention_kernel", ccs_attn_kernel_names, CCS_ATTN_N, &out->attn_kernel,
+                   err) ||
         get_choice(d, map, "grad_dtype", grad_dtypes, 4, &out->grad_dtype, err) ||
         get_range(d, map, "eltwise_factor", 1, 100, 1, &out->eltwise_factor, err) ||
         get_range(d, map, "op_overhead_us", 0, 1e6, 1e-6, &out->op_overhead, err) ||
@@ -615,13 +616,8 @@ int catalog_parse_stack(const ydoc *d, const ynode *map, ccs_stack *out, ccs_err
         get_range(d, map, "zero3_units", 0, 1024, 1, &out->zero3_units, err))
         return CCS_EINPUT;
     ccs_err inner;
-    if (!sources_ok(d, map, err))
-        return CCS_EINPUT;
-    if (stack_validate(out, &inner) != CCS_OK) {
-        ydoc_error(d, map, err, "%s", inner.msg);
-        return CCS_EINPUT;
-    }
-    return CCS_OK;
+    int valid = stack_validate(out, &inner);
+    return entry_done(d, map, valid, &inner, err);
 }
 
 /* ---- collections ---------------------------------------------------------- */

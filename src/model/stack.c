@@ -4,41 +4,47 @@
 #include <math.h>
 #include <string.h>
 
-static const char *const kernel_names[CCS_ATTN_N] = {"gemm-rel", "fa2",    "fa3",
-                                                     "cudnn",    "triton", "unfused"};
+const char *const ccs_attn_kernel_names[CCS_ATTN_N] = {"gemm-rel", "fa2",    "fa3",
+                                                       "cudnn",    "triton", "unfused"};
 
 const char *attn_kernel_name(int k)
 {
-    return k >= 0 && k < CCS_ATTN_N ? kernel_names[k] : "?";
+    return k >= 0 && k < CCS_ATTN_N ? ccs_attn_kernel_names[k] : "?";
 }
 
 int attn_kernel_parse(const char *s)
 {
     for (int k = 0; s && k < CCS_ATTN_N; k++)
-        if (strcmp(s, kernel_names[k]) == 0)
+        if (strcmp(s, ccs_attn_kernel_names[k]) == 0)
             return k;
     return -1;
 }
 
+/* every other field 0, the name's tail too (entries are hashed whole) */
+static const ccs_stack default_stack = {.name = "megatron-core",
+                                        .attn_kernel = CCS_ATTN_GEMM_REL,
+                                        .grad_dtype = CCS_FP32,
+                                        .eltwise_factor = 1.0,
+                                        .tp_overlap_share = 1.0};
+
+const ccs_stack *stack_default_entry(void)
+{
+    return &default_stack;
+}
+
 void stack_default(ccs_stack *out)
 {
-    memset(out, 0, sizeof *out);
-    ccs_strlcpy(out->name, "megatron-core", sizeof out->name);
-    out->attn_kernel = CCS_ATTN_GEMM_REL;
-    out->grad_dtype = CCS_FP32;
-    out->eltwise_factor = 1.0;
-    out->tp_overlap_share = 1.0;
+    memcpy(out, &default_stack, sizeof *out); /* padding too: entries are hashed whole */
 }
 
 int stack_is_default(const ccs_stack *s)
 {
-    ccs_stack d;
-    stack_default(&d);
-    return !strcmp(s->name, d.name) && s->attn_kernel == d.attn_kernel &&
-           s->grad_dtype == d.grad_dtype && s->eltwise_factor == d.eltwise_factor &&
-           s->op_overhead == d.op_overhead && s->layer_overhead == d.layer_overhead &&
-           s->iter_overhead == d.iter_overhead && s->comm_units == d.comm_units &&
-           s->tp_overlap_share == d.tp_overlap_share && s->zero3_units == d.zero3_units;
+    const ccs_stack *d = &default_stack;
+    return !strcmp(s->name, d->name) && s->attn_kernel == d->attn_kernel &&
+           s->grad_dtype == d->grad_dtype && s->eltwise_factor == d->eltwise_factor &&
+           s->op_overhead == d->op_overhead && s->layer_overhead == d->layer_overhead &&
+           s->iter_overhead == d->iter_overhead && s->comm_units == d->comm_units &&
+           s->tp_overlap_share == d->tp_overlap_share && s->zero3_units == d->zero3_units;
 }
 
 /* The largest overhead an entry may give, s: one second per kernel already

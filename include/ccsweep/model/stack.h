@@ -47,6 +47,8 @@ typedef struct ccs_stack {
  * kernels, no framework overhead, fp32 gradients, free overlap, whole TP
  * overlap). A NULL stack pointer means this. */
 void stack_default(ccs_stack *out);
+/* The same entry, shared (for a NULL stack pointer without a copy). */
+const ccs_stack *stack_default_entry(void);
 
 /* 1 when s is the default stack: stack_default's name and figures. */
 int stack_is_default(const ccs_stack *s);
@@ -58,6 +60,7 @@ int stack_validate(const ccs_stack *s, ccs_err *err);
 /* "gemm-rel" | "fa2" | "fa3" | "cudnn" | "triton" | "unfused"; parse returns -1
  * for unknown text. */
 const char *attn_kernel_name(int k);
+extern const char *const ccs_attn_kernel_names[CCS_ATTN_N]; /* attn_kernel_name's names */
 int attn_kernel_parse(const char *s);
 
 #endif
