@@ -464,20 +464,23 @@ static void usage(FILE *f)
                "slowest rank).\n");
 }
 
-int main(int argc, char **argv)
+/* The command line: one configuration from the flags or a --config file. */
+typedef struct gt_args {
+    int rounds, threads, quiet;
+    double budget;
+    const char *cfile, *out, *trace;
+    cfg one; /* the configuration given by --hidden, --heads, ... */
+} gt_args;
+
+/* Parse argv into *a: 0, 1 on a bad command line (usage printed by rank 0),
+ * or -1 after --help. */
+static int parse_gt_args(int argc, char **argv, int rank, gt_args *a)
 {
-    MPI_Init(&argc, &argv);
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    static cfg cfgs[MAX_CFG];
-    int ncfg = 0, rounds = 3, threads = 1, quiet = 0, bad = 0;
-    double budget = 0;
-    const char *cfile = NULL, *out = NULL, *trace = NULL;
-    cfg one;
-    memset(&one, 0, sizeof one);
-    one.L = 1;
-    snprintf(one.name, sizeof one.name, "cli");
+    memset(a, 0, sizeof *a);
+    a->rounds = 3;
+    a->threads = 1;
+    a->one.L = 1;
+    snprintf(a->one.name, sizeof a->one.name, "cli");
     static const struct option opts[] = {
         {"config", required_argument, 0, 'c'},  {"hidden", required_argument, 0, 'H'},
         {"heads", required_argument, 0, 'A'},   {"seq", required_argument, 0, 'S'},
@@ -487,78 +490,82 @@ int main(int argc, char **argv)
         {"budget", required_argument, 0, 'b'},  {"trace", required_argument, 0, 'x'},
         {"threads", required_argument, 0, 't'}, {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
-    int o;
+    int o, bad = 0;
     opterr = 0;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
         case 'c':
-            cfile = optarg;
+            a->cfile = optarg;
             break;
         case 'H':
-            one.h = atoi(optarg);
+            a->one.h = atoi(optarg);
             break;
         case 'A':
-            one.a = atoi(optarg);
+            a->one.a = atoi(optarg);
             break;
         case 'S':
-            one.s = atoi(optarg);
+            a->one.s = atoi(optarg);
             break;
         case 'B':
-            one.b = atoi(optarg);
+            a->one.b = atoi(optarg);
             break;
         case 'T':
-            one.t = atoi(optarg);
+            a->one.t = atoi(optarg);
             break;
         case 'L':
-            one.L = atoi(optarg);
+            a->one.L = atoi(optarg);
             break;
         case 'N':
-            snprintf(one.name, sizeof one.name, "%s", optarg);
+            snprintf(a->one.name, sizeof a->one.name, "%s", optarg);
             break;
         case 'r':
-            rounds = atoi(optarg);
-            bad |= rounds < 1 || rounds > MAX_ROUNDS;
+            a->rounds = atoi(optarg);
+            bad |= a->rounds < 1 || a->rounds > MAX_ROUNDS;
             break;
         case 'o':
-            out = optarg;
+            a->out = optarg;
             break;
         case 'b':
-            budget = atof(optarg);
-            bad |= !(budget > 0);
+            a->budget = atof(optarg);
+            bad |= !(a->budget > 0);
             break;
         case 'x':
-            trace = optarg;
+            a->trace = optarg;
             break;
         case 't':
-            threads = atoi(optarg);
-            bad |= threads < 1;
+            a->threads = atoi(optarg);
+            bad |= a->threads < 1;
             break;
         case 'q':
-            quiet = 1;
+            a->quiet = 1;
             break;
         case 'h':
             if (rank == 0)
                 usage(stdout);
-            MPI_Finalize();
-            return 0;
+            return -1;
         default:
             bad = 1;
         }
     }
-    if (bad || optind < argc || (!cfile && !one.h)) {
+    if (bad || optind < argc || (!a->cfile && !a->one.h)) {
         if (rank == 0)
             usage(stderr);
-        MPI_Finalize();
         return 1;
     }
-    openblas_set_num_threads(threads);
-    if (cfile) {
-        FILE *f = fopen(cfile, "r");
+    return 0;
+}
+
+/* The configurations to measure, into cfgs (MAX_CFG of them), each checked
+ * against the number of ranks: their count, or -1 after an error. */
+static int read_cfgs(const gt_args *a, int rank, int size, cfg *cfgs)
+{
+    int ncfg = 0, bad = 0;
+    if (a->cfile) {
+        FILE *f = fopen(a->cfile, "r");
         if (!f) {
             if (rank == 0)
-                perror(cfile);
-            MPI_Finalize();
-            return 1;
+                perror(a->cfile);
+            return -1;
         }
         char line[512];
         int ln = 0;
@@ -567,29 +574,30 @@ int main(int argc, char **argv)
             char *p = line + strspn(line, " \t");
             if (*p == '#' || *p == '\n' || !*p)
                 continue;
-            if (ncfg == MAX_CFG || parse_cfg_line(p, &cfgs[ncfg], cfile, ln))
+            if (ncfg == MAX_CFG || parse_cfg_line(p, &cfgs[ncfg], a->cfile, ln))
                 bad = 1;
             else
                 ncfg++;
         }
         fclose(f);
     } else {
-        if (!one.t)
-            one.t = size;
-        cfgs[ncfg++] = one;
+        cfgs[ncfg] = a->one;
+        if (!cfgs[ncfg].t)
+            cfgs[ncfg].t = size;
+        ncfg++;
     }
-    char where[64];
+    const char *where = a->cfile ? a->cfile : "command line";
     for (int i = 0; i < ncfg && !bad; i++) {
-        snprintf(where, sizeof where, "%s", cfile ? cfile : "command line");
         cfgs[i].f = 4 * cfgs[i].h;
         bad |= check_cfg(&cfgs[i], size, where) != 0;
     }
-    if (bad || ncfg == 0) {
-        MPI_Finalize();
-        return 1;
-    }
-    /* TP groups: tp consecutive ranks, one communicator per distinct tp */
-    MPI_Comm comm_of[65];
+    return bad || ncfg == 0 ? -1 : ncfg;
+}
+
+/* TP groups: tp consecutive ranks, one communicator per distinct tp (comm_of
+ * indexed by tp); each configuration's buffers allocated and seeded. */
+static void setup_cfgs(cfg *cfgs, int ncfg, int rank, MPI_Comm comm_of[65])
+{
     for (int t = 0; t <= 64; t++)
         comm_of[t] = MPI_COMM_NULL;
     for (int i = 0; i < ncfg; i++) {
@@ -603,32 +611,43 @@ int main(int argc, char **argv)
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
-    /* The interference probe (probe.h) runs before the first round and after
-     * each: a measured round whose probe came out more than NOISE_TOL slower
-     * than the fastest is dropped and run again (at most rounds times in all,
-     * the budget stretched by half for it). */
-    probe pr;
+}
+
+/* What the measurement rounds leave for the CSV header. */
+typedef struct gt_run {
     double probes[NOISE_MAX_PROBES];
-    int nprobe = 0, redone = 0;
+    int nprobe, redone;
+    double wall;
+    char precheck[192];
+} gt_run;
+
+/* The rounds. The interference probe (probe.h) runs before the first round
+ * and after each: a measured round whose probe came out more than NOISE_TOL
+ * slower than the fastest is dropped and run again (at most rounds times in
+ * all, the budget stretched by half for it). */
+static void measure(const gt_args *a, cfg *cfgs, int ncfg, int rank, gt_run *g)
+{
+    probe pr;
+    g->nprobe = g->redone = 0;
+    g->precheck[0] = '\0';
     if (probe_init(&pr)) {
         fprintf(stderr, "groundtruth: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    char precheck[192] = "";
-    if (probe_precheck(MPI_COMM_WORLD, precheck, sizeof precheck) && rank == 0)
+    if (probe_precheck(MPI_COMM_WORLD, g->precheck, sizeof g->precheck) && rank == 0)
         fprintf(stderr,
                 "groundtruth: the pre-check found the machine busy (%s): the timings will "
                 "include that load\n",
-                precheck + 6);
+                g->precheck + 6);
     probe_time(&pr, MPI_COMM_WORLD); /* warm-up */
     double w0 = MPI_Wtime();
-    probes[nprobe++] = probe_time(&pr, MPI_COMM_WORLD);
-    for (int r = 0; r <= rounds; r++) {
+    g->probes[g->nprobe++] = probe_time(&pr, MPI_COMM_WORLD);
+    for (int r = 0; r <= a->rounds; r++) {
         /* rank 0: would one more round (as long as the last) end past the budget? */
         int stop = 0;
-        if (r >= 2 && budget > 0 && rank == 0) {
-            double used = MPI_Wtime() - w0, done = r + redone;
-            stop = used + used / done > budget * (redone ? 1.5 : 1.0);
+        if (r >= 2 && a->budget > 0 && rank == 0) {
+            double used = MPI_Wtime() - w0, done = r + g->redone;
+            stop = used + used / done > a->budget * (g->redone ? 1.5 : 1.0);
         }
         MPI_Bcast(&stop, 1, MPI_INT, 0, MPI_COMM_WORLD);
         if (stop)
@@ -636,35 +655,151 @@ int main(int argc, char **argv)
         for (int i = 0; i < ncfg; i++) {
             cfg *c = &cfgs[i];
             double t[R_N];
-            iterate(c, t, trace != NULL && r > 0);
+            iterate(c, t, a->trace != NULL && r > 0);
             if (r > 0)
                 memcpy(c->samp[c->nsamp++], t, sizeof t);
-            if (rank == 0 && !quiet)
-                fprintf(stderr, "groundtruth: round %d/%d %-16s %9.4f s%s\n", r, rounds, c->name,
+            if (rank == 0 && !a->quiet)
+                fprintf(stderr, "groundtruth: round %d/%d %-16s %9.4f s%s\n", r, a->rounds, c->name,
                         t[R_TOTAL], r ? "" : " (warm-up)");
         }
-        if (nprobe < NOISE_MAX_PROBES) {
+        if (g->nprobe < NOISE_MAX_PROBES) {
             double pt = probe_time(&pr, MPI_COMM_WORLD), fast = pt;
-            for (int k = 0; k < nprobe; k++)
-                fast = probes[k] < fast ? probes[k] : fast;
-            probes[nprobe++] = pt;
-            if (r > 0 && redone < rounds && noise_slowdown(pt, fast) > NOISE_TOL) {
-                if (rank == 0 && !quiet)
+            for (int k = 0; k < g->nprobe; k++)
+                fast = g->probes[k] < fast ? g->probes[k] : fast;
+            g->probes[g->nprobe++] = pt;
+            if (r > 0 && g->redone < a->rounds && noise_slowdown(pt, fast) > NOISE_TOL) {
+                if (rank == 0 && !a->quiet)
                     fprintf(stderr,
                             "groundtruth: the probe ran %.0f%% slow after round %d (other "
                             "load?): measuring it again\n",
                             100 * noise_slowdown(pt, fast), r);
                 for (int i = 0; i < ncfg; i++)
                     cfgs[i].nsamp--;
-                redone++;
+                g->redone++;
                 r--;
             }
         }
     }
-    double wall = MPI_Wtime() - w0;
+    g->wall = MPI_Wtime() - w0;
     probe_free(&pr);
+}
+
+/* Median of the n values, sorted into v by insertion. */
+static double median_of(const double *x, int n, double *v)
+{
+    for (int k = 0; k < n; k++) {
+        int j = k;
+        for (; j > 0 && v[j - 1] > x[k]; j--)
+            v[j] = v[j - 1];
+        v[j] = x[k];
+    }
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Rank 0: the CSV (header comments with the machine, the probe's verdict,
+ * then one row per configuration: medians over rounds). 0 or 2. */
+static int write_csv(const gt_args *a, const cfg *cfgs, int ncfg, int size, const gt_run *g,
+                     const noise_verdict *nv)
+{
+    FILE *f = a->out ? fopen(a->out, "w") : stdout;
+    if (!f) {
+        perror(a->out);
+        return 2;
+    }
+    char host[256] = {0}, date[32], lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len;
+    gethostname(host, sizeof host - 1);
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    MPI_Get_library_version(lib, &len);
+    lib[strcspn(lib, "\n,")] = '\0';
+    fprintf(f,
+            "# ccsweep ground truth written by tools/groundtruth: fp32 GPT layers, ffn 4h, "
+            "dropout %.2f, biases\n"
+            "# host: %s\n# blas: %s\n# blas_threads: %d\n# mpi: %s\n# ranks: %d\n"
+            "# date: %s\n# rounds: %d (+1 warm-up)\n# wall_s: %.1f\n"
+            "# times: seconds per iteration (all layers, one micro-batch), median over "
+            "rounds: total_s of the slowest rank, regions averaged over ranks\n",
+            (double)DROP_P, host, openblas_get_config(), a->threads, lib, size, date, cfgs[0].nsamp,
+            g->wall);
+    char pbuf[NOISE_MAX_PROBES * 16];
+    if (noise_format(g->probes, g->nprobe, pbuf, sizeof pbuf) == 0)
+        fprintf(f, "# probe_s: %s\n", pbuf);
+    fprintf(f, "# precheck: %s\n", g->precheck);
+    fprintf(f,
+            "# interference: %s (probe %dx%dx%d fp32 GEMM: fastest %.4g s, median "
+            "+%.1f%%, slowest +%.1f%%; %d rounds measured again)\n",
+            nv->busy ? "busy" : "none", PROBE_N, PROBE_N, PROBE_N, nv->fastest,
+            100 * noise_slowdown(nv->median, nv->fastest), 100 * nv->slowdown, g->redone);
+    fprintf(f, "config,hidden,heads,ffn,seq,mbs,tp,layers,ranks,rounds");
+    for (int q = 0; q < R_N; q++)
+        fprintf(f, ",%s", rname[q]);
+    fputc('\n', f);
+    for (int i = 0; i < ncfg; i++) {
+        const cfg *c = &cfgs[i];
+        fprintf(f, "%s,%d,%d,%d,%d,%d,%d,%d,%d,%d", c->name, c->h, c->a, c->f, c->s, c->b, c->t,
+                c->L, size, c->nsamp);
+        for (int q = 0; q < R_N; q++) { /* median over rounds, per column */
+            double x[MAX_ROUNDS], v[MAX_ROUNDS];
+            for (int k = 0; k < c->nsamp; k++)
+                x[k] = c->samp[k][q];
+            fprintf(f, ",%.6e", median_of(x, c->nsamp, v));
+        }
+        fputc('\n', f);
+    }
+    if (f != stdout && fclose(f)) {
+        perror(a->out);
+        return 2;
+    }
+    return 0;
+}
+
+/* Rank 0, --trace: config,operator,seconds (fastest of the rounds). 0 or 2. */
+static int write_trace(const char *path, const cfg *cfgs, int ncfg)
+{
+    FILE *tf = fopen(path, "w");
+    if (!tf) {
+        perror(path);
+        return 2;
+    }
+    fprintf(tf, "config,operator,seconds\n");
+    for (int i = 0; i < ncfg; i++)
+        for (int k = 0; k < cfgs[i].nops; k++)
+            fprintf(tf, "%s,%s,%.6e\n", cfgs[i].name, cfgs[i].opname[k], cfgs[i].opbest[k]);
+    if (fclose(tf)) {
+        perror(path);
+        return 2;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    gt_args a;
+    int p = parse_gt_args(argc, argv, rank, &a);
+    if (p) {
+        MPI_Finalize();
+        return p < 0 ? 0 : 1;
+    }
+    openblas_set_num_threads(a.threads);
+    static cfg cfgs[MAX_CFG];
+    int ncfg = read_cfgs(&a, rank, size, cfgs);
+    if (ncfg < 0) {
+        MPI_Finalize();
+        return 1;
+    }
+    MPI_Comm comm_of[65];
+    setup_cfgs(cfgs, ncfg, rank, comm_of);
+    gt_run g;
+    measure(&a, cfgs, ncfg, rank, &g);
     noise_verdict nv;
-    noise_judge(probes, nprobe, NOISE_TOL, &nv);
+    noise_judge(g.probes, g.nprobe, NOISE_TOL, &nv);
     if (rank == 0 && nv.busy)
         fprintf(stderr,
                 "groundtruth: warning: the machine was busy (the probe ran a median %.0f%% "
@@ -673,78 +808,10 @@ int main(int argc, char **argv)
                 100 * noise_slowdown(nv.median, nv.fastest));
     int rc = 0;
     if (rank == 0) {
-        FILE *f = out ? fopen(out, "w") : stdout;
-        if (!f) {
-            perror(out);
-            rc = 2;
-        } else {
-            char host[256] = {0}, date[32], lib[MPI_MAX_LIBRARY_VERSION_STRING];
-            int len;
-            gethostname(host, sizeof host - 1);
-            time_t now = time(NULL);
-            struct tm tm;
-            gmtime_r(&now, &tm);
-            strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
-            MPI_Get_library_version(lib, &len);
-            lib[strcspn(lib, "\n,")] = '\0';
-            fprintf(f,
-                    "# ccsweep ground truth written by tools/groundtruth: fp32 GPT layers, ffn 4h, "
-                    "dropout %.2f, biases\n"
-                    "# host: %s\n# blas: %s\n# blas_threads: %d\n# mpi: %s\n# ranks: %d\n"
-                    "# date: %s\n# rounds: %d (+1 warm-up)\n# wall_s: %.1f\n"
-                    "# times: seconds per iteration (all layers, one micro-batch), median over "
-                    "rounds: total_s of the slowest rank, regions averaged over ranks\n",
-                    (double)DROP_P, host, openblas_get_config(), threads, lib, size, date,
-                    cfgs[0].nsamp, wall);
-            char pbuf[NOISE_MAX_PROBES * 16];
-            if (noise_format(probes, nprobe, pbuf, sizeof pbuf) == 0)
-                fprintf(f, "# probe_s: %s\n", pbuf);
-            fprintf(f, "# precheck: %s\n", precheck);
-            fprintf(f,
-                    "# interference: %s (probe %dx%dx%d fp32 GEMM: fastest %.4g s, median "
-                    "+%.1f%%, slowest +%.1f%%; %d rounds measured again)\n",
-                    nv.busy ? "busy" : "none", PROBE_N, PROBE_N, PROBE_N, nv.fastest,
-                    100 * noise_slowdown(nv.median, nv.fastest), 100 * nv.slowdown, redone);
-            fprintf(f, "config,hidden,heads,ffn,seq,mbs,tp,layers,ranks,rounds");
-            for (int q = 0; q < R_N; q++)
-                fprintf(f, ",%s", rname[q]);
-            fputc('\n', f);
-            for (int i = 0; i < ncfg; i++) {
-                cfg *c = &cfgs[i];
-                fprintf(f, "%s,%d,%d,%d,%d,%d,%d,%d,%d,%d", c->name, c->h, c->a, c->f, c->s, c->b,
-                        c->t, c->L, size, c->nsamp);
-                for (int q = 0; q < R_N; q++) { /* median over rounds, per column */
-                    double v[MAX_ROUNDS];
-                    int n = c->nsamp;
-                    for (int k = 0; k < n; k++) {
-                        int j = k;
-                        for (; j > 0 && v[j - 1] > c->samp[k][q]; j--)
-                            v[j] = v[j - 1];
-                        v[j] = c->samp[k][q];
-                    }
-                    fprintf(f, ",%.6e", n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
-                }
-                fputc('\n', f);
-            }
-            if (f != stdout && fclose(f)) {
-                perror(out);
-                rc = 2;
-            }
-        }
-        FILE *tf = trace ? fopen(trace, "w") : NULL;
-        if (trace && !tf) {
-            perror(trace);
-            rc = 2;
-        }
-        for (int i = 0; tf && i < ncfg; i++) {
-            if (i == 0)
-                fprintf(tf, "config,operator,seconds\n");
-            for (int k = 0; k < cfgs[i].nops; k++)
-                fprintf(tf, "%s,%s,%.6e\n", cfgs[i].name, cfgs[i].opname[k], cfgs[i].opbest[k]);
-        }
-        if (tf && fclose(tf)) {
-            perror(trace);
-            rc = 2;
+        rc = write_csv(&a, cfgs, ncfg, size, &g, &nv);
+        if (a.trace) {
+            int t = write_trace(a.trace, cfgs, ncfg);
+            rc = rc ? rc : t;
         }
     }
     for (int i = 0; i < ncfg; i++)

@@ -709,19 +709,23 @@ static void usage(FILE *f)
                "points not reached are left out. BLAS threads per rank: --threads (1).\n");
 }
 
-int main(int argc, char **argv)
+/* The command line, beside what it sets in prof. */
+typedef struct prof_args {
+    const char *out, *hw_out, *hw_name;
+    int threads;
+} prof_args;
+
+/* Parse argv into *P and *a: 0, 1 on a bad command line (the message and
+ * usage printed by rank 0), or -1 after --help. */
+static int parse_prof_args(int argc, char **argv, prof *P, prof_args *a)
 {
-    MPI_Init(&argc, &argv);
-    prof P;
-    memset(&P, 0, sizeof P);
-    MPI_Comm_rank(MPI_COMM_WORLD, &P.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &P.size);
-    P.budget = 100;
-    P.passes = 3;
-    P.max_gemm_flops = 1 << 30;
-    P.max_msg = 64.0 * 1048576;
-    const char *out = "profile.csv", *hw_out = NULL, *hw_name = NULL;
-    int threads = 1;
+    P->budget = 100;
+    P->passes = 3;
+    P->max_gemm_flops = 1 << 30;
+    P->max_msg = 64.0 * 1048576;
+    a->out = "profile.csv";
+    a->hw_out = a->hw_name = NULL;
+    a->threads = 1;
     static const struct option opts[] = {{"budget", required_argument, 0, 'b'},
                                          {"out", required_argument, 0, 'o'},
                                          {"hw-out", required_argument, 0, 'w'},
@@ -738,93 +742,99 @@ int main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case 'b':
-            P.budget = atof(optarg);
-            bad |= !(P.budget > 0);
+            P->budget = atof(optarg);
+            bad |= !(P->budget > 0);
             break;
         case 'o':
-            out = optarg;
+            a->out = optarg;
             break;
         case 'w':
-            hw_out = optarg;
+            a->hw_out = optarg;
             break;
         case 'n':
-            hw_name = optarg;
+            a->hw_name = optarg;
             break;
         case 'f':
-            P.max_gemm_flops = atof(optarg);
-            bad |= !(P.max_gemm_flops >= 1e6);
+            P->max_gemm_flops = atof(optarg);
+            bad |= !(P->max_gemm_flops >= 1e6);
             break;
         case 'm':
-            P.max_msg = atof(optarg);
-            bad |= !(P.max_msg >= 1024);
+            P->max_msg = atof(optarg);
+            bad |= !(P->max_msg >= 1024);
             break;
         case 'p':
-            P.passes = atoi(optarg);
-            bad |= P.passes < 1 || P.passes > 8;
+            P->passes = atoi(optarg);
+            bad |= P->passes < 1 || P->passes > 8;
             break;
         case 't':
-            threads = atoi(optarg);
-            bad |= threads < 1;
+            a->threads = atoi(optarg);
+            bad |= a->threads < 1;
             break;
         case 'q':
-            P.quiet = 1;
+            P->quiet = 1;
             break;
         case 'h':
-            if (P.rank == 0)
+            if (P->rank == 0)
                 usage(stdout);
-            MPI_Finalize();
-            return 0;
+            return -1;
         default:
             bad = 1;
         }
     }
-    if (bad || optind < argc || P.max_msg > 4.0 * BUF_ELEMS) {
-        if (P.rank == 0) {
+    if (bad || optind < argc || P->max_msg > 4.0 * BUF_ELEMS) {
+        if (P->rank == 0) {
             fprintf(stderr, "profiler: bad option or value (--max-msg at most %.0f)\n",
                     4.0 * BUF_ELEMS);
             usage(stderr);
         }
-        MPI_Finalize();
         return 1;
     }
-    openblas_set_num_threads(threads);
+    return 0;
+}
 
-    /* hosts: which groups 0..g-1 stay on rank 0's host */
-    char host[HOST_MAX] = {0}, *hosts = malloc((size_t)P.size * HOST_MAX);
-    gethostname(host, sizeof host - 1);
+/* The groups of ranks 0..g-1 (g = 2..64) and whether each stays on rank 0's
+ * host (host: this rank's name); the number of ranks on rank 0's host. */
+static int setup_groups(prof *P, const char *host)
+{
+    char *hosts = malloc((size_t)P->size * HOST_MAX);
     if (!hosts)
         MPI_Abort(MPI_COMM_WORLD, 2);
     MPI_Allgather(host, HOST_MAX, MPI_CHAR, hosts, HOST_MAX, MPI_CHAR, MPI_COMM_WORLD);
     int per_host = 0, same = 1;
-    for (int r = 0; r < P.size; r++)
+    for (int r = 0; r < P->size; r++)
         per_host += !strcmp(hosts + (size_t)r * HOST_MAX, hosts);
-    P.maxg = P.size < 64 ? P.size : 64;
-    for (int g = 2; g <= P.maxg; g++) {
+    P->maxg = P->size < 64 ? P->size : 64;
+    for (int g = 2; g <= P->maxg; g++) {
         same &= !strcmp(hosts + (size_t)(g - 1) * HOST_MAX, hosts);
-        P.glevel[g] = same ? 1 : 2;
-        MPI_Comm_split(MPI_COMM_WORLD, P.rank < g ? 0 : MPI_UNDEFINED, P.rank, &P.gcomm[g]);
+        P->glevel[g] = same ? 1 : 2;
+        MPI_Comm_split(MPI_COMM_WORLD, P->rank < g ? 0 : MPI_UNDEFINED, P->rank, &P->gcomm[g]);
     }
     free(hosts);
+    return per_host;
+}
 
-    P.pt = calloc(MAX_POINTS, sizeof *P.pt);
-    P.A = malloc(BUF_ELEMS * sizeof(float));
-    P.B = malloc(BUF_ELEMS * sizeof(float));
-    P.C = malloc(BUF_ELEMS * sizeof(float));
-    P.D = malloc(2 * BUF_ELEMS * sizeof(float));
-    P.v1 = malloc(5 * (BUF_ELEMS / 16) * sizeof(float));
-    P.mask = malloc(BUF_ELEMS);
-    if (!P.pt || !P.A || !P.B || !P.C || !P.D || !P.v1 || !P.mask) {
+/* The points table and the kernels' buffers, filled with their inputs. */
+static void setup_buffers(prof *P)
+{
+    P->pt = calloc(MAX_POINTS, sizeof *P->pt);
+    P->A = malloc(BUF_ELEMS * sizeof(float));
+    P->B = malloc(BUF_ELEMS * sizeof(float));
+    P->C = malloc(BUF_ELEMS * sizeof(float));
+    P->D = malloc(2 * BUF_ELEMS * sizeof(float));
+    P->v1 = malloc(5 * (BUF_ELEMS / 16) * sizeof(float));
+    P->mask = malloc(BUF_ELEMS);
+    if (!P->pt || !P->A || !P->B || !P->C || !P->D || !P->v1 || !P->mask) {
         fprintf(stderr, "profiler: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    P.vb = P.v1 + BUF_ELEMS / 16;
-    P.v2 = P.vb + BUF_ELEMS / 16;
-    P.v3 = P.v2 + BUF_ELEMS / 16;
-    P.v4 = P.v3 + BUF_ELEMS / 16;
+    P->vb = P->v1 + BUF_ELEMS / 16;
+    P->v2 = P->vb + BUF_ELEMS / 16;
+    P->v3 = P->v2 + BUF_ELEMS / 16;
+    P->v4 = P->v3 + BUF_ELEMS / 16;
     /* Inputs about standard normal (a sum of four uniforms): what a layer's
      * activations look like, and libm's tanhf/expf take data-dependent paths,
      * so the value range matters (tools/groundtruth initialises likewise). */
-    uint32_t st = 12345u + (uint32_t)P.rank;
+    uint32_t st = 12345u + (uint32_t)P->rank;
     for (size_t i = 0; i < BUF_ELEMS; i++) {
         float u[2];
         for (int q = 0; q < 2; q++) {
@@ -835,146 +845,199 @@ int main(int argc, char **argv)
             }
             u[q] = (sum - 2.0f) * 1.7320508f;
         }
-        P.A[i] = u[0];
-        P.B[i] = u[1];
-        P.C[i] = 0;
-        P.mask[i] = (uint8_t)(st & 1);
+        P->A[i] = u[0];
+        P->B[i] = u[1];
+        P->C[i] = 0;
+        P->mask[i] = (uint8_t)(st & 1);
     }
-    memset(P.D, 0, 2 * BUF_ELEMS * sizeof(float));
+    memset(P->D, 0, 2 * BUF_ELEMS * sizeof(float));
     for (size_t i = 0; i < BUF_ELEMS / 16; i++) {
-        P.v1[i] = 1.0f + 1e-3f * (float)(i % 97);
-        P.vb[i] = 0.01f + 1e-4f * (float)(i % 89);
-        P.v2[i] = 0;
-        P.v3[i] = 0.01f * (float)(i % 7);
-        P.v4[i] = 1.0f;
+        P->v1[i] = 1.0f + 1e-3f * (float)(i % 97);
+        P->vb[i] = 0.01f + 1e-4f * (float)(i % 89);
+        P->v2[i] = 0;
+        P->v3[i] = 0.01f * (float)(i % 7);
+        P->v4[i] = 1.0f;
     }
-    build_points(&P);
+}
 
+static void free_buffers(prof *P)
+{
+    free(P->pt);
+    free(P->A);
+    free(P->B);
+    free(P->C);
+    free(P->D);
+    free(P->v1);
+    free(P->mask);
+}
+
+/* One pass over phase ph's points (cap: the phase's share of the budget,
+ * per: each point's, ph0: when the phase began); 1 when the budget ran out. */
+static int phase_points(prof *P, int pass, int ph, double cap, double per, double ph0)
+{
+    int stop = 0;
+    for (int i = 0; i < P->npt && !stop; i++) {
+        point *p = &P->pt[i];
+        if (p->phase != ph || (pass > 0 && p->ns == 0))
+            continue;
+        int go = 1;
+        if (P->rank == 0) {
+            double now = MPI_Wtime();
+            stop = now - P->t0 > P->limit;
+            go = !stop && (pass > 0 || now - ph0 <= cap || p->layer);
+        }
+        int flags[2] = {stop, go};
+        MPI_Bcast(flags, 2, MPI_INT, 0, MPI_COMM_WORLD);
+        stop = flags[0];
+        if (flags[1])
+            measure(P, p, per);
+    }
+    return stop;
+}
+
+/* Interference: the probe after the phase pass is compared with the fastest
+ * so far; 1 (on every rank) when it is slower by more than NOISE_TOL and the
+ * pass may be measured again (at most twice, within 1.5x the budget). */
+static int probe_redo(prof *P, int ph, int can_redo, int retry)
+{
+    if (P->nprobe >= NOISE_MAX_PROBES)
+        return 0;
+    double pt = probe_time(&P->pr, MPI_COMM_WORLD), fast = pt;
+    for (int k = 0; k < P->nprobe; k++)
+        fast = P->probes[k] < fast ? P->probes[k] : fast;
+    P->probes[P->nprobe++] = pt;
+    int redo = can_redo && retry < 2 && noise_slowdown(pt, fast) > NOISE_TOL;
+    if (P->rank == 0)
+        redo = redo && MPI_Wtime() - P->t0 < 1.5 * P->budget;
+    MPI_Bcast(&redo, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (redo && P->rank == 0 && !P->quiet)
+        fprintf(stderr,
+                "profiler: the probe ran %.0f%% slow after %s (other load?): "
+                "measuring that pass again\n",
+                100 * noise_slowdown(pt, fast), phase_name[ph]);
+    return redo;
+}
+
+/* Phase ph's part of a pass, measured again while the probe says it was
+ * disturbed (its samples dropped first); 1 when the budget ran out. */
+static int phase_pass(prof *P, int pass, int ph, int nph, double cap)
+{
+    double per = cap / P->passes / nph, ph0 = MPI_Wtime();
+    int retry = 0, stop;
+    int *ns0 = malloc(sizeof(int) * (size_t)P->npt);
+    for (int i = 0; ns0 && i < P->npt; i++)
+        ns0[i] = P->pt[i].ns;
+    for (;;) {
+        stop = phase_points(P, pass, ph, cap, per, ph0);
+        if (!probe_redo(P, ph, ns0 != NULL, retry))
+            break;
+        for (int i = 0; i < P->npt; i++)
+            if (P->pt[i].phase == ph)
+                P->pt[i].ns = ns0[i];
+        retry++;
+        P->remeasured++;
+        P->limit = 1.5 * P->budget;
+        ph0 = MPI_Wtime();
+    }
+    free(ns0);
+    P->limit = P->budget;
+    if (P->rank == 0 && !P->quiet)
+        fprintf(stderr, "profiler: pass %d/%d: %s done (%d points), %.1f s\n", pass + 1, P->passes,
+                phase_name[ph], nph, MPI_Wtime() - P->t0);
+    return stop;
+}
+
+/* Every pass over every phase, after the pre-check and the first probe; the
+ * wall time from the first probe. The first pass gives each phase at most its
+ * share of the budget (points it does not reach are left out, evenly thanks
+ * to the order); later passes add repetitions to the points measured while
+ * the budget lasts. */
+static double run_passes(prof *P)
+{
     /* budget shares: GEMMs dominate layers, collectives need several sizes */
-    double share[PH_N] = {0.40, 0.15, 0.20, P.size > 1 ? 0.25 : 0};
+    double share[PH_N] = {0.40, 0.15, 0.20, P->size > 1 ? 0.25 : 0};
     int nph[PH_N] = {0};
-    for (int i = 0; i < P.npt; i++)
-        nph[P.pt[i].phase]++;
+    for (int i = 0; i < P->npt; i++)
+        nph[P->pt[i].phase]++;
     double tot = 0;
     for (int q = 0; q < PH_N; q++)
         tot += nph[q] ? share[q] : 0;
-    if (probe_init(&P.pr)) {
+    if (probe_init(&P->pr)) {
         fprintf(stderr, "profiler: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    if (probe_precheck(MPI_COMM_WORLD, P.precheck, sizeof P.precheck) && P.rank == 0)
+    if (probe_precheck(MPI_COMM_WORLD, P->precheck, sizeof P->precheck) && P->rank == 0)
         fprintf(stderr,
                 "profiler: the pre-check found the machine busy (%s): the timings will include "
                 "that load\n",
-                P.precheck + 6);
-    probe_time(&P.pr, MPI_COMM_WORLD); /* warm-up */
+                P->precheck + 6);
+    probe_time(&P->pr, MPI_COMM_WORLD); /* warm-up */
     MPI_Barrier(MPI_COMM_WORLD);
-    P.t0 = MPI_Wtime();
-    P.limit = P.budget;
-    P.probes[P.nprobe++] = probe_time(&P.pr, MPI_COMM_WORLD);
-    /* The first pass gives each phase at most its share of the budget (points
-     * it does not reach are left out, evenly thanks to the order); later
-     * passes add repetitions to the points measured while the budget lasts. */
+    P->t0 = MPI_Wtime();
+    P->limit = P->budget;
+    P->probes[P->nprobe++] = probe_time(&P->pr, MPI_COMM_WORLD);
     int stop = 0;
-    for (int pass = 0; pass < P.passes && !stop; pass++) {
-        for (int ph = 0; ph < PH_N && !stop; ph++) {
-            if (!nph[ph])
-                continue;
-            double cap = P.budget * share[ph] / tot, per = cap / P.passes / nph[ph];
-            double ph0 = MPI_Wtime();
-            /* Interference: the probe after the phase pass is compared with the
-             * fastest so far; when it is slower by more than NOISE_TOL the
-             * samples of this pass are dropped and the pass measured again (at
-             * most twice, within 1.5x the budget). */
-            int retry = 0;
-            int *ns0 = malloc(sizeof(int) * (size_t)P.npt);
-            for (int i = 0; ns0 && i < P.npt; i++)
-                ns0[i] = P.pt[i].ns;
-        again:
-            for (int i = 0; i < P.npt && !stop; i++) {
-                point *p = &P.pt[i];
-                if (p->phase != ph || (pass > 0 && p->ns == 0))
-                    continue;
-                int go = 1;
-                if (P.rank == 0) {
-                    double now = MPI_Wtime();
-                    stop = now - P.t0 > P.limit;
-                    go = !stop && (pass > 0 || now - ph0 <= cap || p->layer);
-                }
-                int flags[2] = {stop, go};
-                MPI_Bcast(flags, 2, MPI_INT, 0, MPI_COMM_WORLD);
-                stop = flags[0];
-                if (flags[1])
-                    measure(&P, p, per);
-            }
-            if (P.nprobe < NOISE_MAX_PROBES) {
-                double pt = probe_time(&P.pr, MPI_COMM_WORLD), fast = pt;
-                for (int k = 0; k < P.nprobe; k++)
-                    fast = P.probes[k] < fast ? P.probes[k] : fast;
-                P.probes[P.nprobe++] = pt;
-                int redo = ns0 && retry < 2 && noise_slowdown(pt, fast) > NOISE_TOL;
-                if (P.rank == 0)
-                    redo = redo && MPI_Wtime() - P.t0 < 1.5 * P.budget;
-                MPI_Bcast(&redo, 1, MPI_INT, 0, MPI_COMM_WORLD);
-                if (redo) {
-                    if (P.rank == 0 && !P.quiet)
-                        fprintf(stderr,
-                                "profiler: the probe ran %.0f%% slow after %s (other load?): "
-                                "measuring that pass again\n",
-                                100 * noise_slowdown(pt, fast), phase_name[ph]);
-                    for (int i = 0; i < P.npt; i++)
-                        if (P.pt[i].phase == ph)
-                            P.pt[i].ns = ns0[i];
-                    retry++;
-                    P.remeasured++;
-                    stop = 0;
-                    P.limit = 1.5 * P.budget;
-                    ph0 = MPI_Wtime();
-                    goto again;
-                }
-            }
-            free(ns0);
-            P.limit = P.budget;
-            if (P.rank == 0 && !P.quiet)
-                fprintf(stderr, "profiler: pass %d/%d: %s done (%d points), %.1f s\n", pass + 1,
-                        P.passes, phase_name[ph], nph[ph], MPI_Wtime() - P.t0);
-        }
+    for (int pass = 0; pass < P->passes && !stop; pass++)
+        for (int ph = 0; ph < PH_N && !stop; ph++)
+            if (nph[ph])
+                stop = phase_pass(P, pass, ph, nph[ph], P->budget * share[ph] / tot);
+    return MPI_Wtime() - P->t0;
+}
+
+/* Rank 0: the profile, the hardware entry and the verdict. 0, or nonzero
+ * when a file could not be written. */
+static int write_outputs(const prof *P, const prof_args *a, const char *host, int per_host,
+                         double wall)
+{
+    char cpu[256], date[32];
+    double mhz;
+    int fpc, rc = 0;
+    cpu_info(cpu, sizeof cpu, &mhz, &fpc);
+    now_iso(date, sizeof date);
+    rc |= write_csv(P, a->out, host, cpu, per_host, date, wall, a->threads);
+    if (a->hw_out)
+        rc |= write_hw(P, a->hw_out, a->hw_name ? a->hw_name : host, host, cpu, mhz, fpc, per_host,
+                       date);
+    if (!P->quiet)
+        fprintf(stderr, "profiler: %d points in %.1f s -> %s%s%s\n", P->npt, wall, a->out,
+                a->hw_out ? ", " : "", a->hw_out ? a->hw_out : "");
+    noise_verdict v;
+    noise_judge(P->probes, P->nprobe, NOISE_TOL, &v);
+    if (v.busy)
+        fprintf(stderr,
+                "profiler: warning: the machine was busy (the probe ran a median %.0f%% "
+                "slower than its fastest): these timings are disturbed by other load; "
+                "'ccsweep validate' will refuse them\n",
+                100 * noise_slowdown(v.median, v.fastest));
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    prof P;
+    memset(&P, 0, sizeof P);
+    MPI_Comm_rank(MPI_COMM_WORLD, &P.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &P.size);
+    prof_args a;
+    int parsed = parse_prof_args(argc, argv, &P, &a);
+    if (parsed) {
+        MPI_Finalize();
+        return parsed < 0 ? 0 : 1;
     }
-    double wall = MPI_Wtime() - P.t0;
-    int rc = 0;
-    if (P.rank == 0) {
-        char cpu[256], date[32];
-        double mhz;
-        int fpc;
-        cpu_info(cpu, sizeof cpu, &mhz, &fpc);
-        now_iso(date, sizeof date);
-        rc |= write_csv(&P, out, host, cpu, per_host, date, wall, threads);
-        if (hw_out)
-            rc |=
-                write_hw(&P, hw_out, hw_name ? hw_name : host, host, cpu, mhz, fpc, per_host, date);
-        if (!P.quiet)
-            fprintf(stderr, "profiler: %d points in %.1f s -> %s%s%s\n", P.npt, wall, out,
-                    hw_out ? ", " : "", hw_out ? hw_out : "");
-        noise_verdict v;
-        noise_judge(P.probes, P.nprobe, NOISE_TOL, &v);
-        if (v.busy)
-            fprintf(stderr,
-                    "profiler: warning: the machine was busy (the probe ran a median %.0f%% "
-                    "slower than its fastest): these timings are disturbed by other load; "
-                    "'ccsweep validate' will refuse them\n",
-                    100 * noise_slowdown(v.median, v.fastest));
-    }
+    openblas_set_num_threads(a.threads);
+    char host[HOST_MAX] = {0};
+    gethostname(host, sizeof host - 1);
+    int per_host = setup_groups(&P, host);
+    setup_buffers(&P);
+    build_points(&P);
+    double wall = run_passes(&P);
+    int rc = P.rank == 0 ? write_outputs(&P, &a, host, per_host, wall) : 0;
     for (int g = 2; g <= P.maxg; g++)
         if (P.gcomm[g] != MPI_COMM_NULL)
             MPI_Comm_free(&P.gcomm[g]);
     probe_free(&P.pr);
-    free(P.pt);
-    free(P.A);
-    free(P.B);
-    free(P.C);
-    free(P.D);
-    free(P.v1);
-    free(P.mask);
+    free_buffers(&P);
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
     MPI_Finalize();
     return rc ? 2 : 0;
