@@ -9,6 +9,9 @@
 # src/cost/opcost.c with include/ccsweep/cost/opcost.h, and it depends on every
 # module whose header either of them includes. Across layers a cycle is
 # impossible once no include points upward; within a layer this finds it.
+# It also fails when README.md's source tour (the section '### A tour of the
+# source') names neither NAME.c nor NAME.h of a module src/LAYER/NAME.c, so
+# the tour a newcomer reads lists every file.
 # Run by 'make check'; by hand: sh tools/check-layers.sh [ROOT].
 set -u
 root=${1:-$(dirname "$0")/..}
@@ -71,6 +74,16 @@ if [ -s "$edges.err" ]; then
     bad=1
 fi
 rm -f "$edges.err"
+if [ -f README.md ]; then
+    tour=$(sed -n '/^### A tour of the source/,/^## /p' README.md)
+    for f in $(find src -name '*.c' | sort); do
+        n=$(basename "$f" .c)
+        case $tour in
+        *"\`$n.c\`"* | *"\`$n.h\`"*) ;;
+        *) echo "check-layers: $f: README.md's source tour names neither $n.c nor $n.h" >&2; bad=1 ;;
+        esac
+    done
+fi
 if [ "$bad" = 0 ]; then
     echo "check-layers: ok ($(echo $layers | wc -w) layers: $layers)"
 fi

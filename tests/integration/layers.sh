@@ -1,7 +1,8 @@
 #!/bin/sh
 # layers.sh - tools/check-layers.sh passes on the tree and fails on what it is
 # for: an include of a higher layer's header, a module cycle inside a layer,
-# and a source file outside every layer (each planted in a copy of the tree).
+# a source file outside every layer, and a module the README's source tour
+# does not name (each planted in a copy of the tree).
 set -u
 pass() { echo "PASS: $*"; }
 fail() { echo "FAIL: $*"; }
@@ -15,7 +16,7 @@ else
 fi
 
 # fresh copy of what the checker reads
-copy() { rm -rf "$TMP/t"; mkdir -p "$TMP/t"; cp -R Makefile src include "$TMP/t/"; }
+copy() { rm -rf "$TMP/t"; mkdir -p "$TMP/t"; cp -R Makefile README.md src include "$TMP/t/"; }
 
 copy
 sed -i '1a #include "ccsweep/store/store.h"' "$TMP/t/src/util/xsum.c"
@@ -46,4 +47,14 @@ elif grep -q "src/stray.c: not in a layer folder" "$TMP/out"; then
     pass "a source file outside every layer is refused"
 else
     fail "a stray file: unexpected message: $(cat "$TMP/out")"
+fi
+
+copy
+printf '#include "ccsweep/util/common.h"\n' > "$TMP/t/src/util/newmod.c"
+if sh tools/check-layers.sh "$TMP/t" > "$TMP/out" 2>&1; then
+    fail "a module the README's tour does not name passed"
+elif grep -q "src/util/newmod.c: README.md's source tour names neither newmod.c nor newmod.h" "$TMP/out"; then
+    pass "a module missing from the README's source tour is refused"
+else
+    fail "a module missing from the tour: unexpected message: $(cat "$TMP/out")"
 fi
