@@ -97,7 +97,7 @@ typedef struct cli_serve_run {
     size_t len;
     const ccs_catalog *cat;
     const char *db, *db_shown, *argv; /* the file, its name in messages, the command line */
-    int locking, resume, detail, quiet, ranks;
+    int locking, resume, new_run, detail, quiet, ranks;
 } cli_serve_run;
 /* The option rows of the serving formats and prefill mode, shared by 'serve'
  * and 'search --serve': T the args struct, P its ccs_serve_plan field, NC
@@ -112,6 +112,10 @@ typedef struct cli_serve_run {
 /* clang-format on */
 /* Run it on rank 0 (other ranks return 0); the exit status. */
 int cli_run_serve(const cli_serve_run *a);
+/* 'run' found run run_id of the spec complete with the same inputs in the
+ * database (shown as db_shown) and added nothing: says so, naming --new-run,
+ * for a training and a serving spec alike. Returns 1, the exit status. */
+int cli_run_done_before(const char *db_shown, int64_t run_id);
 
 /* The catalog (*cat, the caller's to free; NULL on failure), model *m
  * (borrowed from it) and hardware at generation gen (*hw) a serving command
