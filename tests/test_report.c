@@ -103,6 +103,37 @@ static void test_gp_quote(void **state)
     assert_string_equal(big, "'h100?system(\"touch x\")???id?'");
 }
 
+/* Keys of line panels: columns capped by what fits in the plot area (a
+ * 547 px panel of a three-hardware figure has about 447 px), six rows per
+ * column until then, 7 points when that saves rows. Widths per column from
+ * report_key_fit's rule: (longest + 6) x 0.9 x points. */
+static void test_key_fit(void **state)
+{
+    (void)state;
+    report_key k;
+    report_key_fit(5, 28, 447, &k); /* one column of five */
+    assert_int_equal(k.font, 8);
+    assert_int_equal(k.rows, 5);
+    report_key_fit(9, 12, 447, &k); /* short titles: two columns of 6 and 3 */
+    assert_int_equal(k.font, 8);
+    assert_int_equal(k.rows, 5);
+    /* 28 characters: 245 px per column at 8 points (one fits), 214 at 7 (two) */
+    report_key_fit(9, 28, 447, &k);
+    assert_int_equal(k.font, 7);
+    assert_int_equal(k.rows, 5);
+    report_key_fit(17, 28, 447, &k); /* was three columns past the edge */
+    assert_int_equal(k.font, 7);
+    assert_int_equal(k.rows, 9);
+    report_key_fit(17, 28, 1000, &k); /* room for three at 8 points */
+    assert_int_equal(k.font, 8);
+    assert_int_equal(k.rows, 6);
+    report_key_fit(4, 200, 447, &k); /* too long for any column: one */
+    assert_int_equal(k.font, 8);
+    assert_int_equal(k.rows, 4);
+    report_key_fit(0, 0, 447, &k);
+    assert_int_equal(k.rows, 1);
+}
+
 /* --format lists: any order and subset of png, pdf, svg; anything else names
  * the bad entry. */
 static void test_formats(void **state)
@@ -285,6 +316,7 @@ int main(void)
         cmocka_unit_test(test_ladder),      cmocka_unit_test(test_fixed_tp),
         cmocka_unit_test(test_gp_quote),    cmocka_unit_test(test_query_catalog),
         cmocka_unit_test(test_store_query), cmocka_unit_test(test_formats),
+        cmocka_unit_test(test_key_fit),
     };
     return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }

@@ -3,7 +3,9 @@
  * stacks, with the share of the iteration each part takes. The job (model,
  * devices, global batch, sequence, dtype) is the same in every column: a
  * comparison of plans is fair only at equal work, so nothing that changes
- * the work may differ between columns. */
+ * the work may differ between columns. With --db it compares stored runs
+ * instead (cli_compare_runs.c), under the same rule: groups pair only at
+ * equal work. */
 #include "ccsweep/cli/cli.h"
 #include "ccsweep/cli/cli_narrow.h"
 
@@ -41,6 +43,58 @@ static int parse_names(const char *text, void *dst)
     }
 }
 
+/* --db PATH: one more stored run, the latest training run of PATH unless a
+ * --run follows. */
+static int parse_db(const char *text, void *dst)
+{
+    cli_compare_runs_opts *o = dst;
+    if (!*text || o->n == CLI_CMP_MAX_RUNS)
+        return -1;
+    o->runs[o->n++] = (cli_run_ref){text, 0};
+    return 0;
+}
+
+/* --run ID: that run of the last --db (another --run: one more run of it). */
+static int parse_run(const char *text, void *dst)
+{
+    cli_compare_runs_opts *o = dst;
+    char *end;
+    long long v = strtoll(text, &end, 10);
+    if (!o->n || !*text || *end || v < 1)
+        return -1;
+    cli_run_ref *last = &o->runs[o->n - 1];
+    if (!last->run) {
+        last->run = v;
+        return 0;
+    }
+    if (o->n == CLI_CMP_MAX_RUNS)
+        return -1;
+    o->runs[o->n++] = (cli_run_ref){last->db, v};
+    return 0;
+}
+
+/* --across LIST: hw, gen, stack */
+static int parse_across(const char *text, void *dst)
+{
+    unsigned *a = dst, v = 0;
+    for (const char *p = text;;) {
+        size_t len = strcspn(p, ",");
+        if (len == 2 && !strncmp(p, "hw", 2))
+            v |= CLI_ACROSS_HW;
+        else if (len == 3 && !strncmp(p, "gen", 3))
+            v |= CLI_ACROSS_GEN;
+        else if (len == 5 && !strncmp(p, "stack", 5))
+            v |= CLI_ACROSS_STACK;
+        else
+            return -1;
+        if (!p[len])
+            break;
+        p += len + 1;
+    }
+    *a = v;
+    return 0;
+}
+
 typedef struct compare_args {
     const char *model, *evolution;
     name_list hw, stack;
@@ -48,7 +102,9 @@ typedef struct compare_args {
     cli_catalogs catalogs;
     long devices, seq, gbs;
     int dtype, json, fixed;
+    int across_given;
     cli_narrow nw;
+    cli_compare_runs_opts st; /* --db, --run, --across */
 } compare_args;
 
 #define A compare_args
@@ -70,8 +126,26 @@ static const cli_opt compare_rows[] = {
                "one plan in every column: the first column's best,\n"
                "projected as it is elsewhere (else each column's best)"),
     CLI_NARROW_ROWS(A, nw),
-    CLI_O_FLAG("json", A, json, "one JSON object: the job and a column per configuration"),
+    CLI_O_FLAG("json", A, json,
+               "one JSON object: the job and a column per configuration\n"
+               "(with --db: the runs, the paired groups, those only in one)"),
     CLI_O_CATALOG(A, catalogs, "catalog overlay (repeatable)"),
+    CLI_O_FN("db", "PATH", A, st, parse_db, "a database path (at most 16 runs in all)",
+             "stored runs instead: the latest training run of PATH\n"
+             "(repeatable; two or more runs in all)"),
+    CLI_O_FN("run", "ID", A, st, parse_run,
+             "a run id (a positive integer) after the --db it belongs to",
+             "that run of the --db before it instead of its latest\n"
+             "(repeatable: --db A.db --run 1 --run 2)"),
+    {.name = "across",
+     .kind = CLI_FN,
+     .arg = "LIST",
+     CLI_AT(A, st.across),
+     CLI_GIVEN(A, across_given),
+     .fn = parse_across,
+     .expect = "a comma-separated list of hw, gen and stack",
+     .help = "with --db: pair groups that differ in these (hw, gen,\n"
+             "stack) at equal work; default: equal in all three"},
     CLI_O_HELP,
 };
 #undef A
@@ -81,13 +155,24 @@ static const cli_cmd compare_cmd = {
     .synopsis = "ccsweep compare --model NAME --devices N --hw LIST [--gen LIST]\n"
                 "                       [--stack LIST] [--evolution RULE] [--seq S] [--gbs B]\n"
                 "                       [--dtype T] [--fixed] [--tp LIST] ... [--where EXPR]\n"
-                "                       [--json] [--catalog PATH]",
+                "                       [--json] [--catalog PATH]\n"
+                "       ccsweep compare --db PATH [--run ID ...] --db PATH [--run ID ...] ...\n"
+                "                       [--across hw,gen,stack] [--model NAME] [--devices N]\n"
+                "                       [--seq S] [--gbs B] [--json]",
     .about = "Compares one training job across configurations: one column for each\n"
              "hardware x generation x stack given (two or more), each with its best\n"
              "plan as 'ccsweep search' finds it (the same options narrow it), or with\n"
              "--fixed the first column's best plan in every column. The model,\n"
              "devices, global batch, sequence and dtype are the same in every column:\n"
-             "plans compare fairly only at equal work.",
+             "plans compare fairly only at equal work.\n\n"
+             "With --db, compares stored training runs (two or more; each --db adds its\n"
+             "latest training run, or the runs --run names): the best plan of each group\n"
+             "(the best_plan view: model x hardware x generation x devices x gbs x seq x\n"
+             "stack) side by side for the groups the runs share, with t_iter, speed-up,\n"
+             "MFU, exposed communication and the plan; groups in only one run are\n"
+             "counted and listed. Groups pair only at equal work (model, devices, global\n"
+             "batch, sequence), and at equal hardware, generation and stack unless\n"
+             "--across names them; --model, --devices, --gbs, --seq keep only that work.",
     .opts = compare_rows,
     .n_opts = sizeof compare_rows / sizeof compare_rows[0],
     .col = 18,
@@ -106,17 +191,54 @@ typedef struct column {
     char label[96];
 } column;
 
+/* --db: the options of a comparison of stored runs, checked. */
+static int stored_args(compare_args *a)
+{
+    char narrow[512];
+    cli_narrow_text(&a->nw, narrow, sizeof narrow);
+    const char *proj = a->hw.n                               ? "--hw"
+                       : a->gens.n                           ? "--gen"
+                       : a->stack.n                          ? "--stack"
+                       : a->fixed                            ? "--fixed"
+                       : a->dtype >= 0                       ? "--dtype"
+                       : a->catalogs.n                       ? "--catalog"
+                       : strcmp(a->evolution, "memory-wall") ? "--evolution"
+                       : narrow[0]                           ? "the plan options (--tp ...)"
+                                                             : NULL;
+    if (proj)
+        return cli_fail("compare",
+                        "%s projects plans; with --db the stored runs' plans are compared "
+                        "(see 'ccsweep compare --help')",
+                        proj);
+    if (a->st.n < 2)
+        return cli_fail("compare",
+                        "one stored run: give two or more (--db A.db --db B.db, or --db A.db "
+                        "--run 1 --run 2)");
+    a->st.model = a->model;
+    a->st.devices = a->devices;
+    a->st.gbs = a->gbs;
+    a->st.seq = a->seq;
+    a->st.json = a->json;
+    return CLI_OK;
+}
+
 static int parse_compare_args(int argc, char **argv, compare_args *a)
 {
     memset(a, 0, sizeof *a);
     a->evolution = "memory-wall";
-    a->dtype = CCS_BF16;
     cli_narrow_init(&a->nw);
+    a->dtype = -1; /* given or not: --db refuses it */
     int first, rc = cli_opt_parse(&compare_cmd, argc, argv, a, stderr, &first);
     if (rc != CLI_OK)
         return rc;
     if (first < argc)
         return cli_fail("compare", "unexpected argument '%s'", argv[first]);
+    if (a->st.n)
+        return stored_args(a);
+    if (a->across_given)
+        return cli_fail("compare", "--across pairs the groups of stored runs: give it with --db");
+    if (a->dtype < 0)
+        a->dtype = CCS_BF16;
     if (!a->model || !a->hw.n || !a->devices)
         return cli_fail("compare", "--model, --hw and --devices are required "
                                    "(see 'ccsweep compare --help')");
@@ -305,9 +427,9 @@ int cli_compare(int argc, char **argv)
 {
     compare_args a;
     int rc = parse_compare_args(argc, argv, &a);
-    if (rc != CLI_OK) {
+    if (rc != CLI_OK || a.st.n) {
         cli_narrow_free(&a.nw);
-        return rc == CLI_DONE ? 0 : 1;
+        return rc == CLI_DONE ? 0 : rc != CLI_OK ? 1 : cli_compare_runs(&a.st);
     }
     ccs_catalog *cat = cli_catalog("compare", &a.catalogs);
     column c[CMP_MAX_COLS];

@@ -395,7 +395,7 @@ static int run_load(run_state *s)
     if (rc == CCS_OK && serve_spec_is_serve(s->text, (size_t)len)) /* cli_run_serve.c */
         return cli_run_serve(&(cli_serve_run){s->a.spec, s->text, (size_t)len, s->cat, s->a.db,
                                               s->shown, s->joined, s->a.locking, s->a.resume,
-                                              s->a.detail, s->a.quiet, s->ranks});
+                                              s->a.new_run, s->a.detail, s->a.quiet, s->ranks});
     if (rc == CCS_OK) {
         s->spec = spec_parse(s->text, (size_t)len, s->a.spec, s->cat, &s->err);
         rc = s->spec ? CCS_OK : CCS_EINPUT;
@@ -417,6 +417,18 @@ static int run_load(run_state *s)
         return 128 + sig;
     }
     return RUN_GO;
+}
+
+int cli_run_done_before(const char *db_shown, int64_t run_id)
+{
+    char q[4 * PATH_MAX + 3];
+    return cli_fail("run",
+                    "run %lld of this spec (the same sha256, catalog entries and profiles) is "
+                    "already complete in %s: nothing was added. Query it (sqlite3 %s \"SELECT * "
+                    "FROM runs WHERE run_id = %lld\"), or add --new-run to sweep it again as a "
+                    "new run",
+                    (long long)run_id, db_shown, ccs_shquote(q, sizeof q, db_shown),
+                    (long long)run_id);
 }
 
 /* The spec is good: only now is the database touched (rank 0). 0 when the
@@ -448,17 +460,7 @@ static int run_open(run_state *s)
         return rc == CCS_EINPUT ? 1 : 2;
     /* every rank learns whether rank 0 found the sweep already complete */
     if (dist_agree(s->w, s->kind == STORE_DONE_BEFORE ? -1 : 0) < 0) {
-        if (s->rank == 0) {
-            char q[4 * PATH_MAX + 3];
-            cli_fail("run",
-                     "run %lld of this spec (the same sha256, catalog entries and profiles) is "
-                     "already complete in %s: nothing was added. Query it (sqlite3 %s \"SELECT * "
-                     "FROM runs WHERE run_id = %lld\"), or add --new-run to sweep it again as a "
-                     "new run",
-                     (long long)store_run_id(s->st), s->shown, ccs_shquote(q, sizeof q, s->shown),
-                     (long long)store_run_id(s->st));
-        }
-        return 1;
+        return s->rank == 0 ? cli_run_done_before(s->shown, store_run_id(s->st)) : 1;
     }
     if (dist_agree(s->w, s->kind == STORE_NOTHING ? -1 : 0) < 0) {
         if (s->rank == 0)

@@ -3,7 +3,9 @@
  * serve_results table (store_serve.c), keeping only the best plans of each
  * serving job when the spec says keep. A simpler path than a training sweep:
  * one process evaluates and writes (a projection takes microseconds and the
- * grids are small), nothing is resumed; the other ranks of a launcher exit. */
+ * grids are small), nothing is resumed; the other ranks of a launcher exit.
+ * As for a training spec, a spec already swept with the same inputs adds
+ * nothing unless --new-run asks for another run. */
 #include "ccsweep/cli/cli.h"
 #include "ccsweep/store/store.h"
 
@@ -73,11 +75,19 @@ int cli_run_serve(const cli_serve_run *a)
                            .argv = a->argv,
                            .evolution = serve_grid_evolution(g),
                            .ranks = a->ranks,
-                           .total = serve_grid_count(g)};
+                           .total = serve_grid_count(g),
+                           .g = g,
+                           .mode = a->new_run ? STORE_MODE_APPEND : STORE_MODE_NEW};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int64_t done = 0, rows = 0;
     int rc = store_serve_begin(st, &in, &err);
+    if (rc == STORE_DONE_BEFORE) { /* as a training spec's (cli_run.c) */
+        rc = cli_run_done_before(a->db_shown, store_serve_run_id(st));
+        store_close(st);
+        serve_grid_free(g);
+        return rc;
+    }
     if (rc == CCS_OK)
         rc = sweep(g, st, &done, &rows, &err);
     int frc = store_serve_finish(st, rc == CCS_OK ? STORE_COMPLETE : STORE_FAILED, done, rows,

@@ -16,7 +16,7 @@ static const struct {
     {"report", cli_report, "write a report with plots from a sweep database"},
     {"serve", cli_serve, "project serving: prefill, decode, KV cache, TTFT, TPOT, tokens/s"},
     {"catalog", cli_catalog_command, "import a Hugging Face config.json as a catalog entry"},
-    {"compare", cli_compare, "the best plan (or one plan) across hardware, generations, stacks"},
+    {"compare", cli_compare, "best plans across hardware, generations, stacks, or stored runs"},
     {"search", cli_search, "find the best parallel plans for one model, hardware and device count"},
 };
 

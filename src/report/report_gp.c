@@ -175,6 +175,33 @@ void rp_gp_empty(FILE *g, const char *why, const char *restore)
     fprintf(g, "set xrange [*:*]\nset yrange [*:*]\n%s", restore);
 }
 
+/* The rows of a key at font points, from the columns that fit (see
+ * report_key_fit). Measured on pngcairo (gnuplot 5.4, samplen 3, Left
+ * reverse): a column is (longest + 6) x 0.875 x the font's points in pixels
+ * (7 px per character at 8 points, 6 at 7), and the box starts 8 px into the
+ * plot; 0.9 and 12 px leave a margin. The svg terminal sizes columns
+ * narrower, pdfcairo as pngcairo. */
+static int key_rows(int entries, size_t longest, int plot_w, int font)
+{
+    double col = ((double)longest + 6) * 0.9 * font;
+    int fit = (int)((plot_w - 12) / col);
+    int cols = (entries + 5) / 6; /* six rows, then another column */
+    if (cols > fit)
+        cols = fit;
+    if (cols < 1)
+        cols = 1;
+    return (entries + cols - 1) / cols;
+}
+
+void report_key_fit(int entries, size_t longest, int plot_w, report_key *out)
+{
+    if (entries < 1)
+        entries = 1;
+    int r8 = key_rows(entries, longest, plot_w, 8), r7 = key_rows(entries, longest, plot_w, 7);
+    out->font = r8 > 6 && r7 < r8 ? 7 : 8;
+    out->rows = out->font == 7 ? r7 : r8;
+}
+
 int report_gp_quote(char *buf, size_t n, const char *s)
 {
     size_t k = 0;

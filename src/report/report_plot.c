@@ -100,7 +100,7 @@ typedef struct lines_fig {
      * fitting plans (dp_hidden has no row without DP traffic). */
     int fit_plot;
     const char *fit_col;
-    const char *key; /* key position and shape; NULL: top left, at most 6 rows */
+    const char *key; /* key position; NULL: top left, with room above the data */
 } lines_fig;
 
 /* What one panel of a line figure spans: its lines' work (rows of the query
@@ -110,6 +110,8 @@ typedef struct lines_panel {
     size_t *work; /* row index in the query per work combination */
     size_t nwork;
     int nlines;
+    int nkey;                  /* entries of its key */
+    size_t keylen;             /* characters of the longest of them */
     double xlo, xhi, ylo, yhi; /* of the points drawn; lo > hi: none */
 } lines_panel;
 
@@ -134,7 +136,8 @@ static void lines_series(const rp *r, int p, const lines_row *lr, size_t h, FILE
     const rtab *t = &r->q[p];
     pn->work = malloc((t->nrows ? t->nrows : 1) * sizeof *pn->work);
     pn->nwork = 0;
-    pn->nlines = 0;
+    pn->nlines = pn->nkey = 0;
+    pn->keylen = 0;
     pn->xlo = pn->ylo = INFINITY;
     pn->xhi = pn->yhi = -INFINITY;
     if (!pn->work) {
@@ -182,6 +185,11 @@ static void lines_series(const rp *r, int p, const lines_row *lr, size_t h, FILE
                            gen_color[gi % 8], gen, work);
             (*block)++;
             pn->nlines++;
+            char title[128];
+            pn->nkey++;
+            snprintf(title, sizeof title, "gen %d%s", gen, work);
+            if (strlen(title) > pn->keylen)
+                pn->keylen = strlen(title);
         }
     }
 }
@@ -236,11 +244,16 @@ static int lines_nofit(const rp *r, int p, const lines_row *lr, size_t h, FILE *
     return nmiss;
 }
 
-/* The script of one panel: title, axes from the panel's data pn, and plot cl
- * (an empty panel when cl is empty). */
+/* The script of one panel plot_w pixels wide inside its axes: title, axes
+ * from the panel's data pn, and plot cl (an empty panel when cl is empty).
+ * The key takes no more columns than fit in plot_w (report_key_fit): a key
+ * of long titles in three columns used to run past the panel's right edge,
+ * over the next panel or off the figure. */
 static void lines_script(FILE *g, const lines_fig *f, const char *title, const ccs_buf *cl,
-                         const lines_panel *pn)
+                         const lines_panel *pn, int plot_w)
 {
+    report_key key;
+    report_key_fit(pn->nkey, pn->keylen, plot_w, &key);
     char q[300];
     report_gp_quote(q, sizeof q, title);
     fprintf(g, "set title %s\nset xlabel '%s'\nset ylabel '%s'\n", q, f->xlabel, f->ylabel);
@@ -271,17 +284,15 @@ static void lines_script(FILE *g, const lines_fig *f, const char *title, const c
             snprintf(hi, sizeof hi, "%g", f->ymax);
         else if (!f->key && pn->ylo <= pn->yhi && pn->yhi > 0)
             /* the key sits top left over the panel: room above the data for
-             * its rows (at most 6, about 6% of the height each) */
-            snprintf(hi, sizeof hi, "%g",
-                     pn->yhi * (1.05 + 0.065 * (pn->nlines < 6 ? pn->nlines : 6)));
+             * its rows (about 6% of the height each) */
+            snprintf(hi, sizeof hi, "%g", pn->yhi * (1.05 + 0.065 * key.rows));
     }
     fprintf(g, "set yrange [%s:%s]\n", lo, hi);
     /* the data's range, a little wider: gnuplot's own would round to decades */
     fprintf(g,
             "set xrange [%.4g:%.4g]\nset y2range [0:1]\nunset y2tics\n"
-            "set key %s Left reverse samplen 3 font ',%d'\n",
-            pn->xlo / 1.25, pn->xhi * 1.25, f->key ? f->key : "top left maxrows 6",
-            pn->nlines > 12 ? 7 : 8);
+            "set key %s maxrows %d Left reverse samplen 3 font ',%d'\n",
+            pn->xlo / 1.25, pn->xhi * 1.25, f->key ? f->key : "top left", key.rows, key.font);
     fprintf(g, "plot %s\n", ccs_buf_str(cl));
     fprintf(g, "unset logscale\nset key\nset ytics autofreq\n");
 }
@@ -299,8 +310,11 @@ static int plot_lines(rp *r, int p)
     if (rc)
         return rc;
     size_t ncol = r->hwnames.nrows;
-    rp_gp_head(g, rp_figures[p].file, (int)(520 * ncol + 80), 880, rp_figures[p].title, 2,
-               (int)ncol);
+    int width = (int)(520 * ncol + 80);
+    /* a panel's plot area: its share of the width less the y axis's label
+     * and tics on the left and the margin on the right (about 92 px) */
+    int plot_w = width / (int)(ncol ? ncol : 1) - 100;
+    rp_gp_head(g, rp_figures[p].file, width, 880, rp_figures[p].title, 2, (int)ncol);
     int block = 0, oom = 0;
     for (int row = 0; row < 2; row++) {
         const lines_row *lr = &f->rows[row];
@@ -308,12 +322,16 @@ static int plot_lines(rp *r, int p)
             ccs_buf cl = CCS_BUF_INIT;
             lines_panel pn;
             lines_series(r, p, lr, h, dat, dat_name, &cl, &block, &pn);
-            if (cl.len && pn.work && lines_nofit(r, p, lr, h, dat, dat_name, &cl, &block, &pn))
+            if (cl.len && pn.work && lines_nofit(r, p, lr, h, dat, dat_name, &cl, &block, &pn)) {
                 ccs_buf_printf(&cl, ", NaN with points pt 2 ps 1.3 lw 2 lc rgb '#555555' "
                                     "title 'no fitting plan'");
+                pn.nkey++;
+                if (pn.keylen < strlen("no fitting plan"))
+                    pn.keylen = strlen("no fitting plan");
+            }
             char title[256];
             snprintf(title, sizeof title, "%s: %s", rp_hw_name(r, h), lr->title);
-            lines_script(g, f, title, &cl, &pn);
+            lines_script(g, f, title, &cl, &pn, plot_w);
             oom |= cl.oom;
             free(pn.work);
             ccs_buf_free(&cl);
@@ -827,7 +845,7 @@ static const lines_fig dp_lines = {
     /* dp_hidden leaves out plans without DP traffic: comm_share says which fit */
     .fit_plot = P_COMM,
     .fit_col = "comm_pct",
-    .key = "left center maxrows 6", /* the empty middle left: lines start at 100% */
+    .key = "left center", /* the empty middle left: lines start at 100% */
 };
 
 static const lines_fig tp_lines = {

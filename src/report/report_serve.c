@@ -190,15 +190,18 @@ static void sv_log2_tics(FILE *g, char axis, double lo, double hi)
     fprintf(g, ")\nset %crange [%g:%g]\n", axis, exp2(a) / 1.3, exp2(b) * 1.3);
 }
 
-/* One panel: the rows of t matching eq, a line per combination of the keys
- * with a point (the legend names only those), its data blocks into dat
- * (*block numbers them) and its commands into g. */
+/* One panel, plot_w pixels wide inside its axes: the rows of t matching eq, a
+ * line per combination of the keys with a point (the legend names only
+ * those, in no more columns than fit: report_key_fit), its data blocks into
+ * dat (*block numbers them) and its commands into g. */
 static void sv_panel(FILE *dat, FILE *g, const char *stem, int *block, const rtab *t,
                      const sv_eq *eq, int neq, const sv_key *key, int nkey, const sv_axes *ax,
-                     const char *title, int *oom)
+                     const char *title, int plot_w, int *oom)
 {
     static const int pt[5] = {7, 5, 9, 11, 13};
     ccs_buf cl = CCS_BUF_INIT;
+    int nlines = 0;
+    size_t longest = 0;
     double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
     size_t n1 = nkey > 1 ? key[1].nv : 1;
     for (size_t a = 0; a < key[0].nv; a++)
@@ -241,6 +244,9 @@ static void sv_panel(FILE *dat, FILE *g, const char *stem, int *block, const rta
                 snprintf(label + strlen(label), sizeof label - strlen(label), "%s%s%s", key[k].pre,
                          k ? key[k].val[b] : key[k].val[a], key[k].post);
             report_gp_quote(q, sizeof q, label);
+            nlines++;
+            if (strlen(label) > longest)
+                longest = strlen(label);
             ccs_buf_printf(&cl,
                            "%s'%s.dat' index %d using 1:2 with linespoints lw 2 dt %d pt %d "
                            "ps 0.7 lc rgb '%s' title %s",
@@ -267,11 +273,13 @@ static void sv_panel(FILE *dat, FILE *g, const char *stem, int *block, const rta
         else
             fprintf(g, "unset logscale y\nset ytics autofreq\nset yrange [0:%.4g]\n",
                     yhi > 0 ? yhi * 1.15 : 1.0);
+        report_key k;
+        report_key_fit(nlines, longest, plot_w, &k);
         fprintf(g,
                 "set format x '%%g'\nset format y '%%g'\n"
-                "set key top left Left reverse samplen 3 font ',8' maxrows 6\nplot %s\n"
+                "set key top left Left reverse samplen 3 font ',%d' maxrows %d\nplot %s\n"
                 "unset logscale\nset xtics autofreq\nset ytics autofreq\n",
-                ccs_buf_str(&cl));
+                k.font, k.rows, ccs_buf_str(&cl));
     }
     *oom |= cl.oom;
     ccs_buf_free(&cl);
@@ -322,8 +330,11 @@ static int sv_figure(rp *r, int fig)
         snprintf(title, sizeof title, "%s (%s devices, isl %s, osl %s%s%s)", sv_title[fig],
                  sv->ref[0], sv->ref[1], sv->ref[2], fig == SV_TPOT ? ", generation " : "",
                  fig == SV_TPOT ? gen : "");
-    rp_gp_head(g, sv_stem[fig], (int)(430 * cols->nrows + 80), (int)(380 * rows->nrows + 60), title,
-               (int)rows->nrows, (int)cols->nrows);
+    int width = (int)(430 * cols->nrows + 80);
+    /* a panel's plot area: its share less the y axis's labels and the margin */
+    int plot_w = width / (int)(cols->nrows ? cols->nrows : 1) - 100;
+    rp_gp_head(g, sv_stem[fig], width, (int)(380 * rows->nrows + 60), title, (int)rows->nrows,
+               (int)cols->nrows);
     int block = 0, oom = 0;
     for (size_t i = 0; i < rows->nrows; i++)
         for (size_t j = 0; j < cols->nrows; j++) {
@@ -349,7 +360,8 @@ static int sv_figure(rp *r, int fig)
                     eq[n++] = (sv_eq){"generation", gen};
                 snprintf(ptitle, sizeof ptitle, "%s on %s", eq[0].val, eq[1].val);
             }
-            sv_panel(dat, g, sv_stem[fig], &block, t, eq, n, key, nkey, &axes[fig], ptitle, &oom);
+            sv_panel(dat, g, sv_stem[fig], &block, t, eq, n, key, nkey, &axes[fig], ptitle, plot_w,
+                     &oom);
         }
     fprintf(g, "unset multiplot\n");
     rc = rp_fig_finish(r, sv_stem[fig], dat, g, oom);

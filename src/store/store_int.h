@@ -230,6 +230,21 @@ int sti_release_writer(ccs_store *st);
 
 /* ---- store_run.c -------------------------------------------------------------- */
 
+/* Content hash of one thing a run reads besides its spec (table run_inputs):
+ * a catalog entry (as parsed, so inline and catalog entries alike) or a
+ * calibration profile. The spec's own sha256 covers inline text; these cover
+ * the files it names. kind is a static string ("model", "hardware", ...). */
+typedef struct sti_input {
+    const char *kind;
+    char name[CCS_NAME_MAX + 16];
+    char sha[65];
+} sti_input;
+/* Record v[0..n) as the inputs of run run_id (in the caller's transaction). */
+int sti_record_inputs(ccs_store *st, int64_t run_id, const sti_input *v, size_t n, ccs_err *err);
+/* STORE_DONE_BEFORE with *run_id when a complete run of spec sha read exactly
+ * the inputs in[0..n_in), else STORE_NEW; a negative status with err. */
+int sti_find_complete(ccs_store *st, const char *sha, const sti_input *in, size_t n_in,
+                      int64_t *run_id, ccs_err *err);
 /* Rebuild todo from the chunks table, removing rows of chunks cut short. */
 int sti_compute_todo(ccs_store *st, ccs_err *err);
 /* The run's committed counts from its runs row. */

@@ -482,15 +482,6 @@ static int check_integrity(ccs_store *st, ccs_err *err)
 
 /* ---- inputs of a run ------------------------------------------------------------- */
 
-/* Content hashes of what a run reads besides its spec: the catalog entries
- * (as parsed, so inline and catalog entries alike) and calibration profiles.
- * The spec's own sha256 covers inline text; these cover the files it names. */
-typedef struct input_hash {
-    const char *kind;
-    char name[CCS_NAME_MAX + 16];
-    char sha[65];
-} input_hash;
-
 /* Entries are hashed whole, as the bytes of their struct: every field,
  * including any added later, takes part. catalog_parse_model, _hw and
  * _evolution zero an entry before filling it and entries are only copied
@@ -518,11 +509,11 @@ static void digest_stack(const ccs_stack *s, char out[65])
 }
 
 /* The inputs of this session's grid; a new array of *n entries. */
-static input_hash *collect_inputs(const ccs_store *st, size_t *n)
+static sti_input *collect_inputs(const ccs_store *st, size_t *n)
 {
     const ccs_spec *sp = grid_spec(st->g);
     size_t nm = spec_n_models(sp), nh = spec_n_hw(sp), ns = spec_n_stacks(sp), k = 0;
-    input_hash *v = calloc(nm + 2 * nh + 1 + ns, sizeof *v);
+    sti_input *v = calloc(nm + 2 * nh + 1 + ns, sizeof *v);
     if (!v)
         return NULL;
     for (size_t i = 0; i < nm; i++, k++) {
@@ -557,7 +548,7 @@ static input_hash *collect_inputs(const ccs_store *st, size_t *n)
     return v;
 }
 
-static int record_inputs(ccs_store *st, const input_hash *v, size_t n, ccs_err *err)
+int sti_record_inputs(ccs_store *st, int64_t run_id, const sti_input *v, size_t n, ccs_err *err)
 {
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO run_inputs VALUES (?, ?, ?, ?)", -1, &s,
@@ -565,7 +556,7 @@ static int record_inputs(ccs_store *st, const input_hash *v, size_t n, ccs_err *
         return sti_fail_db(st, err, "recording the run's inputs");
     int rc = CCS_OK;
     for (size_t i = 0; rc == CCS_OK && i < n; i++) {
-        sqlite3_bind_int64(s, 1, st->run_id);
+        sqlite3_bind_int64(s, 1, run_id);
         sqlite3_bind_text(s, 2, v[i].kind, -1, SQLITE_STATIC);
         sqlite3_bind_text(s, 3, v[i].name, -1, SQLITE_STATIC);
         sqlite3_bind_text(s, 4, v[i].sha, -1, SQLITE_STATIC);
@@ -577,7 +568,7 @@ static int record_inputs(ccs_store *st, const input_hash *v, size_t n, ccs_err *
 
 /* Whether run run_id read exactly the inputs v[0..n): 0 yes, 1 no (*at the
  * first difference, *why what differs), or a negative status with err. */
-static int inputs_differ(ccs_store *st, int64_t run_id, const input_hash *v, size_t n, size_t *at,
+static int inputs_differ(ccs_store *st, int64_t run_id, const sti_input *v, size_t n, size_t *at,
                          const char **why, ccs_err *err)
 {
     sqlite3_stmt *s;
@@ -605,7 +596,7 @@ static int inputs_differ(ccs_store *st, int64_t run_id, const input_hash *v, siz
 
 /* A resumed run must read exactly what it read before: the same entries with
  * the same content. Names the first difference. */
-static int check_inputs(ccs_store *st, const input_hash *v, size_t n, ccs_err *err)
+static int check_inputs(ccs_store *st, const sti_input *v, size_t n, ccs_err *err)
 {
     size_t i;
     const char *why;
@@ -621,11 +612,12 @@ static int check_inputs(ccs_store *st, const input_hash *v, size_t n, ccs_err *e
     return CCS_EINPUT;
 }
 
-/* A new run (no --resume, no --new-run): STORE_DONE_BEFORE, with st->run_id,
- * when a complete run of the same spec (sha256) read the same inputs, so that
- * the same sweep is not stored twice by accident; else STORE_NEW. */
-static int find_complete(ccs_store *st, const char *sha, const input_hash *in, size_t n_in,
-                         ccs_err *err)
+/* A new run (no --resume, no --new-run) of a training or a serving spec:
+ * STORE_DONE_BEFORE, with that run's id in *run_id, when a complete run of the
+ * same spec (sha256) read the same inputs, so that the same sweep is not
+ * stored twice by accident; else STORE_NEW. */
+int sti_find_complete(ccs_store *st, const char *sha, const sti_input *in, size_t n_in,
+                      int64_t *run_id, ccs_err *err)
 {
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(st->db,
@@ -643,7 +635,7 @@ static int find_complete(ccs_store *st, const char *sha, const input_hash *in, s
         if (d < 0)
             rc = d;
         else if (d == 0) {
-            st->run_id = id;
+            *run_id = id;
             rc = STORE_DONE_BEFORE;
         }
     }
@@ -732,14 +724,14 @@ static int reopen_run(ccs_store *st, const store_run_info *info, ccs_err *err)
 /* In the claim's transaction: a new run (kind STORE_NEW) recorded with its
  * inputs, or the resumed one's inputs (in, n_in) checked and its row reopened;
  * then the writer row names the run and a session row is added. */
-static int register_run(ccs_store *st, int kind, const store_run_info *info, const input_hash *in,
+static int register_run(ccs_store *st, int kind, const store_run_info *info, const sti_input *in,
                         size_t n_in, ccs_err *err)
 {
     int rc = CCS_OK;
     if (kind == STORE_NEW) {
         rc = insert_run(st, info, err);
         if (rc == CCS_OK)
-            rc = record_inputs(st, in, n_in, err);
+            rc = sti_record_inputs(st, st->run_id, in, n_in, err);
         if (rc == CCS_OK)
             rc = record_keep_axes(st, err);
     }
@@ -793,7 +785,7 @@ int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *in
     if (rc)
         return rc;
     size_t n_in = 0;
-    input_hash *in = collect_inputs(st, &n_in);
+    sti_input *in = collect_inputs(st, &n_in);
     if (!in) {
         ccs_err_set(err, "out of memory");
         return CCS_ENOMEM;
@@ -811,7 +803,7 @@ int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *in
     if (rc == CCS_OK && mode == STORE_MODE_RESUME)
         kind = find_resume(st, spec_sha256(grid_spec(g)), err);
     else if (rc == CCS_OK && mode == STORE_MODE_NEW)
-        kind = find_complete(st, spec_sha256(grid_spec(g)), in, n_in, err);
+        kind = sti_find_complete(st, spec_sha256(grid_spec(g)), in, n_in, &st->run_id, err);
     if (rc == CCS_OK && kind < 0)
         rc = kind;
     if (rc == CCS_OK && (kind == STORE_NOTHING || kind == STORE_DONE_BEFORE)) {

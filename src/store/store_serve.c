@@ -6,13 +6,17 @@
  * A simpler path than a training run's (store_run.c, store_write.c): one
  * process writes, nothing is resumed (a serving grid of a million scenarios
  * takes seconds), no writer row is claimed. States, beside store_int.h's:
- * OPEN -> SERVING (store_serve_begin: the runs row committed, st->serve_run
- * set) -> SERVING with a batch open (serve_tx > 0 rows, SQLite not in
- * autocommit) -> DONE (store_serve_finish). */
+ * OPEN -> SERVING (store_serve_begin: the runs row and its run_inputs
+ * committed, st->serve_run set, serve_ins prepared) -> SERVING with a batch
+ * open (serve_tx > 0 rows, SQLite not in autocommit) -> DONE
+ * (store_serve_finish); or OPEN -> DONE when store_serve_begin finds the same
+ * sweep complete (STORE_DONE_BEFORE: serve_run names that run, serve_ins is
+ * NULL, nothing was written). */
 #include "store_int.h"
 #include "ccsweep/util/sha256.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -107,14 +111,44 @@ int sti_serve_tables(ccs_store *st, ccs_err *err)
     return rc;
 }
 
-int store_serve_begin(ccs_store *st, const store_serve_info *in, ccs_err *err)
+/* The inputs of serving grid g, as store_run.c hashes a training grid's: each
+ * model entry, and each hardware entry with its evolution, hashed as the bytes
+ * of its evolved copies, one per generation (so a changed entry or rule
+ * changes the digest; the generations themselves are the spec's). A new
+ * array of *n entries, or NULL when out of memory. */
+static sti_input *serve_inputs(const serve_grid *g, size_t *n)
 {
-    assert(assert_store_state(st));
-    assert(!st->g && !st->serve_run && in && in->text);
-    char host[256] = "", now[32], sha[65];
-    gethostname(host, sizeof host - 1);
-    sti_now_iso(now, sizeof now);
-    sha256_hex(in->text, in->len, sha);
+    size_t nm = serve_grid_axis_len(g, SERVE_AX_MODEL), nh = serve_grid_axis_len(g, SERVE_AX_HW),
+           ng = serve_grid_axis_len(g, SERVE_AX_GEN), k = 0;
+    sti_input *v = calloc(nm + nh, sizeof *v);
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < nm; i++, k++) {
+        const ccs_model *m = serve_grid_model(g, i);
+        v[k].kind = "model";
+        ccs_strlcpy(v[k].name, m->name, sizeof v[k].name);
+        sha256_hex(m, sizeof *m, v[k].sha);
+    }
+    for (size_t i = 0; i < nh; i++, k++) {
+        ccs_sha256 h;
+        uint8_t d[32];
+        sha256_init(&h);
+        for (size_t j = 0; j < ng; j++)
+            sha256_update(&h, serve_grid_hw(g, i, j), sizeof(ccs_hw));
+        sha256_final(&h, d);
+        v[k].kind = "hardware";
+        ccs_strlcpy(v[k].name, serve_grid_hw(g, i, 0)->name, sizeof v[k].name);
+        for (int b = 0; b < 32; b++)
+            snprintf(v[k].sha + 2 * b, 3, "%02x", d[b]);
+    }
+    *n = k;
+    return v;
+}
+
+/* The runs row of a new serving run; st->serve_run its id. */
+static int insert_serve_run(ccs_store *st, const store_serve_info *in, const char *host,
+                            const char *now, const char *sha, ccs_err *err)
+{
     sqlite3_stmt *s;
     const char *sql =
         "INSERT INTO runs (name, spec_path, spec_text, spec_sha256, version, git_rev, host, "
@@ -135,9 +169,14 @@ int store_serve_begin(ccs_store *st, const store_serve_info *in, ccs_err *err)
     sqlite3_bind_int64(s, 13, in->total);
     int rc = sti_step_done(st, s, err, "recording the run");
     sqlite3_finalize(s);
-    if (rc)
-        return rc;
-    st->serve_run = sqlite3_last_insert_rowid(st->db);
+    if (rc == CCS_OK)
+        st->serve_run = sqlite3_last_insert_rowid(st->db);
+    return rc;
+}
+
+/* The INSERT of a serving row, prepared once for the run. */
+static int prepare_serve_insert(ccs_store *st, ccs_err *err)
+{
     char ins[1024];
     int n = snprintf(ins, sizeof ins,
                      "INSERT INTO serve_results (run_id, idx, model, hardware, generation, "
@@ -149,6 +188,39 @@ int store_serve_begin(ccs_store *st, const store_serve_info *in, ccs_err *err)
     if (sqlite3_prepare_v2(st->db, ins, -1, &st->serve_ins, NULL) != SQLITE_OK)
         return sti_fail_db(st, err, "preparing the serving rows");
     return CCS_OK;
+}
+
+int store_serve_begin(ccs_store *st, const store_serve_info *in, ccs_err *err)
+{
+    assert(assert_store_state(st));
+    assert(!st->g && !st->serve_run && in && in->text && in->g);
+    assert(in->mode == STORE_MODE_NEW || in->mode == STORE_MODE_APPEND);
+    char host[256] = "", now[32], sha[65];
+    gethostname(host, sizeof host - 1);
+    sti_now_iso(now, sizeof now);
+    sha256_hex(in->text, in->len, sha);
+    size_t n_in = 0;
+    sti_input *inputs = serve_inputs(in->g, &n_in);
+    if (!inputs) {
+        ccs_err_set(err, "out of memory");
+        return CCS_ENOMEM;
+    }
+    /* the check for a complete run and the new run's rows in one transaction */
+    int rc = sti_exec(st, "BEGIN IMMEDIATE", err) ? CCS_EIO : STORE_NEW;
+    if (rc == STORE_NEW && in->mode == STORE_MODE_NEW)
+        rc = sti_find_complete(st, sha, inputs, n_in, &st->serve_run, err);
+    if (rc == STORE_NEW)
+        rc = insert_serve_run(st, in, host, now, sha, err);
+    if (rc == STORE_NEW)
+        rc = sti_record_inputs(st, st->serve_run, inputs, n_in, err);
+    free(inputs);
+    if (rc != STORE_NEW) {
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+        return rc;
+    }
+    if (sti_exec(st, "COMMIT", err))
+        return CCS_EIO;
+    return prepare_serve_insert(st, err);
 }
 
 int64_t store_serve_run_id(const ccs_store *st)

@@ -57,3 +57,21 @@ $MPIRUN -n 2 $BIN run "$TMP/s.yaml" --db "$TMP/m.db" --quiet 2>/dev/null; rc=$?
 check "under mpirun -n 2 the run is written once" \
     [ $rc -eq 0 -a "$(q "$TMP/m.db" "SELECT count(*) FROM runs; SELECT count(*) FROM serve_results")" = "1
 3072" ]
+
+# the same serving spec again: as for a training spec, the complete run (same
+# sha256, catalog entries) is named and nothing is added (exit 1) until
+# --new-run asks for another run; other inputs (a changed catalog entry) start
+# a new run
+$BIN run "$TMP/s.yaml" --db "$TMP/s.db" --quiet >"$TMP/again" 2>&1; rc=$?
+check "a second run of a complete serving spec exits 1 naming run 1 and --new-run, adds no run (got $rc)" \
+    sh -c "[ $rc -eq 1 ] && grep -q 'run 1 of this spec .* is already complete in .*s.db: nothing was added' '$TMP/again' &&
+           grep -q -- '--new-run' '$TMP/again' && [ \"\$(sqlite3 '$TMP/s.db' 'SELECT count(*) FROM runs')\" = 1 ]"
+$BIN run "$TMP/s.yaml" --db "$TMP/s.db" --new-run --quiet >/dev/null 2>&1; rc=$?
+check "--new-run adds serving run 2 with the same rows as run 1 (exit $rc)" \
+    sh -c "[ $rc -eq 0 ] && [ \"\$(sqlite3 '$TMP/s.db' \"SELECT group_concat(run_id || ':' || workload || ':' || status || ':' || n_rows) FROM runs\")\" = '1:serve:complete:3072,2:serve:complete:3072' ] &&
+           [ \"\$(sqlite3 '$TMP/s.db' 'SELECT count(*) FROM (SELECT model, hardware, generation, idx, tok_s_gpu FROM serve_results WHERE run_id = 1 EXCEPT SELECT model, hardware, generation, idx, tok_s_gpu FROM serve_results WHERE run_id = 2)')\" = 0 ]"
+{ echo 'hardware:'; awk '/^  - name: b200$/ { on = 1; print; next } on && /^  - name:/ { exit }
+    on { sub(/mem_gbps: .*/, "mem_gbps: 8000"); print }' sweeps/catalog/hardware.yaml; } >"$TMP/b200.yaml"
+$BIN run "$TMP/s.yaml" --db "$TMP/s.db" --catalog "$TMP/b200.yaml" --quiet >/dev/null 2>"$TMP/err"; rc=$?
+check "a changed catalog entry (b200's memory bandwidth) starts serving run 3 (exit $rc)" \
+    sh -c "[ $rc -eq 0 ] && [ \"\$(sqlite3 '$TMP/s.db' 'SELECT count(*) FROM runs')\" = 3 ] && grep -q 'mem_gbps: 8000' '$TMP/b200.yaml'"

@@ -21,6 +21,30 @@ int cli_compare(int argc, char **argv);  /* cli_compare.c: a job across configur
 int cli_catalog_command(int argc, char **argv); /* cli_catalog.c: catalog import */
 int cli_search_serve(int argc, char **argv);    /* cli_search_serve.c: 'search --serve' */
 
+/* 'compare --db' (cli_compare_runs.c): stored runs side by side. */
+#define CLI_CMP_MAX_RUNS 16
+/* --across: the dimensions in which paired groups may differ. */
+enum { CLI_ACROSS_HW = 1, CLI_ACROSS_GEN = 2, CLI_ACROSS_STACK = 4 };
+typedef struct cli_run_ref {
+    const char *db; /* borrowed from argv */
+    int64_t run;    /* 0: the database's latest training run */
+} cli_run_ref;
+typedef struct cli_compare_runs_opts {
+    cli_run_ref runs[CLI_CMP_MAX_RUNS];
+    int n;
+    unsigned across; /* CLI_ACROSS_* */
+    /* only groups of this work (NULL, 0: any) */
+    const char *model;
+    long devices, gbs, seq;
+    int json;
+} cli_compare_runs_opts;
+/* Line up the best plans (view best_plan) of the n >= 2 runs o names, group
+ * by group at equal work, and print them (text or JSON) on stdout. The exit
+ * status: 1 for a missing file, a file that is not a ccsweep database, a run
+ * that is not there, a serving run, a group a run holds twice under --across
+ * (message on stderr); 2 when out of memory. */
+int cli_compare_runs(const cli_compare_runs_opts *o);
+
 /* Shared helpers for subcommands; messages for bad input go through
  * cli_fail (cli_opt.h). */
 
@@ -97,7 +121,7 @@ typedef struct cli_serve_run {
     size_t len;
     const ccs_catalog *cat;
     const char *db, *db_shown, *argv; /* the file, its name in messages, the command line */
-    int locking, resume, detail, quiet, ranks;
+    int locking, resume, new_run, detail, quiet, ranks;
 } cli_serve_run;
 /* The option rows of the serving formats and prefill mode, shared by 'serve'
  * and 'search --serve': T the args struct, P its ccs_serve_plan field, NC
@@ -112,6 +136,10 @@ typedef struct cli_serve_run {
 /* clang-format on */
 /* Run it on rank 0 (other ranks return 0); the exit status. */
 int cli_run_serve(const cli_serve_run *a);
+/* 'run' found run run_id of the spec complete with the same inputs in the
+ * database (shown as db_shown) and added nothing: says so, naming --new-run,
+ * for a training and a serving spec alike. Returns 1, the exit status. */
+int cli_run_done_before(const char *db_shown, int64_t run_id);
 
 /* The catalog (*cat, the caller's to free; NULL on failure), model *m
  * (borrowed from it) and hardware at generation gen (*hw) a serving command

@@ -81,4 +81,20 @@ int report_parse_formats(const char *s, unsigned *out, const char **bad);
  * "''"). */
 int report_gp_quote(char *buf, size_t n, const char *s);
 
+/* The key of a line panel: its font size and the rows it takes (gnuplot's
+ * "maxrows", which sets the columns: ceil(entries / rows)). */
+typedef struct report_key {
+    int font; /* points: 8, or 7 when that saves rows */
+    int rows;
+} report_key;
+/* The layout of a key of entries titles, the longest of longest characters,
+ * inside a plot area plot_w pixels wide (at 96 pixels per inch, the figures'
+ * scale): no more columns than fit side by side in that width, as gnuplot
+ * sizes a column in the cairo terminals (per character of the longest title
+ * about 0.9 of the font's size in pixels, plus the sample), and at most
+ * ceil(entries / 6) of them (six rows, the rest in further columns). With
+ * more than six rows at 8 points, 7 points is taken when it needs fewer. A
+ * title too long for one column still gets one. */
+void report_key_fit(int entries, size_t longest, int plot_w, report_key *out);
+
 #endif

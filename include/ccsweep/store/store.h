@@ -187,12 +187,18 @@ typedef struct store_serve_info {
     size_t len;                     /* of text */
     const char *argv, *evolution;   /* NULL: none */
     int ranks;
-    int64_t total; /* scenarios in the grid */
+    int64_t total;       /* scenarios in the grid */
+    const serve_grid *g; /* its models and hardware: the run's inputs */
+    int mode;            /* STORE_MODE_NEW or STORE_MODE_APPEND (no resume) */
 } store_serve_info;
 
 /* Record a serving run in st (a store_open'ed file with no training run
- * prepared) and prepare its row INSERT. One process writes; there is no
- * resume. CCS_EIO with err on failure. */
+ * prepared), with the content hash of every model and hardware entry it
+ * reads (table run_inputs), and prepare its row INSERT. One process writes;
+ * there is no resume. As for a training run, mode STORE_MODE_NEW starts a
+ * run only when no complete run of the same spec (sha256) read the same
+ * inputs: else it returns STORE_DONE_BEFORE, store_serve_run_id that run, and
+ * writes nothing. Returns STORE_NEW, STORE_DONE_BEFORE, or CCS_EIO with err. */
 int store_serve_begin(ccs_store *st, const store_serve_info *in, ccs_err *err);
 int64_t store_serve_run_id(const ccs_store *st);
 /* Add one serve_results row (model and hw: the names, borrowed); a batch
