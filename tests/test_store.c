@@ -1,7 +1,8 @@
 /* test_store.c - SHA-256 against the FIPS 180-4 / NIST example vectors, and
  * the store: schema creation, batched rows, chunks, resume (exact todo list,
- * partial chunks removed), refusal of a different spec and of files that are
- * not ccsweep databases. Databases live in a mkdtemp directory. */
+ * partial chunks removed), the parts of open chunks recorded by each commit,
+ * refusal of a different spec and of files that are not ccsweep databases.
+ * Databases live in a mkdtemp directory. */
 #include "testutil.h"
 #include "ccsweep/util/sha256.h"
 #include "ccsweep/store/store.h"
@@ -165,6 +166,68 @@ static void test_store_resume(void **state)
     spec_free(spec);
 }
 
+/* Open chunks: a commit inside them records the parts their rows cover, so
+ * that a crash right after it leaves no row outside chunks and n_done counts
+ * exactly the indices whose rows are committed. */
+static void test_store_open_chunks(void **state)
+{
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/open.db", dir);
+    ccs_err err;
+    int rc;
+    ccs_spec *spec = spec_parse(spec_text_a, strlen(spec_text_a), "a.yaml", cat, &err);
+    ccs_grid *g = grid_new(spec, &err);
+    assert_non_null(g);
+    int64_t n = grid_count(g);
+    ccs_store *st = store_open(path, STORE_LOCK_NORMAL, &rc, &err);
+    assert_non_null(st);
+    store_run_info info = {.argv = "test", .ranks = 1};
+    assert_int_equal(store_prepare_run(st, g, &info, STORE_MODE_NEW, &err), STORE_NEW);
+    /* two chunks computed side by side, a commit in the middle of both */
+    assert_int_equal(store_chunk_open(st, 0, 20, &err), CCS_OK);
+    assert_int_equal(store_chunk_open(st, 20, 40, &err), CCS_OK);
+    put_range(st, g, 0, 10, 0);
+    put_range(st, g, 20, 25, 0);
+    assert_int_equal(store_commit(st, &err), CCS_OK);
+    store_counts c;
+    store_counts_committed(st, &c);
+    assert_int_equal(c.done, 15);
+    assert_int_equal(c.rows, 15);
+    /* the first completes: what the commit did not record of it is recorded */
+    put_range(st, g, 10, 20, 0);
+    assert_int_equal(store_chunk_done(st, 0, 20, &err), CCS_OK);
+    assert_int_equal(store_commit(st, &err), CCS_OK);
+    store_counts_committed(st, &c);
+    assert_int_equal(c.done, 25);
+    /* rows of the second in a transaction that never commits (a crash) */
+    put_range(st, g, 25, 30, 0);
+    store_close(st);
+
+    st = store_open(path, STORE_LOCK_NORMAL, &rc, &err);
+    assert_non_null(st);
+    assert_int_equal(store_prepare_run(st, g, &info, STORE_MODE_RESUME, &err), STORE_RESUMED);
+    size_t nt;
+    const store_range *todo = store_todo(st, &nt);
+    assert_int_equal(nt, 1);
+    assert_true(todo[0].lo == 25 && todo[0].hi == n);
+    store_counts_get(st, &c);
+    assert_int_equal(c.done, 25);
+    assert_int_equal(c.rows, 25);
+    assert_int_equal(c.filtered, 0);
+    /* a chunk done whose every row a commit recorded adds nothing more */
+    assert_int_equal(store_chunk_open(st, 25, n, &err), CCS_OK);
+    put_range(st, g, 25, n, 0);
+    assert_int_equal(store_commit(st, &err), CCS_OK);
+    assert_int_equal(store_chunk_done(st, 25, n, &err), CCS_OK);
+    assert_int_equal(store_finish(st, STORE_COMPLETE, &c, &err), CCS_OK);
+    assert_int_equal(c.done, n);
+    assert_int_equal(c.rows, n);
+    store_close(st);
+    grid_free(g);
+    spec_free(spec);
+}
+
 /* One row of results read back: the values of its columns in order. */
 typedef struct row_vals {
     int n;
@@ -276,9 +339,8 @@ static void test_not_a_database(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sha256_vectors),
-        cmocka_unit_test(test_store_resume),
-        cmocka_unit_test(test_store_roundtrip),
+        cmocka_unit_test(test_sha256_vectors),    cmocka_unit_test(test_store_resume),
+        cmocka_unit_test(test_store_open_chunks), cmocka_unit_test(test_store_roundtrip),
         cmocka_unit_test(test_not_a_database),
     };
     return cmocka_run_group_tests_name("store", tests, setup, teardown);

@@ -282,5 +282,6 @@ void store_close(ccs_store *st)
     free(st->model_id);
     free(st->hw_id);
     free(st->todo);
+    free(st->open);
     free(st);
 }

@@ -139,9 +139,20 @@ int store_each_keep_group(ccs_store *st,
                           int (*cb)(const double *key, int64_t scenarios, const keep_stat *stats,
                                     void *ctx),
                           void *ctx, ccs_err *err);
-/* Mark [lo, hi) complete: recorded in the transaction that holds its last rows. */
+/* Announce chunk [lo, hi), whose rows will be put in index order (one rank
+ * computes it front to back): until its store_chunk_done, every commit also
+ * records the part of it up to its last row put as a chunks range (in n_done),
+ * so that no committed row lies outside chunks, wherever a commit, a crash or
+ * a full disk falls. A chunk not announced (keep: rules, whose rows do not
+ * come in index order) is recorded by store_chunk_done alone, and its rows
+ * committed before it stay outside chunks until the run finishes or resumes
+ * (which removes them). CCS_ENOMEM with err. */
+int store_chunk_open(ccs_store *st, int64_t lo, int64_t hi, ccs_err *err);
+/* Mark [lo, hi) complete (what the commits since its store_chunk_open have not
+ * recorded of it): recorded in the transaction that holds its last rows. */
 int store_chunk_done(ccs_store *st, int64_t lo, int64_t hi, ccs_err *err);
-/* Commit the current transaction, if any. */
+/* Commit the current transaction, if any, with the parts of the open chunks
+ * and the run's counts. */
 int store_commit(ccs_store *st, ccs_err *err);
 /* Commit, then record the final status, end time and counts of the run. */
 int store_finish(ccs_store *st, int status, store_counts *out, ccs_err *err);
