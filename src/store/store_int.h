@@ -163,6 +163,7 @@ struct ccs_store {
     int64_t serve_run;
     sqlite3_stmt *serve_ins;
     int64_t serve_tx;
+    store_counts serve_batch; /* rows of the open batch by status */
 };
 
 /* The checks of the state note; returns 1 so that it is called as

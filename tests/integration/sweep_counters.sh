@@ -2,10 +2,11 @@
 # sweep_counters.sh - the counts of a run (runs.n_done, n_rows, n_ok,
 # n_invalid, n_oom, n_filtered) describe exactly the rows its file holds,
 # however the run stops: a full disk during a run, during --resume, during a
-# shard merge, with one rank, two ranks or two writers, and SIGKILL of the
-# writer at random points. Every committed row lies in a committed chunk
-# range, n_done is the size of those ranges, the rows of those ranges are the
-# uninterrupted run's, and a last --resume completes the run with its rows.
+# shard merge, with one rank, two ranks or two writers, under a serving run,
+# and SIGKILL of the writer at random points. Every committed row lies in a
+# committed chunk range, n_done is the size of those ranges, the rows of those
+# ranges are the uninterrupted run's, and a last --resume completes the run
+# with its rows.
 . tests/integration/sweep_common.inc
 need_tools "run counters"
 # the medium grid, with a filter that drops a fifth of the plans (and the
@@ -127,6 +128,17 @@ if mount -t tmpfs -o size=8m tmpfs "$TMP/mnt" 2>/dev/null; then
     rm -f "$D"/*
     finish "disk full during the shard merge" "$TMP/m.db" $MPIRUN -n 2 $BIN run --writers 2 \
         --shard-dir "$TMP/shards"
+    # a serving run (no resume): its runs row counts its committed batches
+    mount -o remount,size=4m "$D"
+    $BIN run sweeps/serve.yaml --db "$D/s.db" --quiet >"$TMP/out" 2>&1; rc=$?
+    mount -o remount,size=64m "$D"
+    got=$(q "$D/s.db" "SELECT status, n_done = (SELECT max(idx) + 1 FROM serve_results) AND n_rows =
+        (SELECT count(*) FROM serve_results) AND n_ok = (SELECT count(*) FROM serve_results WHERE
+        status = 0) AND n_invalid = (SELECT count(*) FROM serve_results WHERE status = 1) AND n_oom =
+        (SELECT count(*) FROM serve_results WHERE status = 2) AND n_filtered = n_done - n_rows AND
+        n_rows > 0 FROM runs")
+    check "disk full, a serving run: exit 2 ($rc), the disk named, the counts describe its rows ($got)" \
+        sh -c "[ $rc -eq 2 ] && [ '$got' = 'failed|1' ] && grep -q 'the disk holding .* is full' '$TMP/out'"
     umount "$D"
 else
     skip "disk full (cannot mount a small tmpfs here: needs root with CAP_SYS_ADMIN)"

@@ -206,13 +206,20 @@ typedef struct store_serve_info {
  * resume. CCS_EIO with err on failure. */
 int store_serve_begin(ccs_store *st, const store_serve_info *in, ccs_err *err);
 int64_t store_serve_run_id(const ccs_store *st);
-/* Add one serve_results row (model and hw: the names, borrowed); a batch
- * commits every CCS_STORE_BATCH rows. Invalid rows keep NULL outputs. */
+/* Add one serve_results row (model and hw: the names, borrowed) to the open
+ * batch. Invalid rows keep NULL outputs. A failed write rolls the batch back
+ * (CCS_EIO with err): the file keeps the committed batches and their counts. */
 int store_serve_put(ccs_store *st, const serve_record *rec, const char *model, const char *hw,
                     ccs_err *err);
-/* Commit (status STORE_COMPLETE) or roll back the open batch and record the
- * run's end: status, done scenarios, rows counted from the table, and
- * n_filtered = done - rows (left out by keep). */
-int store_serve_finish(ccs_store *st, int status, int64_t done, int64_t rows, ccs_err *err);
+/* The first done scenarios are evaluated and every row of theirs is put:
+ * once the open batch holds CCS_STORE_BATCH rows it commits here, with the
+ * run's counts (n_done = done, n_rows, n_ok, n_invalid, n_oom of its rows
+ * added, n_filtered = n_done - n_rows) in its transaction. Batches commit
+ * only at these marks, so the runs row always describes the committed rows. */
+int store_serve_mark(ccs_store *st, int64_t done, ccs_err *err);
+/* STORE_COMPLETE: commit the open batch with the counts (done scenarios, all
+ * of the grid's) and mark the run complete. Otherwise roll the open batch back
+ * and record the status: the counts stay the committed batches'. */
+int store_serve_finish(ccs_store *st, int status, int64_t done, ccs_err *err);
 
 #endif
