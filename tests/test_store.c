@@ -8,6 +8,7 @@
 #include "ccsweep/store/store.h"
 #include "ccsweep/store/store_query.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 static ccs_catalog *cat;
@@ -228,6 +229,64 @@ static void test_store_open_chunks(void **state)
     spec_free(spec);
 }
 
+/* The WAL file stays within max(4 MiB, a sixteenth of the file) plus what
+ * one commit writes, in a sweep of a 26 MB file (--detail) committed every
+ * 500 rows, and is gone once the file closes: the disk a sweep needs is about
+ * 1.06x its final size (results/README.md; a quarter of the file, the rule
+ * before, fails). SQLite reuses the WAL file from its start after a
+ * checkpoint: its size is the largest it has been, and a commit that makes it
+ * larger adds its frames (the largest such growth: one commit's frames). */
+static void test_store_wal_bound(void **state)
+{
+    (void)state;
+    static const char text[] = "models: [gpt3-175b, llama3-8b]\nhardware: [a100-80g, mi210]\n"
+                               "generations: [0, 1, 2, 3]\nevolution: memory-wall\nplan:\n"
+                               "  devices: {geom: [64, 1024, 2]}\n  tp: {geom: [1, 8, 2]}\n"
+                               "  pp: [1, 2, 4, 8, 16]\n  recompute: [none, selective, full]\n"
+                               "  sp: [false, true]\n  mbs: [1, 2]\n  zero: [0, 1]\n";
+    char path[128], wal[160];
+    snprintf(path, sizeof path, "%s/wal.db", dir);
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    ccs_err err;
+    int rc;
+    ccs_spec *spec = spec_parse(text, strlen(text), "w.yaml", cat, &err);
+    assert_non_null(spec);
+    ccs_grid *g = grid_new(spec, &err);
+    assert_non_null(g);
+    int64_t n = grid_count(g), step = 500;
+    ccs_store *st = store_open(path, STORE_LOCK_NORMAL, &rc, &err);
+    assert_non_null(st);
+    store_run_info info = {.argv = "test", .ranks = 1, .detail = 1};
+    assert_int_equal(store_prepare_run(st, g, &info, STORE_MODE_NEW, &err), STORE_NEW);
+    long long most = 0, grew = 0; /* bytes: the WAL file, its largest growth in one commit */
+    for (int64_t lo = 0; lo < n; lo += step) {
+        int64_t hi = lo + step < n ? lo + step : n;
+        assert_int_equal(store_chunk_open(st, lo, hi, &err), CCS_OK);
+        put_range(st, g, lo, hi, 1);
+        assert_int_equal(store_commit(st, &err), CCS_OK);
+        struct stat w;
+        assert_int_equal(stat(wal, &w), 0);
+        if (w.st_size - most > grew)
+            grew = w.st_size - most;
+        most = w.st_size > most ? w.st_size : most;
+    }
+    assert_int_equal(store_finish(st, STORE_COMPLETE, NULL, &err), CCS_OK);
+    store_close(st);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    long long final = sb.st_size, rule = final / 16;
+    if (rule < 4096000)
+        rule = 4096000;
+    printf("wal bound: file %lld bytes, WAL at most %lld (final + WAL %.3fx), the rule %lld, one "
+           "commit %lld at most\n",
+           final, most, (double)(final + most) / (double) final, rule, grew);
+    assert_true(final / 4 > rule + 2 * grew); /* large enough to tell a quarter apart */
+    assert_true(most <= rule + grew + grew / 4);
+    assert_int_not_equal(stat(wal, &sb), 0); /* checkpointed and removed at close */
+    grid_free(g);
+    spec_free(spec);
+}
+
 /* One row of results read back: the values of its columns in order. */
 typedef struct row_vals {
     int n;
@@ -340,8 +399,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sha256_vectors),    cmocka_unit_test(test_store_resume),
-        cmocka_unit_test(test_store_open_chunks), cmocka_unit_test(test_store_roundtrip),
-        cmocka_unit_test(test_not_a_database),
+        cmocka_unit_test(test_store_open_chunks), cmocka_unit_test(test_store_wal_bound),
+        cmocka_unit_test(test_store_roundtrip),   cmocka_unit_test(test_not_a_database),
     };
     return cmocka_run_group_tests_name("store", tests, setup, teardown);
 }

@@ -21,6 +21,13 @@
  * second); about 10k rows per transaction is near SQLite's best insert rate
  * on the machines measured (make bench). */
 #define CCS_STORE_BATCH 10000
+/* The writer checkpoints the WAL into the file after a commit once the WAL
+ * holds at least CCS_STORE_WAL_MIN_PAGES pages (4 MiB of 4 KiB pages) and
+ * 1/CCS_STORE_WAL_SHARE of the file's pages: the WAL stays within about a
+ * sixteenth of the database (plus one batch), the disk a sweep needs within
+ * about 1.06x its final size (results/README.md). */
+#define CCS_STORE_WAL_MIN_PAGES 1000
+#define CCS_STORE_WAL_SHARE 16
 
 /* File locking: normal (WAL, shared memory index, concurrent readers),
  * exclusive (WAL without shared memory, one process holds the file for the
