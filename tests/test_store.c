@@ -1,12 +1,14 @@
 /* test_store.c - SHA-256 against the FIPS 180-4 / NIST example vectors, and
  * the store: schema creation, batched rows, chunks, resume (exact todo list,
- * partial chunks removed), refusal of a different spec and of files that are
- * not ccsweep databases. Databases live in a mkdtemp directory. */
+ * partial chunks removed), the parts of open chunks recorded by each commit,
+ * refusal of a different spec and of files that are not ccsweep databases.
+ * Databases live in a mkdtemp directory. */
 #include "testutil.h"
 #include "ccsweep/util/sha256.h"
 #include "ccsweep/store/store.h"
 #include "ccsweep/store/store_query.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 static ccs_catalog *cat;
@@ -165,6 +167,126 @@ static void test_store_resume(void **state)
     spec_free(spec);
 }
 
+/* Open chunks: a commit inside them records the parts their rows cover, so
+ * that a crash right after it leaves no row outside chunks and n_done counts
+ * exactly the indices whose rows are committed. */
+static void test_store_open_chunks(void **state)
+{
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/open.db", dir);
+    ccs_err err;
+    int rc;
+    ccs_spec *spec = spec_parse(spec_text_a, strlen(spec_text_a), "a.yaml", cat, &err);
+    ccs_grid *g = grid_new(spec, &err);
+    assert_non_null(g);
+    int64_t n = grid_count(g);
+    ccs_store *st = store_open(path, STORE_LOCK_NORMAL, &rc, &err);
+    assert_non_null(st);
+    store_run_info info = {.argv = "test", .ranks = 1};
+    assert_int_equal(store_prepare_run(st, g, &info, STORE_MODE_NEW, &err), STORE_NEW);
+    /* two chunks computed side by side, a commit in the middle of both */
+    assert_int_equal(store_chunk_open(st, 0, 20, &err), CCS_OK);
+    assert_int_equal(store_chunk_open(st, 20, 40, &err), CCS_OK);
+    put_range(st, g, 0, 10, 0);
+    put_range(st, g, 20, 25, 0);
+    assert_int_equal(store_commit(st, &err), CCS_OK);
+    store_counts c;
+    store_counts_committed(st, &c);
+    assert_int_equal(c.done, 15);
+    assert_int_equal(c.rows, 15);
+    /* the first completes: what the commit did not record of it is recorded */
+    put_range(st, g, 10, 20, 0);
+    assert_int_equal(store_chunk_done(st, 0, 20, &err), CCS_OK);
+    assert_int_equal(store_commit(st, &err), CCS_OK);
+    store_counts_committed(st, &c);
+    assert_int_equal(c.done, 25);
+    /* rows of the second in a transaction that never commits (a crash) */
+    put_range(st, g, 25, 30, 0);
+    store_close(st);
+
+    st = store_open(path, STORE_LOCK_NORMAL, &rc, &err);
+    assert_non_null(st);
+    assert_int_equal(store_prepare_run(st, g, &info, STORE_MODE_RESUME, &err), STORE_RESUMED);
+    size_t nt;
+    const store_range *todo = store_todo(st, &nt);
+    assert_int_equal(nt, 1);
+    assert_true(todo[0].lo == 25 && todo[0].hi == n);
+    store_counts_get(st, &c);
+    assert_int_equal(c.done, 25);
+    assert_int_equal(c.rows, 25);
+    assert_int_equal(c.filtered, 0);
+    /* a chunk done whose every row a commit recorded adds nothing more */
+    assert_int_equal(store_chunk_open(st, 25, n, &err), CCS_OK);
+    put_range(st, g, 25, n, 0);
+    assert_int_equal(store_commit(st, &err), CCS_OK);
+    assert_int_equal(store_chunk_done(st, 25, n, &err), CCS_OK);
+    assert_int_equal(store_finish(st, STORE_COMPLETE, &c, &err), CCS_OK);
+    assert_int_equal(c.done, n);
+    assert_int_equal(c.rows, n);
+    store_close(st);
+    grid_free(g);
+    spec_free(spec);
+}
+
+/* The WAL file stays within max(4 MiB, a sixteenth of the file) plus what
+ * one commit writes, in a sweep of a 26 MB file (--detail) committed every
+ * 500 rows, and is gone once the file closes: the disk a sweep needs is about
+ * 1.06x its final size (results/README.md; a quarter of the file, the rule
+ * before, fails). SQLite reuses the WAL file from its start after a
+ * checkpoint: its size is the largest it has been, and a commit that makes it
+ * larger adds its frames (the largest such growth: one commit's frames). */
+static void test_store_wal_bound(void **state)
+{
+    (void)state;
+    static const char text[] = "models: [gpt3-175b, llama3-8b]\nhardware: [a100-80g, mi210]\n"
+                               "generations: [0, 1, 2, 3]\nevolution: memory-wall\nplan:\n"
+                               "  devices: {geom: [64, 1024, 2]}\n  tp: {geom: [1, 8, 2]}\n"
+                               "  pp: [1, 2, 4, 8, 16]\n  recompute: [none, selective, full]\n"
+                               "  sp: [false, true]\n  mbs: [1, 2]\n  zero: [0, 1]\n";
+    char path[128], wal[160];
+    snprintf(path, sizeof path, "%s/wal.db", dir);
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    ccs_err err;
+    int rc;
+    ccs_spec *spec = spec_parse(text, strlen(text), "w.yaml", cat, &err);
+    assert_non_null(spec);
+    ccs_grid *g = grid_new(spec, &err);
+    assert_non_null(g);
+    int64_t n = grid_count(g), step = 500;
+    ccs_store *st = store_open(path, STORE_LOCK_NORMAL, &rc, &err);
+    assert_non_null(st);
+    store_run_info info = {.argv = "test", .ranks = 1, .detail = 1};
+    assert_int_equal(store_prepare_run(st, g, &info, STORE_MODE_NEW, &err), STORE_NEW);
+    long long most = 0, grew = 0; /* bytes: the WAL file, its largest growth in one commit */
+    for (int64_t lo = 0; lo < n; lo += step) {
+        int64_t hi = lo + step < n ? lo + step : n;
+        assert_int_equal(store_chunk_open(st, lo, hi, &err), CCS_OK);
+        put_range(st, g, lo, hi, 1);
+        assert_int_equal(store_commit(st, &err), CCS_OK);
+        struct stat w;
+        assert_int_equal(stat(wal, &w), 0);
+        if (w.st_size - most > grew)
+            grew = w.st_size - most;
+        most = w.st_size > most ? w.st_size : most;
+    }
+    assert_int_equal(store_finish(st, STORE_COMPLETE, NULL, &err), CCS_OK);
+    store_close(st);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    long long final = sb.st_size, rule = final / 16;
+    if (rule < 4096000)
+        rule = 4096000;
+    printf("wal bound: file %lld bytes, WAL at most %lld (final + WAL %.3fx), the rule %lld, one "
+           "commit %lld at most\n",
+           final, most, (double)(final + most) / (double) final, rule, grew);
+    assert_true(final / 4 > rule + 2 * grew); /* large enough to tell a quarter apart */
+    assert_true(most <= rule + grew + grew / 4);
+    assert_int_not_equal(stat(wal, &sb), 0); /* checkpointed and removed at close */
+    grid_free(g);
+    spec_free(spec);
+}
+
 /* One row of results read back: the values of its columns in order. */
 typedef struct row_vals {
     int n;
@@ -276,10 +398,9 @@ static void test_not_a_database(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sha256_vectors),
-        cmocka_unit_test(test_store_resume),
-        cmocka_unit_test(test_store_roundtrip),
-        cmocka_unit_test(test_not_a_database),
+        cmocka_unit_test(test_sha256_vectors),    cmocka_unit_test(test_store_resume),
+        cmocka_unit_test(test_store_open_chunks), cmocka_unit_test(test_store_wal_bound),
+        cmocka_unit_test(test_store_roundtrip),   cmocka_unit_test(test_not_a_database),
     };
     return cmocka_run_group_tests_name("store", tests, setup, teardown);
 }

@@ -31,6 +31,8 @@ static int sweep(serve_grid *g, ccs_store *st, int64_t *done, int64_t *rows, ccs
             rc = store_serve_put(st, &rec, serve_grid_model(g, (size_t)rec.model)->name,
                                  serve_grid_hw(g, (size_t)rec.hw, 0)->name, err);
             ++*rows;
+            if (rc == CCS_OK)
+                rc = store_serve_mark(st, *done, err);
             continue;
         }
         if (serve_meets(&rec.r, &k->lim))
@@ -40,6 +42,8 @@ static int sweep(serve_grid *g, ccs_store *st, int64_t *done, int64_t *rows, ccs
         for (int j = 0; rc == CCS_OK && j < n; j++, ++*rows)
             rc = store_serve_put(st, &top[j], serve_grid_model(g, (size_t)top[j].model)->name,
                                  serve_grid_hw(g, (size_t)top[j].hw, 0)->name, err);
+        if (rc == CCS_OK) /* a job's rows commit together */
+            rc = store_serve_mark(st, *done, err);
         n = 0;
     }
     free(top);
@@ -90,7 +94,7 @@ int cli_run_serve(const cli_serve_run *a)
     }
     if (rc == CCS_OK)
         rc = sweep(g, st, &done, &rows, &err);
-    int frc = store_serve_finish(st, rc == CCS_OK ? STORE_COMPLETE : STORE_FAILED, done, rows,
+    int frc = store_serve_finish(st, rc == CCS_OK ? STORE_COMPLETE : STORE_FAILED, done,
                                  rc == CCS_OK ? &err : &(ccs_err){{0}});
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
@@ -98,6 +102,11 @@ int cli_run_serve(const cli_serve_run *a)
         rc = frc;
     if (rc != CCS_OK)
         cli_fail("run", "%s: %s", a->db_shown, err.msg);
+    if (rc != CCS_OK && store_disk_full(st))
+        cli_fail("run",
+                 "the disk holding %s is full: its committed batches are kept (the runs row "
+                 "counts them); free space and run the spec again",
+                 a->db_shown);
     else if (!a->quiet)
         fprintf(stderr,
                 "ccsweep run: serving run %lld of '%s': %lld scenarios, %lld rows in "

@@ -425,6 +425,17 @@ static int commit(coord *c, ccs_err *err)
     return c->wq ? writeq_commit(c->wq, err) : store_commit(c->st, err);
 }
 
+/* [lo, hi) is handed out (to a worker, or to rank 0 itself): its rows will
+ * arrive in index order, so every commit can record the part of it that
+ * they cover (store_chunk_open). Not under keep:, whose rows come as a
+ * chunk's best, in no order, and whose aggregates count whole chunks. */
+static int open_chunk(coord *c, int64_t lo, int64_t hi, ccs_err *err)
+{
+    if (c->kp)
+        return CCS_OK;
+    return c->wq ? writeq_chunk_open(c->wq, lo, hi, err) : store_chunk_open(c->st, lo, hi, err);
+}
+
 /* Rank src's packed aggregates, n of them in buf[0..len). */
 static int put_aggs(coord *c, const unsigned char *buf, size_t len, int n, int src, ccs_err *err)
 {
@@ -536,7 +547,8 @@ static int filter_undefined(const ccs_grid *g, int64_t idx, ccs_err *err)
  *   COORD_STOP     A signal: caught on rank 0 (dist_signal) or reported by a
  *                  worker (UP_INTR). Every UP_WANT is answered with stop;
  *                  rank 0's unfinished chunk is abandoned (never marked done:
- *                  a resume recomputes it); data and UP_DONE still arriving
+ *                  the last commit records the part its rows cover, a resume
+ *                  recomputes the rest); data and UP_DONE still arriving
  *                  are stored and recorded, until each worker's UP_BYE.
  *   COORD_DONE     Every worker said goodbye and rank 0 holds no chunk (or
  *                  STOP abandoned it): the loop ends. After it, under keep:
@@ -664,6 +676,8 @@ static int serve(const dist_comm *dc, coord *c, coord_loop *L, unsigned char *ms
         if (L->state != COORD_STOP && !take(&L->s, 0, &job[0], &job[1]) &&
             L->state == COORD_HANDOUT)
             coord_move(L, c, COORD_DRAIN);
+        if (job[0] >= 0)
+            rc = open_chunk(c, job[0], job[1], err);
         MPI_Send(job, 2, MPI_INT64_T, src, TAG_DOWN, dc->comm);
     }
     if (h.flags & UP_BYE) {
@@ -676,15 +690,17 @@ static int serve(const dist_comm *dc, coord *c, coord_loop *L, unsigned char *ms
 
 /* A chunk for rank 0 itself, when the schedule has one (capped while
  * workers run, so that they are not kept waiting at the end). */
-static void own_take(coord_loop *L, coord *c)
+static int own_take(coord_loop *L, coord *c, ccs_err *err)
 {
     if (take(&L->s, L->ranks > 1 ? SELF_CHUNK : 0, &L->own_lo, &L->own_hi)) {
         L->have_own = 1;
         L->own_next = L->own_lo;
         dist_test_chunk_delay();
-    } else if (L->state == COORD_HANDOUT) {
-        coord_move(L, c, COORD_DRAIN);
+        return open_chunk(c, L->own_lo, L->own_hi, err);
     }
+    if (L->state == COORD_HANDOUT)
+        coord_move(L, c, COORD_DRAIN);
+    return CCS_OK;
 }
 
 /* The next slice of rank 0's own chunk, computed into own (SELF_SLICE
@@ -749,7 +765,8 @@ static int coordinate(const dist_comm *dc, coord *c, ccs_err *err)
             continue;
         }
         /* Nothing waiting: compute a slice of rank 0's own chunk (an
-         * unfinished one is dropped on a stop: resume recomputes it). */
+         * unfinished one is left on a stop: resume recomputes what its
+         * committed rows do not cover). */
         if (L.state == COORD_STOP) {
             struct timespec nap = {0, 20000};
             nanosleep(&nap, NULL);
@@ -760,8 +777,8 @@ static int coordinate(const dist_comm *dc, coord *c, ccs_err *err)
          * and the projection would take CPU from the writer thread (the same
          * core, under mpirun's default binding). */
         int writer_behind = L.active > 0 && c->wq && writeq_pending(c->wq) >= WRITEQ_BEHIND;
-        if (!L.have_own && !writer_behind)
-            own_take(&L, c);
+        if (!L.have_own && !writer_behind && (rc = own_take(&L, c, err)) != CCS_OK)
+            continue;
         if (L.have_own && !writer_behind) {
             rc = own_slice(&L, c, own, err);
             progress(c, 0);

@@ -111,7 +111,7 @@ static int chunk_take(const dist_comm *dc, int64_t next[2], MPI_Request *req, in
 
 /* A worker's end: its sends completed, then its goodbye. When interrupted it
  * tells rank 0, which stops handing out work; the rows of the unfinished
- * chunk that were not sent are dropped (resume redoes the chunk). Rank 0
+ * chunk that were not sent are dropped (resume redoes the rest of the chunk). Rank 0
  * answers every request, so the prefetch completes. Otherwise the goodbye
  * follows all data: rank 0 may stop listening. */
 static void worker_bye(const dist_comm *dc, MPI_Request sent[2], MPI_Request *next_req, int rc,

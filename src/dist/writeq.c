@@ -17,7 +17,7 @@
 #define WQ_SLOTS 4096 /* about 1.5 MB of records, 4 MB with regions */
 #define WQ_WAKE 256   /* rows queued before an idle writer is woken */
 
-enum { WQ_PUT, WQ_CHUNK, WQ_COMMIT };
+enum { WQ_PUT, WQ_OPEN, WQ_CHUNK, WQ_COMMIT };
 
 typedef struct slot {
     int kind, has_rg;
@@ -57,6 +57,8 @@ static int apply(ccs_writeq *q, slot *s, ccs_err *err)
     switch (s->kind) {
     case WQ_PUT:
         return store_put(q->st, &s->rec, s->has_rg ? slot_rg(s) : NULL, err);
+    case WQ_OPEN:
+        return store_chunk_open(q->st, s->lo, s->hi, err);
     case WQ_CHUNK:
         return store_chunk_done(q->st, s->lo, s->hi, err);
     default:
@@ -184,6 +186,19 @@ int writeq_put(ccs_writeq *q, const ccs_record *rec, const ccs_region_time *rg, 
     s->has_rg = rg && q->detail;
     if (s->has_rg)
         memcpy(slot_rg(s), rg, CCS_RG_N * sizeof *rg);
+    publish(q, 0);
+    return CCS_OK;
+}
+
+int writeq_chunk_open(ccs_writeq *q, int64_t lo, int64_t hi, ccs_err *err)
+{
+    slot *s;
+    int rc = reserve(q, err, &s);
+    if (rc != CCS_OK)
+        return rc;
+    s->kind = WQ_OPEN;
+    s->lo = lo;
+    s->hi = hi;
     publish(q, 0);
     return CCS_OK;
 }

@@ -108,7 +108,22 @@ _Static_assert(CCS_RG_N <= 62, "region_rows.present holds a bit per region in an
  * full is not a state of its own: write_failed sets it when SQLite or the
  * system reports a full disk (or quota), and it stays set, in WRITER and DONE
  * (the caller reports the disk and stops writing). The file holds exactly the
- * committed batches, which base + committed count. */
+ * committed batches, which base + committed count.
+ *
+ * Open chunks (store_chunk_open .. store_chunk_done) keep every committed row
+ * inside a chunks range, whenever the commit falls: each open chunk's rows
+ * arrive in index order, and a commit first records the part of every open
+ * chunk up to its last row put ([cov, seen)) as a chunks row of its own.
+ * WRITER, WRITING: lo <= cov <= seen <= hi for each; WRITER: cov == seen (the
+ * last commit recorded them). write_failed forgets them (the parts already
+ * committed stay recorded; the run stops writing); OPEN and DONE have none. */
+/* A chunk announced by store_chunk_open and not yet done. */
+typedef struct sti_chunk {
+    int64_t lo, hi; /* the chunk, as store_chunk_done will name it */
+    int64_t cov;    /* [lo, cov) is in chunks (committed, or in the open transaction) */
+    int64_t seen;   /* its rows put so far lie below seen */
+} sti_chunk;
+
 struct ccs_store {
     sqlite3 *db;
     char path[PATH_MAX];
@@ -140,11 +155,15 @@ struct ccs_store {
     store_range *todo;
     size_t n_todo, cap_todo;
     store_counts base; /* committed before this session */
+    sti_chunk *open;   /* open chunks (the state note above) */
+    size_t n_open, cap_open;
+    size_t open_hit; /* the open chunk of the last row put (rows come in runs) */
     /* a serving run (store_serve.c): its id once begun, its INSERT, the rows
      * of its open batch */
     int64_t serve_run;
     sqlite3_stmt *serve_ins;
     int64_t serve_tx;
+    store_counts serve_batch; /* rows of the open batch by status */
 };
 
 /* The checks of the state note; returns 1 so that it is called as
@@ -158,8 +177,8 @@ static inline int assert_store_state(const ccs_store *st)
         assert(!st->g && !st->locked && !st->in_tx);
         assert(!sqlite3_get_autocommit(st->db));
     }
-    if (!st->g) /* OPEN */
-        assert(!st->locked && !st->in_tx);
+    if (!st->g || !st->locked) /* OPEN, DONE */
+        assert(!st->in_tx && st->n_open == 0);
     else
         assert(st->plan_n >= 1);
     if (st->in_tx) { /* WRITING */
@@ -173,6 +192,13 @@ static inline int assert_store_state(const ccs_store *st)
         assert(st->n_pend == 0 && st->tx_rows == 0 && st->tx_done == 0);
         assert(st->tx.rows == 0 && st->tx.ok == 0 && st->tx.invalid == 0 && st->tx.oom == 0);
     }
+    for (size_t i = 0; i < st->n_open; i++) {
+        const sti_chunk *c = &st->open[i];
+        (void)c; /* with NDEBUG */
+        assert(c->lo <= c->cov && c->cov <= c->seen && c->seen <= c->hi);
+        assert(st->in_tx || c->cov == c->seen);
+    }
+    assert(st->n_open <= st->cap_open);
     assert(st->n_todo <= st->cap_todo);
     return 1;
 }

@@ -153,16 +153,19 @@ static int merge_counts(ccs_store *st, const char *schema, int set, ccs_err *err
              schema, (long long)st->run_id);
     int64_t done = sti_query_int(st, sql, 0);
     const char *base = set ? "0" : "";
-    char now[32];
+    const char *had_done = set ? "" : "n_done", *had_rows = set ? "" : "n_rows";
+    long long rows = (long long)(n[0] + n[1] + n[2]);
+    char now[32], upd[768];
     sti_now_iso(now, sizeof now);
-    snprintf(sql, sizeof sql,
+    snprintf(upd, sizeof upd,
              "UPDATE main.runs SET updated = '%s', n_done = %s%s + %lld, n_rows = %s%s + %lld, "
-             "n_ok = %s%s + %lld, n_invalid = %s%s + %lld, n_oom = %s%s + %lld WHERE run_id = %lld",
-             now, base, set ? "" : "n_done", (long long)done, base, set ? "" : "n_rows",
-             (long long)(n[0] + n[1] + n[2]), base, set ? "" : "n_ok", (long long)n[CCS_ST_OK],
-             base, set ? "" : "n_invalid", (long long)n[CCS_ST_INVALID], base, set ? "" : "n_oom",
-             (long long)n[CCS_ST_OOM], (long long)st->run_id);
-    return sti_exec(st, sql, err);
+             "n_ok = %s%s + %lld, n_invalid = %s%s + %lld, n_oom = %s%s + %lld, n_filtered = "
+             "max(%s%s + %lld - (%s%s + %lld), 0) WHERE run_id = %lld",
+             now, base, had_done, (long long)done, base, had_rows, rows, base, set ? "" : "n_ok",
+             (long long)n[CCS_ST_OK], base, set ? "" : "n_invalid", (long long)n[CCS_ST_INVALID],
+             base, set ? "" : "n_oom", (long long)n[CCS_ST_OOM], base, had_done, (long long)done,
+             base, had_rows, rows, (long long)st->run_id);
+    return sti_exec(st, upd, err);
 }
 
 /* Is the attached shard a part of this run? NULL when it is, else why not. */
@@ -267,9 +270,13 @@ int store_merge_shard(ccs_store *st, const char *path, ccs_err *err)
         rc = sti_exec(st, "RELEASE fast", err);
     if (rc == CCS_OK)
         rc = sti_exec(st, "COMMIT", err);
-    if (rc != CCS_OK && rc != STORE_STALE_SHARD && rc != STORE_UNREADABLE_SHARD &&
-        !sqlite3_get_autocommit(st->db))
-        sti_exec(st, "ROLLBACK", NULL);
+    if (rc != CCS_OK && rc != STORE_STALE_SHARD && rc != STORE_UNREADABLE_SHARD) {
+        int sys = sqlite3_system_errno(st->db);
+        if (sqlite3_errcode(st->db) == SQLITE_FULL || sys == ENOSPC || sys == EDQUOT)
+            st->full = 1; /* the caller says so, and how to resume */
+        if (!sqlite3_get_autocommit(st->db))
+            sti_exec(st, "ROLLBACK", NULL);
+    }
     sti_exec(st, "DETACH shard", NULL);
     return rc;
 }

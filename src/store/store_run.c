@@ -42,8 +42,8 @@ static int insert_run(ccs_store *st, const store_run_info *info, ccs_err *err)
     const char *sql =
         "INSERT INTO runs (name, spec_path, spec_text, spec_sha256, version, git_rev, host, "
         "ranks, slurm_job_id, slurm_nodelist, slurm_restart_count, argv, evolution, where_expr, "
-        "name_template, detail, started, updated, status, total, plan_n, run_id) VALUES "
-        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'running',?,?,?)";
+        "name_template, detail, started, updated, status, total, plan_n, run_id, n_filtered) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'running',?,?,?,0)";
     if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
         return sti_fail_db(st, err, "recording the run");
     size_t tlen;
@@ -371,13 +371,14 @@ int sti_compute_todo(ccs_store *st, ccs_err *err)
     sqlite3_finalize(del);
     sqlite3_finalize(delrg);
     if (rc == CCS_OK && gone[0] + gone[1] + gone[2] > 0) {
-        char sql[256];
+        char sql[384];
         snprintf(sql, sizeof sql,
                  "UPDATE runs SET n_rows = n_rows - %lld, n_ok = n_ok - %lld, n_invalid = "
-                 "n_invalid - %lld, n_oom = n_oom - %lld WHERE run_id = %lld",
+                 "n_invalid - %lld, n_oom = n_oom - %lld, n_filtered = max(n_done - n_rows + "
+                 "%lld, 0) WHERE run_id = %lld",
                  (long long)(gone[0] + gone[1] + gone[2]), (long long)gone[CCS_ST_OK],
                  (long long)gone[CCS_ST_INVALID], (long long)gone[CCS_ST_OOM],
-                 (long long)st->run_id);
+                 (long long)(gone[0] + gone[1] + gone[2]), (long long)st->run_id);
         rc = sti_exec(st, sql, err);
     }
     return rc;
@@ -402,7 +403,8 @@ int sti_count_rows(ccs_store *st, store_counts *c, ccs_err *err)
         c->oom = sqlite3_column_int64(s, 4);
     }
     sqlite3_finalize(s);
-    /* an interrupted run may hold rows of chunks not yet complete (they are
+    /* rows of chunks recorded only when done (keep: rules, or a file written
+     * by an earlier ccsweep) may be committed before their chunk (they are
      * redone on resume), so rows can exceed the scenarios counted as done */
     c->filtered = c->done > c->rows ? c->done - c->rows : 0;
     return CCS_OK;

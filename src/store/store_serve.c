@@ -11,10 +11,15 @@
  * open (serve_tx > 0 rows, SQLite not in autocommit) -> DONE
  * (store_serve_finish); or OPEN -> DONE when store_serve_begin finds the same
  * sweep complete (STORE_DONE_BEFORE: serve_run names that run, serve_ins is
- * NULL, nothing was written). */
+ * NULL, nothing was written). A batch commits with the run's counts in its
+ * own transaction, only at a point the caller marks (store_serve_mark: every
+ * row of the scenarios done so far is put), so that the runs row describes
+ * exactly the committed rows however the run ends (a full disk sets full, as
+ * in store_write.c: store_disk_full). */
 #include "store_int.h"
 #include "ccsweep/util/sha256.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,12 +233,40 @@ int64_t store_serve_run_id(const ccs_store *st)
     return st->serve_run;
 }
 
-static int serve_commit(ccs_store *st, ccs_err *err)
+/* A write of the open batch failed: it is rolled back whole (the counts of
+ * the runs row are the committed batches'); a full disk is remembered. */
+static int serve_failed(ccs_store *st)
+{
+    int sys = sqlite3_system_errno(st->db);
+    if (sqlite3_errcode(st->db) == SQLITE_FULL || sys == ENOSPC || sys == EDQUOT)
+        st->full = 1;
+    if (!sqlite3_get_autocommit(st->db))
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    st->serve_tx = 0;
+    memset(&st->serve_batch, 0, sizeof st->serve_batch);
+    return CCS_EIO;
+}
+
+/* Commit the open batch, and in its transaction the run's counts: done
+ * scenarios, the batch's rows added. */
+static int serve_commit(ccs_store *st, int64_t done, ccs_err *err)
 {
     if (!st->serve_tx)
         return CCS_OK;
+    const store_counts *b = &st->serve_batch;
+    char now[32], sql[512];
+    sti_now_iso(now, sizeof now);
+    snprintf(sql, sizeof sql,
+             "UPDATE runs SET updated = '%s', n_done = %lld, n_rows = n_rows + %lld, n_ok = n_ok "
+             "+ %lld, n_invalid = n_invalid + %lld, n_oom = n_oom + %lld, n_filtered = %lld - "
+             "n_rows - %lld WHERE run_id = %lld",
+             now, (long long)done, (long long)b->rows, (long long)b->ok, (long long)b->invalid,
+             (long long)b->oom, (long long)done, (long long)b->rows, (long long)st->serve_run);
+    if (sti_exec(st, sql, err) || sti_exec(st, "COMMIT", err))
+        return serve_failed(st);
     st->serve_tx = 0;
-    return sti_exec(st, "COMMIT", err) ? CCS_EIO : CCS_OK;
+    memset(&st->serve_batch, 0, sizeof st->serve_batch);
+    return CCS_OK;
 }
 
 int store_serve_put(ccs_store *st, const serve_record *rec, const char *model, const char *hw,
@@ -241,7 +274,7 @@ int store_serve_put(ccs_store *st, const serve_record *rec, const char *model, c
 {
     assert(st->serve_run > 0 && st->serve_ins);
     if (!st->serve_tx && sti_exec(st, "BEGIN IMMEDIATE", err))
-        return CCS_EIO;
+        return serve_failed(st);
     sqlite3_stmt *s = st->serve_ins;
     const ccs_serve_plan *p = &rec->plan;
     const ccs_serve_result *r = &rec->r;
@@ -264,31 +297,40 @@ int store_serve_put(ccs_store *st, const serve_record *rec, const char *model, c
     }
     st->serve_tx++;
     if (sti_step_done(st, s, err, "writing serving rows"))
-        return CCS_EIO;
-    return st->serve_tx >= CCS_STORE_BATCH ? serve_commit(st, err) : CCS_OK;
+        return serve_failed(st);
+    store_counts *b = &st->serve_batch;
+    b->rows++;
+    b->ok += r->status == CCS_ST_OK;
+    b->invalid += r->status == CCS_ST_INVALID;
+    b->oom += r->status == CCS_ST_OOM;
+    return CCS_OK;
 }
 
-int store_serve_finish(ccs_store *st, int status, int64_t done, int64_t rows, ccs_err *err)
+int store_serve_mark(ccs_store *st, int64_t done, ccs_err *err)
+{
+    assert(st->serve_run > 0);
+    return st->serve_tx >= CCS_STORE_BATCH ? serve_commit(st, done, err) : CCS_OK;
+}
+
+int store_serve_finish(ccs_store *st, int status, int64_t done, ccs_err *err)
 {
     assert(st->serve_run > 0 && status >= STORE_COMPLETE && status <= STORE_FAILED);
     static const char *const names[] = {"running", "complete", "interrupted", "failed"};
-    if (status == STORE_COMPLETE && serve_commit(st, err))
+    if (status == STORE_COMPLETE && serve_commit(st, done, err))
         return CCS_EIO;
     if (status != STORE_COMPLETE && st->serve_tx) {
         sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
         st->serve_tx = 0;
+        memset(&st->serve_batch, 0, sizeof st->serve_batch);
     }
-    char now[32], sql[512];
+    /* the counts are the committed batches'; a complete run has done them all */
+    char now[32], sql[512], counts[128] = "";
     sti_now_iso(now, sizeof now);
+    if (status == STORE_COMPLETE)
+        snprintf(counts, sizeof counts, ", n_done = %lld, n_filtered = %lld - n_rows",
+                 (long long)done, (long long)done);
     snprintf(sql, sizeof sql,
-             "UPDATE runs SET status = '%s', ended = '%s', updated = '%s', n_done = %lld, "
-             "n_rows = (SELECT count(*) FROM serve_results WHERE run_id = %lld), "
-             "n_ok = (SELECT count(*) FROM serve_results WHERE run_id = %lld AND status = 0), "
-             "n_invalid = (SELECT count(*) FROM serve_results WHERE run_id = %lld AND status = 1), "
-             "n_oom = (SELECT count(*) FROM serve_results WHERE run_id = %lld AND status = 2), "
-             "n_filtered = %lld WHERE run_id = %lld",
-             names[status], now, now, (long long)done, (long long)st->serve_run,
-             (long long)st->serve_run, (long long)st->serve_run, (long long)st->serve_run,
-             (long long)(done - rows), (long long)st->serve_run);
+             "UPDATE runs SET status = '%s', ended = '%s', updated = '%s'%s WHERE run_id = %lld",
+             names[status], now, now, counts, (long long)st->serve_run);
     return sti_exec(st, sql, err) ? CCS_EIO : CCS_OK;
 }

@@ -1,6 +1,7 @@
 /* store_write.c - result rows in batched transactions (WRITER <-> WRITING,
  * store_int.h): plans written once, rows 16 per INSERT, region rows, chunk
- * records, the commit that adds them to the run's counts, and the run's end. */
+ * records (the parts of open chunks at every commit), the commit that adds
+ * them to the run's counts, and the run's end. */
 #include "store_int.h"
 #include "ccsweep/util/buf.h"
 
@@ -78,9 +79,10 @@ int sti_prepare_writer(ccs_store *st, ccs_err *err)
                             "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                             -1, &st->ins_plan, NULL) != SQLITE_OK ||
          sqlite3_prepare_v2(st->db,
-                            "UPDATE runs SET n_done = n_done + ?, updated = ?, n_rows = n_rows "
-                            "+ ?, n_ok = n_ok + ?, n_invalid = n_invalid + ?, n_oom = n_oom + ? "
-                            "WHERE run_id = ?",
+                            "UPDATE runs SET n_done = n_done + ?1, updated = ?2, n_rows = "
+                            "n_rows + ?3, n_ok = n_ok + ?4, n_invalid = n_invalid + ?5, n_oom = "
+                            "n_oom + ?6, n_filtered = max(n_done + ?1 - n_rows - ?3, 0) WHERE "
+                            "run_id = ?7",
                             -1, &st->upd_run, NULL) != SQLITE_OK))
         rc = sti_fail_db(st, err, "preparing the writer");
     ccs_buf_free(&rows);
@@ -91,7 +93,8 @@ int sti_prepare_writer(ccs_store *st, ccs_err *err)
 /* A write of the open transaction failed: say why, and end the transaction.
  * SQLite may have rolled it back already (it does on SQLITE_FULL) or only the
  * statement; either way nothing of it is committed now, so the in-memory
- * counters drop it too and stay equal to what the file holds. */
+ * counters drop it too and stay equal to what the file holds. The open chunks
+ * are forgotten: what the file records of them is their committed parts. */
 static int write_failed(ccs_store *st, ccs_err *err, const char *what)
 {
     assert(st->locked); /* WRITING, or WRITER when its BEGIN failed */
@@ -110,6 +113,7 @@ static int write_failed(ccs_store *st, ccs_err *err, const char *what)
     st->in_tx = 0;
     st->tx_rows = st->tx_done = 0;
     st->n_pend = 0;
+    st->n_open = 0;
     memset(&st->tx, 0, sizeof st->tx);
     return CCS_EIO;
 }
@@ -223,6 +227,21 @@ static void bind_row(ccs_store *st, sqlite3_stmt *q, int i, const ccs_record *re
     }
 }
 
+/* Row idx is put: its open chunk (if it has one) has its rows up to idx. */
+static void note_row(ccs_store *st, int64_t idx)
+{
+    size_t i = st->open_hit;
+    if (i >= st->n_open || idx < st->open[i].lo || idx >= st->open[i].hi)
+        for (i = 0; i < st->n_open && (idx < st->open[i].lo || idx >= st->open[i].hi); i++)
+            ;
+    /* none: a chunk not announced (keep: rules), recorded when it is done */
+    if (i == st->n_open)
+        return;
+    assert(idx >= st->open[i].seen); /* in index order */
+    st->open[i].seen = idx + 1;
+    st->open_hit = i;
+}
+
 /* Insert the rows put since the last flush: ROWS_PER_INSERT of them in one
  * statement, fewer one by one (at a commit or a drop). */
 static int flush_rows(ccs_store *st, ccs_err *err)
@@ -277,6 +296,7 @@ int store_put(ccs_store *st, const ccs_record *rec, const ccs_region_time *rg, c
         if (sti_write_step(st, q, err, "inserting regions"))
             return CCS_EIO;
     }
+    note_row(st, s->idx);
     if (++st->tx_rows >= CCS_STORE_BATCH)
         return store_commit(st, err);
     return CCS_OK;
@@ -319,10 +339,10 @@ int store_each_row(ccs_store *st, int (*cb)(int64_t idx, void *ctx), void *ctx, 
     return rc;
 }
 
-int store_chunk_done(ccs_store *st, int64_t lo, int64_t hi, ccs_err *err)
+/* [lo, hi) as a chunks row of the open transaction, counted in n_done at
+ * the commit. */
+static int insert_chunk(ccs_store *st, int64_t lo, int64_t hi, ccs_err *err)
 {
-    if (sti_begin(st, err))
-        return CCS_EIO;
     sqlite3_bind_int64(st->ins_chunk, 1, st->run_id);
     sqlite3_bind_int64(st->ins_chunk, 2, lo);
     sqlite3_bind_int64(st->ins_chunk, 3, hi);
@@ -332,13 +352,56 @@ int store_chunk_done(ccs_store *st, int64_t lo, int64_t hi, ccs_err *err)
     return CCS_OK;
 }
 
+int store_chunk_open(ccs_store *st, int64_t lo, int64_t hi, ccs_err *err)
+{
+    assert(assert_store_state(st));
+    assert(st->locked && lo < hi); /* WRITER or WRITING */
+    if (ccs_grow((void **)&st->open, &st->cap_open, st->n_open + 1, sizeof *st->open)) {
+        ccs_err_set(err, "%s: out of memory", st->path);
+        return CCS_ENOMEM;
+    }
+    st->open[st->n_open++] = (sti_chunk){.lo = lo, .hi = hi, .cov = lo, .seen = lo};
+    return CCS_OK;
+}
+
+int store_chunk_done(ccs_store *st, int64_t lo, int64_t hi, ccs_err *err)
+{
+    if (sti_begin(st, err))
+        return CCS_EIO;
+    /* an open chunk: what the commits since it opened have not recorded */
+    for (size_t i = 0; i < st->n_open; i++) {
+        if (st->open[i].lo != lo || st->open[i].hi != hi)
+            continue;
+        lo = st->open[i].cov;
+        st->open[i] = st->open[--st->n_open];
+        st->open_hit = 0;
+        break;
+    }
+    return lo < hi ? insert_chunk(st, lo, hi, err) : CCS_OK;
+}
+
+/* The parts of the open chunks put since the last commit, as chunks rows of
+ * this transaction: no row it commits lies outside chunks. */
+static int record_parts(ccs_store *st, ccs_err *err)
+{
+    for (size_t i = 0; i < st->n_open; i++) {
+        sti_chunk *c = &st->open[i];
+        if (c->seen > c->cov) {
+            if (insert_chunk(st, c->cov, c->seen, err))
+                return CCS_EIO;
+            c->cov = c->seen;
+        }
+    }
+    return CCS_OK;
+}
+
 /* WRITING -> WRITER; nothing to do in another state. */
 int store_commit(ccs_store *st, ccs_err *err)
 {
     assert(assert_store_state(st));
     if (!st->in_tx)
         return CCS_OK;
-    if (flush_rows(st, err))
+    if (flush_rows(st, err) || record_parts(st, err))
         return CCS_EIO;
     char now[32];
     sti_now_iso(now, sizeof now);
@@ -371,6 +434,7 @@ int store_finish(ccs_store *st, int status, store_counts *out, ccs_err *err)
     assert(st->g);
     if (store_commit(st, err))
         return CCS_EIO;
+    st->n_open = 0; /* chunks left unfinished (a stop): their parts are recorded */
     char now[32], sql[512];
     sti_now_iso(now, sizeof now);
     if (sti_exec(st, "BEGIN IMMEDIATE", err))

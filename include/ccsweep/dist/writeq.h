@@ -1,6 +1,7 @@
 /* writeq.h - rank 0's writes on a thread of their own.
  *
- * The coordinator's store calls (store_put, store_chunk_done, store_commit)
+ * The coordinator's store calls (store_put, store_chunk_open, store_chunk_done,
+ * store_commit)
  * go into a bounded queue and a writer thread applies them to the store in
  * the order they were queued, so that SQLite's work runs beside the
  * projection and the message handling instead of between them. The file sees
@@ -27,6 +28,8 @@ typedef struct ccs_writeq ccs_writeq;
 ccs_writeq *writeq_open(ccs_store *st, int detail, ccs_err *err);
 /* Queue store_put(st, rec, rg) (rg: NULL, or CCS_RG_N regions when detail). */
 int writeq_put(ccs_writeq *q, const ccs_record *rec, const ccs_region_time *rg, ccs_err *err);
+/* Queue store_chunk_open(st, lo, hi). */
+int writeq_chunk_open(ccs_writeq *q, int64_t lo, int64_t hi, ccs_err *err);
 /* Queue store_chunk_done(st, lo, hi). */
 int writeq_chunk_done(ccs_writeq *q, int64_t lo, int64_t hi, ccs_err *err);
 /* Queue store_commit(st). */

@@ -21,6 +21,13 @@
  * second); about 10k rows per transaction is near SQLite's best insert rate
  * on the machines measured (make bench). */
 #define CCS_STORE_BATCH 10000
+/* The writer checkpoints the WAL into the file after a commit once the WAL
+ * holds at least CCS_STORE_WAL_MIN_PAGES pages (4 MiB of 4 KiB pages) and
+ * 1/CCS_STORE_WAL_SHARE of the file's pages: the WAL stays within about a
+ * sixteenth of the database (plus one batch), the disk a sweep needs within
+ * about 1.06x its final size (results/README.md). */
+#define CCS_STORE_WAL_MIN_PAGES 1000
+#define CCS_STORE_WAL_SHARE 16
 
 /* File locking: normal (WAL, shared memory index, concurrent readers),
  * exclusive (WAL without shared memory, one process holds the file for the
@@ -139,9 +146,20 @@ int store_each_keep_group(ccs_store *st,
                           int (*cb)(const double *key, int64_t scenarios, const keep_stat *stats,
                                     void *ctx),
                           void *ctx, ccs_err *err);
-/* Mark [lo, hi) complete: recorded in the transaction that holds its last rows. */
+/* Announce chunk [lo, hi), whose rows will be put in index order (one rank
+ * computes it front to back): until its store_chunk_done, every commit also
+ * records the part of it up to its last row put as a chunks range (in n_done),
+ * so that no committed row lies outside chunks, wherever a commit, a crash or
+ * a full disk falls. A chunk not announced (keep: rules, whose rows do not
+ * come in index order) is recorded by store_chunk_done alone, and its rows
+ * committed before it stay outside chunks until the run finishes or resumes
+ * (which removes them). CCS_ENOMEM with err. */
+int store_chunk_open(ccs_store *st, int64_t lo, int64_t hi, ccs_err *err);
+/* Mark [lo, hi) complete (what the commits since its store_chunk_open have not
+ * recorded of it): recorded in the transaction that holds its last rows. */
 int store_chunk_done(ccs_store *st, int64_t lo, int64_t hi, ccs_err *err);
-/* Commit the current transaction, if any. */
+/* Commit the current transaction, if any, with the parts of the open chunks
+ * and the run's counts. */
 int store_commit(ccs_store *st, ccs_err *err);
 /* Commit, then record the final status, end time and counts of the run. */
 int store_finish(ccs_store *st, int status, store_counts *out, ccs_err *err);
@@ -201,13 +219,20 @@ typedef struct store_serve_info {
  * writes nothing. Returns STORE_NEW, STORE_DONE_BEFORE, or CCS_EIO with err. */
 int store_serve_begin(ccs_store *st, const store_serve_info *in, ccs_err *err);
 int64_t store_serve_run_id(const ccs_store *st);
-/* Add one serve_results row (model and hw: the names, borrowed); a batch
- * commits every CCS_STORE_BATCH rows. Invalid rows keep NULL outputs. */
+/* Add one serve_results row (model and hw: the names, borrowed) to the open
+ * batch. Invalid rows keep NULL outputs. A failed write rolls the batch back
+ * (CCS_EIO with err): the file keeps the committed batches and their counts. */
 int store_serve_put(ccs_store *st, const serve_record *rec, const char *model, const char *hw,
                     ccs_err *err);
-/* Commit (status STORE_COMPLETE) or roll back the open batch and record the
- * run's end: status, done scenarios, rows counted from the table, and
- * n_filtered = done - rows (left out by keep). */
-int store_serve_finish(ccs_store *st, int status, int64_t done, int64_t rows, ccs_err *err);
+/* The first done scenarios are evaluated and every row of theirs is put:
+ * once the open batch holds CCS_STORE_BATCH rows it commits here, with the
+ * run's counts (n_done = done, n_rows, n_ok, n_invalid, n_oom of its rows
+ * added, n_filtered = n_done - n_rows) in its transaction. Batches commit
+ * only at these marks, so the runs row always describes the committed rows. */
+int store_serve_mark(ccs_store *st, int64_t done, ccs_err *err);
+/* STORE_COMPLETE: commit the open batch with the counts (done scenarios, all
+ * of the grid's) and mark the run complete. Otherwise roll the open batch back
+ * and record the status: the counts stay the committed batches'. */
+int store_serve_finish(ccs_store *st, int status, int64_t done, ccs_err *err);
 
 #endif
