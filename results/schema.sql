@@ -1,6 +1,6 @@
 -- results/schema.sql - the schema of a new ccsweep database, as
 -- 'sqlite3 DB .schema' prints it (generated from the code; do not edit).
--- PRAGMA user_version = 11, application_id = 1667462007
+-- PRAGMA user_version = 12, application_id = 1667462007
 -- tests/integration/schema.sh fails when this file differs from what the
 -- code creates; regenerate it with: sh tests/integration/schema.sh --update
 -- Columns, units and views are described in results/README.md.
@@ -93,7 +93,7 @@ CREATE TABLE dtypes (dtype INTEGER PRIMARY KEY, name TEXT NOT NULL);
 CREATE TABLE recompute_modes (recompute INTEGER PRIMARY KEY, name TEXT NOT NULL);
 CREATE TABLE region_names (region INTEGER PRIMARY KEY, name TEXT NOT NULL,
   kind TEXT NOT NULL);
-CREATE VIEW results AS
+CREATE VIEW result_codes AS
 SELECT r.rid AS rid, r.rid >> 40 AS run_id, r.rid & 1099511627775 AS idx, r.key AS key,
   c.model_id AS model_id, c.hw_id AS hw_id,
   p.devices AS devices, p.tp AS tp, p.pp AS pp, p.dp AS dp, p.vpp AS vpp, p.mbs AS mbs,
@@ -137,7 +137,51 @@ FROM result_rows r
   JOIN cells c ON c.cid = (u.run_id << 40) | ((r.rid & 1099511627775) / u.plan_n)
   JOIN plans p ON p.pid = (u.run_id << 40)
     | (c.z * u.plan_n + (r.rid & 1099511627775) % u.plan_n)
-/* results(rid,run_id,idx,"key",model_id,hw_id,devices,tp,pp,dp,vpp,mbs,gbs,seq,dtype,sp,zero,recompute,flash_attn,tp_overlap,dp_overlap,innet_reduce,comm_compress,net_bw_factor,cp,cp_comm,ep,capacity_factor,pp_first_layers,pp_last_layers,stack,status,reason,micro_batches,t_iter,t_iter_lo,t_iter_hi,extrap,t_compute,t_comm,t_comm_exposed,t_tp_comm,t_tp_comm_exposed,t_dp_comm,t_dp_comm_exposed,t_pp_comm,t_bubble,t_optimizer,comm_fraction,hidden_fraction,mem_weights,mem_grads,mem_optimizer,mem_activations,mem_total,model_flops,hw_flops,mfu,tokens_per_s,tp_bytes,dp_bytes,pp_bytes,ccr,name,hfu,t_cp_comm,t_cp_comm_exposed,cp_bytes,t_ep_comm,ep_bytes) */;
+/* result_codes(rid,run_id,idx,"key",model_id,hw_id,devices,tp,pp,dp,vpp,mbs,gbs,seq,dtype,sp,zero,recompute,flash_attn,tp_overlap,dp_overlap,innet_reduce,comm_compress,net_bw_factor,cp,cp_comm,ep,capacity_factor,pp_first_layers,pp_last_layers,stack,status,reason,micro_batches,t_iter,t_iter_lo,t_iter_hi,extrap,t_compute,t_comm,t_comm_exposed,t_tp_comm,t_tp_comm_exposed,t_dp_comm,t_dp_comm_exposed,t_pp_comm,t_bubble,t_optimizer,comm_fraction,hidden_fraction,mem_weights,mem_grads,mem_optimizer,mem_activations,mem_total,model_flops,hw_flops,mfu,tokens_per_s,tp_bytes,dp_bytes,pp_bytes,ccr,name,hfu,t_cp_comm,t_cp_comm_exposed,cp_bytes,t_ep_comm,ep_bytes) */;
+CREATE TRIGGER result_codes_delete INSTEAD OF DELETE ON result_codes BEGIN
+  DELETE FROM result_rows WHERE rid = OLD.rid;
+END;
+CREATE VIEW results AS
+SELECT r.run_id AS run_id, r.idx AS idx, r.key AS key, r.name AS scenario,
+  m.name AS model, CAST(m.params AS INTEGER) AS params,
+  h.name AS hardware, h.generation AS generation, h.evolution AS evolution,
+  r.stack AS stack, r.devices AS devices, r.tp AS tp, r.pp AS pp, r.dp AS dp,
+  r.vpp AS vpp, r.mbs AS mbs, r.gbs AS gbs, r.seq AS seq, dt.name AS dtype, r.sp AS sp,
+  r.zero AS zero, rc.name AS recompute, r.flash_attn AS flash_attn,
+  r.tp_overlap AS tp_overlap,
+  CASE r.dp_overlap WHEN 0 THEN 'none' WHEN 1 THEN 'last-microbatch'
+    WHEN 2 THEN 'bucketed' END AS dp_overlap,
+  r.innet_reduce AS innet_reduce, r.comm_compress AS comm_compress,
+  r.net_bw_factor AS net_bw_factor, r.cp AS cp,
+  CASE r.cp_comm WHEN 1 THEN 'allgather' ELSE 'ring' END AS cp_comm, r.ep AS ep,
+  r.capacity_factor AS capacity_factor, r.pp_first_layers AS pp_first_layers,
+  r.pp_last_layers AS pp_last_layers,
+  st.name AS status, rs.name AS reason, rs.text AS reason_text,
+  CASE r.status WHEN 1 THEN NULL ELSE r.status = 0 END AS fits,
+  r.micro_batches AS micro_batches, r.t_iter AS t_iter, r.t_iter_lo AS t_iter_lo,
+  r.t_iter_hi AS t_iter_hi, r.extrap AS extrap, r.t_compute AS t_compute,
+  r.t_comm AS t_comm, r.t_comm_exposed AS t_comm_exposed, r.t_tp_comm AS t_tp_comm,
+  r.t_tp_comm_exposed AS t_tp_comm_exposed, r.t_dp_comm AS t_dp_comm,
+  r.t_dp_comm_exposed AS t_dp_comm_exposed, r.t_pp_comm AS t_pp_comm,
+  r.t_bubble AS t_bubble, r.t_optimizer AS t_optimizer,
+  r.comm_fraction AS comm_fraction, r.hidden_fraction AS hidden_fraction,
+  r.mem_weights AS mem_weights, r.mem_grads AS mem_grads,
+  r.mem_optimizer AS mem_optimizer, r.mem_activations AS mem_activations,
+  r.mem_total AS mem_total, h.mem_cap AS mem_cap, r.mem_total / h.mem_cap AS mem_frac,
+  r.model_flops AS model_flops, r.hw_flops AS hw_flops, r.mfu AS mfu, r.hfu AS hfu,
+  r.tokens_per_s AS tokens_per_s, r.tp_bytes AS tp_bytes, r.dp_bytes AS dp_bytes,
+  r.pp_bytes AS pp_bytes, r.t_cp_comm AS t_cp_comm,
+  r.t_cp_comm_exposed AS t_cp_comm_exposed, r.cp_bytes AS cp_bytes,
+  r.t_ep_comm AS t_ep_comm, r.ep_bytes AS ep_bytes, r.ccr AS ccr,
+  r.rid AS rid, r.model_id AS model_id, r.hw_id AS hw_id
+FROM result_codes r
+  JOIN models m ON m.model_id = r.model_id
+  JOIN hardware h ON h.hw_id = r.hw_id
+  LEFT JOIN dtypes dt ON dt.dtype = r.dtype
+  LEFT JOIN recompute_modes rc ON rc.recompute = r.recompute
+  LEFT JOIN statuses st ON st.status = r.status
+  LEFT JOIN reasons rs ON rs.reason = r.reason
+/* results(run_id,idx,"key",scenario,model,params,hardware,generation,evolution,stack,devices,tp,pp,dp,vpp,mbs,gbs,seq,dtype,sp,zero,recompute,flash_attn,tp_overlap,dp_overlap,innet_reduce,comm_compress,net_bw_factor,cp,cp_comm,ep,capacity_factor,pp_first_layers,pp_last_layers,status,reason,reason_text,fits,micro_batches,t_iter,t_iter_lo,t_iter_hi,extrap,t_compute,t_comm,t_comm_exposed,t_tp_comm,t_tp_comm_exposed,t_dp_comm,t_dp_comm_exposed,t_pp_comm,t_bubble,t_optimizer,comm_fraction,hidden_fraction,mem_weights,mem_grads,mem_optimizer,mem_activations,mem_total,mem_cap,mem_frac,model_flops,hw_flops,mfu,hfu,tokens_per_s,tp_bytes,dp_bytes,pp_bytes,t_cp_comm,t_cp_comm_exposed,cp_bytes,t_ep_comm,ep_bytes,ccr,rid,model_id,hw_id) */;
 CREATE TRIGGER results_delete INSTEAD OF DELETE ON results BEGIN
   DELETE FROM result_rows WHERE rid = OLD.rid;
 END;
@@ -162,7 +206,7 @@ SELECT r.run_id, r.idx, r.key, r.name AS scenario, m.name AS model, m.params,
   r.hfu, r.tokens_per_s, r.tp_bytes, r.dp_bytes, r.pp_bytes,
   r.t_cp_comm, r.t_cp_comm_exposed, r.cp_bytes, r.t_ep_comm, r.ep_bytes,
   r.ccr, r.rid
-FROM results r
+FROM result_codes r
   JOIN models m ON m.model_id = r.model_id
   JOIN hardware h ON h.hw_id = r.hw_id
   LEFT JOIN dtypes dt ON dt.dtype = r.dtype
@@ -173,19 +217,20 @@ FROM results r
 CREATE VIEW plan_rank AS
 SELECT rid, run_id, idx, model_id, hw_id, devices, gbs, seq, stack,
   row_number() OVER (PARTITION BY run_id, model_id, hw_id, devices, gbs, seq, stack ORDER BY tokens_per_s DESC, mem_total, tp, cp, ep, pp, vpp, mbs, sp, zero, recompute, flash_attn, dp_overlap, dtype, idx) AS rk
-FROM results WHERE status = 0 AND tp_overlap = 0 AND innet_reduce = 0 AND comm_compress = 1 AND net_bw_factor = 1
+FROM result_codes WHERE status = 0 AND tp_overlap = 0 AND innet_reduce = 0 AND comm_compress = 1 AND net_bw_factor = 1
 /* plan_rank(rid,run_id,idx,model_id,hw_id,devices,gbs,seq,stack,rk) */;
 CREATE VIEW comm_share AS
 WITH a AS (
   SELECT run_id, model_id, hw_id, devices, gbs, seq, stack, count(*) AS plans,
     avg(comm_fraction) AS comm_fraction_avg, min(comm_fraction) AS comm_fraction_min,
     max(comm_fraction) AS comm_fraction_max, avg(hidden_fraction) AS hidden_fraction_avg
-  FROM results WHERE status = 0 AND tp_overlap = 0 AND innet_reduce = 0 AND comm_compress = 1 AND net_bw_factor = 1 GROUP BY run_id, model_id, hw_id, devices, gbs, seq, stack),
+  FROM result_codes WHERE status = 0 AND tp_overlap = 0 AND innet_reduce = 0 AND comm_compress = 1 AND net_bw_factor = 1 GROUP BY run_id, model_id, hw_id, devices, gbs, seq, stack),
 b AS (
-  SELECT r.* FROM results r JOIN plan_rank k ON k.rid = r.rid AND k.rk = 1)
-SELECT a.run_id, m.name AS model, m.params, h.name AS hardware, h.generation,
-  h.evolution, a.stack, a.devices, a.gbs, a.seq, a.plans, a.comm_fraction_avg,
-  a.comm_fraction_min, a.comm_fraction_max, a.hidden_fraction_avg,
+  SELECT r.* FROM result_codes r JOIN plan_rank k ON k.rid = r.rid AND k.rk = 1)
+SELECT a.run_id, m.name AS model, CAST(m.params AS INTEGER) AS params,
+  h.name AS hardware, h.generation, h.evolution, a.stack, a.devices, a.gbs, a.seq,
+  a.plans, a.comm_fraction_avg, a.comm_fraction_min, a.comm_fraction_max,
+  a.hidden_fraction_avg,
   b.idx AS best_idx, b.t_iter AS best_t_iter, b.tokens_per_s AS best_tokens_per_s,
   b.mem_total AS best_mem_total, b.comm_fraction AS best_comm_fraction,
   b.t_tp_comm_exposed / b.t_iter AS best_tp_share,
@@ -197,8 +242,8 @@ FROM a JOIN b ON b.run_id = a.run_id AND b.model_id = a.model_id AND b.hw_id = a
   JOIN models m ON m.model_id = a.model_id JOIN hardware h ON h.hw_id = a.hw_id
 /* comm_share(run_id,model,params,hardware,generation,evolution,stack,devices,gbs,seq,plans,comm_fraction_avg,comm_fraction_min,comm_fraction_max,hidden_fraction_avg,best_idx,best_t_iter,best_tokens_per_s,best_mem_total,best_comm_fraction,best_tp_share,best_dp_share,best_pp_share,best_cp_share,best_ep_share,best_bubble_share,best_hidden_fraction) */;
 CREATE VIEW best_plan AS
-SELECT v.* FROM results_view v JOIN plan_rank b ON v.rid = b.rid AND b.rk = 1
-/* best_plan(run_id,idx,"key",scenario,model,params,hardware,generation,evolution,stack,devices,tp,pp,dp,vpp,mbs,gbs,seq,dtype,sp,zero,recompute,flash_attn,tp_overlap,dp_overlap,innet_reduce,comm_compress,net_bw_factor,cp,cp_comm,ep,capacity_factor,pp_first_layers,pp_last_layers,status,reason,reason_text,fits,micro_batches,t_iter,t_iter_lo,t_iter_hi,extrap,t_compute,t_comm,t_comm_exposed,t_tp_comm,t_tp_comm_exposed,t_dp_comm,t_dp_comm_exposed,t_pp_comm,t_bubble,t_optimizer,comm_fraction,hidden_fraction,mem_weights,mem_grads,mem_optimizer,mem_activations,mem_total,mem_cap,mem_frac,model_flops,hw_flops,mfu,hfu,tokens_per_s,tp_bytes,dp_bytes,pp_bytes,t_cp_comm,t_cp_comm_exposed,cp_bytes,t_ep_comm,ep_bytes,ccr,rid) */;
+SELECT v.* FROM results v JOIN plan_rank b ON v.rid = b.rid AND b.rk = 1
+/* best_plan(run_id,idx,"key",scenario,model,params,hardware,generation,evolution,stack,devices,tp,pp,dp,vpp,mbs,gbs,seq,dtype,sp,zero,recompute,flash_attn,tp_overlap,dp_overlap,innet_reduce,comm_compress,net_bw_factor,cp,cp_comm,ep,capacity_factor,pp_first_layers,pp_last_layers,status,reason,reason_text,fits,micro_batches,t_iter,t_iter_lo,t_iter_hi,extrap,t_compute,t_comm,t_comm_exposed,t_tp_comm,t_tp_comm_exposed,t_dp_comm,t_dp_comm_exposed,t_pp_comm,t_bubble,t_optimizer,comm_fraction,hidden_fraction,mem_weights,mem_grads,mem_optimizer,mem_activations,mem_total,mem_cap,mem_frac,model_flops,hw_flops,mfu,hfu,tokens_per_s,tp_bytes,dp_bytes,pp_bytes,t_cp_comm,t_cp_comm_exposed,cp_bytes,t_ep_comm,ep_bytes,ccr,rid,model_id,hw_id) */;
 CREATE TABLE keep_groups (  -- keep.aggregate: per group and field
   run_id INTEGER NOT NULL, gkey BLOB NOT NULL, field TEXT NOT NULL,
   g0, g1, g2, g3, g4, g5, g6, g7,  -- the keep.per values (keep_axes names them)

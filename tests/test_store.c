@@ -307,10 +307,36 @@ static int get_row(void *ctx, const storeq_row *row)
     return 0;
 }
 
+/* One row of the view results: its words, the type of params, its outputs. */
+typedef struct named_vals {
+    char word[6][32]; /* dtype, recompute, dp_overlap, cp_comm, status, reason */
+    int params_int;   /* typeof(params) is integer */
+    int64_t params;
+    double out[CCS_N_OUTPUTS];
+    int n;
+} named_vals;
+
+static int get_named(void *ctx, const storeq_row *row)
+{
+    named_vals *nv = ctx;
+    nv->n = storeq_ncols(row);
+    for (int i = 0; i < 6; i++) {
+        const char *w = storeq_text(row, i);
+        snprintf(nv->word[i], sizeof nv->word[i], "%s", w ? w : "(null)");
+    }
+    nv->params_int = storeq_type(row, 6) == STOREQ_INT;
+    nv->params = storeq_int(row, 6);
+    for (int k = 0; k < CCS_N_OUTPUTS && 7 + k < nv->n; k++)
+        nv->out[k] = storeq_double(row, 7 + k);
+    return 0;
+}
+
 /* Every plan axis and every output of a grid with the axes of schema
- * version 6 comes back from the results view as it was projected, bit for
- * bit: also the five outputs that rows of version 9 leave to the view to
- * derive, and the band's ends it stores only when they differ from t_iter. */
+ * version 6 comes back from the view result_codes as it was projected, bit
+ * for bit: also the five outputs that rows of version 9 leave to the view to
+ * derive, and the band's ends it stores only when they differ from t_iter.
+ * The view results gives the same outputs, the codes as plan.c's words and
+ * params as an integer. */
 static void test_store_roundtrip(void **state)
 {
     (void)state;
@@ -318,7 +344,8 @@ static void test_store_roundtrip(void **state)
                                "plan:\n  devices: 64\n  tp: 2\n  cp: [1, 2]\n"
                                "  cp_comm: [ring, allgather]\n  ep: [1, 8]\n"
                                "  capacity_factor: [dropless, 1.25]\n  pp: 2\n"
-                               "  pp_first_layers: [0, 14]\n  seq: 8192\n  gbs: 64\n";
+                               "  pp_first_layers: [0, 14]\n  seq: 8192\n  gbs: 64\n"
+                               "  dp_overlap: [none, last-microbatch, bucketed]\n";
     char path[128];
     snprintf(path, sizeof path, "%s/rt.db", dir);
     ccs_err err;
@@ -327,7 +354,7 @@ static void test_store_roundtrip(void **state)
     assert_non_null(spec);
     ccs_grid *g = grid_new(spec, &err);
     int64_t n = grid_count(g);
-    assert_int_equal(n, 2 * 2 * 2 * 2 * 2 * 2);
+    assert_int_equal(n, 2 * 2 * 2 * 2 * 2 * 2 * 3);
     ccs_store *st = store_open(path, STORE_LOCK_NORMAL, &rc, &err);
     assert_non_null(st);
     store_run_info info = {.argv = "test", .ranks = 1};
@@ -341,10 +368,14 @@ static void test_store_roundtrip(void **state)
                      "devices, tp, pp, dp, seq, gbs, status, reason";
     for (int k = 0; k < CCS_N_OUTPUTS; k++)
         snprintf(sql + strlen(sql), sizeof sql - strlen(sql), ", %s", ccs_outputs[k].name);
-    strcat(sql, " FROM results WHERE run_id = 1 AND idx = :idx");
+    strcat(sql, " FROM result_codes WHERE run_id = 1 AND idx = :idx");
+    char named[2048] = "SELECT dtype, recompute, dp_overlap, cp_comm, status, reason, params";
+    for (int k = 0; k < CCS_N_OUTPUTS; k++)
+        snprintf(named + strlen(named), sizeof named - strlen(named), ", %s", ccs_outputs[k].name);
+    strcat(named, " FROM results WHERE run_id = 1 AND idx = :idx");
     storeq_db *q = storeq_open(path, &rc, &err);
     assert_non_null(q);
-    int timed = 0, invalid = 0, ep_rows = 0, cp_rows = 0;
+    int timed = 0, invalid = 0, ep_rows = 0, cp_rows = 0, dpov[3] = {0};
     for (int64_t i = 0; i < n; i++) {
         ccs_record rec;
         assert_int_equal(grid_eval(g, i, &rec, NULL), 1);
@@ -359,6 +390,17 @@ static void test_store_roundtrip(void **state)
                                rec.r.status, rec.r.reason};
         for (int k = 0; k < 14; k++)
             assert_true(rv.v[k] == plan[k]);
+        named_vals nv = {0};
+        assert_int_equal(storeq_exec(q, named, &par, 1, get_named, &nv, &err), CCS_OK);
+        assert_int_equal(nv.n, 7 + CCS_N_OUTPUTS);
+        static const char *const st_names[] = {"ok", "invalid", "oom"};
+        const char *want[6] = {dtype_name(p->dtype),           recompute_name(p->recompute),
+                               dp_overlap_name(p->dp_overlap), cp_comm_name(p->cp_comm),
+                               st_names[rec.r.status],         plan_reason_name(rec.r.reason)};
+        for (int k = 0; k < 6; k++)
+            assert_string_equal(nv.word[k], want[k]);
+        assert_true(nv.params_int);
+        dpov[p->dp_overlap]++;
         if (rec.r.status == CCS_ST_INVALID) {
             invalid++;
             assert_int_equal(rv.null_at, 14); /* every output NULL */
@@ -366,13 +408,17 @@ static void test_store_roundtrip(void **state)
         }
         timed++;
         assert_int_equal(rv.null_at, -1);
-        for (int k = 0; k < CCS_N_OUTPUTS; k++)
+        for (int k = 0; k < CCS_N_OUTPUTS; k++) {
             assert_true(rv.v[14 + k] == ccs_output_of(&rec.r, k)); /* REAL: the same double */
+            assert_true(nv.out[k] == ccs_output_of(&rec.r, k));
+        }
+        assert_true(nv.params == (int64_t)rec.r.params && nv.params == rec.r.params);
         ep_rows += rec.r.t_ep_comm > 0;
         cp_rows += rec.r.t_cp_comm > 0;
     }
     /* the grid holds both kinds, and traffic of both classes */
     assert_true(timed > 0 && invalid > 0 && ep_rows > 0 && cp_rows > 0);
+    assert_true(dpov[0] > 0 && dpov[1] > 0 && dpov[2] > 0); /* every dp_overlap word */
     storeq_close(q);
     grid_free(g);
     spec_free(spec);

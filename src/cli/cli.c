@@ -118,8 +118,9 @@ json_t *cli_json_projection(const ccs_model *m, const ccs_hw *hw, const char *ev
         json_decref(plan);
         return NULL;
     }
-    /* Keys are the column names of the database's results_view (and regions
-     * table), so one quantity has one name everywhere; units are SI. */
+    /* Keys are the column names of the database's view results (and regions
+     * table), so one quantity has one name everywhere; units are SI. The plan's
+     * dp_overlap is its code, as in result_codes and results_view. */
     int rc = 0;
     rc |= jset(o, "model", json_string(m->name));
     rc |= jset(o, "params", jcount(r->params));

@@ -322,7 +322,7 @@ static void compose_iter(const ccs_plan *p, const ccs_stack *stk, double content
 #f, offsetof(ccs_result, f), CCS_OUT_STORED                                                \
     }
 /* derived: timeline_project sums or divides stored outputs for them, and the
- * view results (store.c) does the same in the same order, bit for bit */
+ * view result_codes (store_schema.c) does the same in the same order, bit for bit */
 #define DER(f)                                                                                     \
     {                                                                                              \
 #f, offsetof(ccs_result, f), CCS_OUT_DERIVED                                               \
@@ -502,7 +502,7 @@ static void put_times(const ccs_plan *p, const ccs_cost *c, const compose *cop, 
     out->t_cp_comm_exposed = co.t_cp_exp;
     out->t_ep_comm = co.t_ep;
     /* t_comm, t_comm_exposed, comm_fraction, hidden_fraction and tokens_per_s
-     * are not stored: the view results (store.c) computes them from the
+     * are not stored: the view result_codes (store_schema.c) computes them from the
      * stored outputs with these expressions, term by term: change both */
     out->t_comm = co.t_tp + co.t_cp + co.t_ep + co.t_dp + co.t_pp;
     out->t_comm_exposed = co.t_tp_exp + co.t_cp_exp + co.t_ep + co.t_dp_exp + co.t_pp;

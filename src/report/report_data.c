@@ -345,7 +345,7 @@ int rp_resolve_run(rp *r)
                        (long long)r->run, ids);
     if ((rc = load(r,
                    "SELECT count(*) AS n, coalesce(sum(status = 0), 0) AS ok "
-                   "FROM results WHERE run_id = :run",
+                   "FROM result_codes WHERE run_id = :run",
                    &t)))
         return rc;
     double n = rtab_num(&t, 0, "n"), ok = rtab_num(&t, 0, "ok");
@@ -419,7 +419,7 @@ static int load_groups(rp *r)
     int rc;
     if ((rc = load(r,
                    "SELECT m.name AS model, m.params, m.layers, m.hidden, g.devices, g.gbs, "
-                   "g.seq FROM (SELECT DISTINCT model_id, devices, gbs, seq FROM results "
+                   "g.seq FROM (SELECT DISTINCT model_id, devices, gbs, seq FROM result_codes "
                    "WHERE run_id = :run) g JOIN models m ON m.model_id = g.model_id "
                    "ORDER BY m.params, m.model_id, g.devices, g.gbs, g.seq",
                    &r->grp)) ||
@@ -428,7 +428,7 @@ static int load_groups(rp *r)
                    "coalesce(max(s), 0) > 1 AS s, coalesce(max(n), 0) > 1 AS n FROM "
                    "(SELECT count(DISTINCT devices) AS d, count(DISTINCT gbs) AS g, "
                    "count(DISTINCT seq) AS s, count(DISTINCT devices || ' ' || gbs || ' ' "
-                   "|| seq) AS n FROM results WHERE run_id = :run GROUP BY model_id)",
+                   "|| seq) AS n FROM result_codes WHERE run_id = :run GROUP BY model_id)",
                    &v)))
         return rc;
     static const char *const word[3] = {" x devices", " x gbs", " x seq"};
@@ -509,7 +509,7 @@ int rp_load_layout(rp *r)
     /* fixed TP of the compute/communication plot: 8 when the run has it */
     rtab t = {0};
     if ((rc = load(r,
-                   "SELECT tp, count(*) AS n FROM results WHERE run_id = :run "
+                   "SELECT tp, count(*) AS n FROM result_codes WHERE run_id = :run "
                    "AND status != 1 AND ccr > 0 GROUP BY tp ORDER BY tp",
                    &t)))
         return rc;

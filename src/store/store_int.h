@@ -6,7 +6,7 @@
  * The files, in dependency order:
  *   store.c          open, close and the helpers every file uses (sti_exec ...)
  *   store_schema.c   tables, views and lookup rows of a new file
- *   store_migrate.c  versions 5 to 8 migrated to CCS_STORE_SCHEMA in place
+ *   store_migrate.c  versions 5 to 11 migrated to CCS_STORE_SCHEMA in place
  *   store_lock.c     the writer row (one writer per file), BEGIN IMMEDIATE polling
  *   store_run.c      a run registered or resumed (store_prepare_run), its todo list
  *   store_write.c    rows in batched transactions, chunks, commit and finish

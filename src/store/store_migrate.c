@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Version 5, 6, 7, 8, 9 or 10 to 11 in place, in one transaction (all of it or
- * nothing). From 5, first to 6: the new columns with the values version 5
+/* Version 5, 6, 7, 8, 9, 10 or 11 to 12 in place, in one transaction (all of
+ * it or nothing). From 5, first to 6: the new columns with the values version 5
  * computed without storing them (cp and ep 1, so no context- or
  * expert-parallel traffic; hfu from the stored mfu, hw_flops and
  * model_flops, as the version-5 view derived it), its views dropped. Then to
@@ -17,7 +17,9 @@
  * outputs in the view). Then to 10: plans.stack, NULL (the default stack)
  * for every older plan; the views recreated with it. Then to 11: runs.workload
  * (NULL for the training runs already stored) and the serving tables and
- * views, empty. No value is removed or changed otherwise. A process writing
+ * views, empty. Then to 12: the views recreated (results names its codes,
+ * result_codes is the id-level view results was). No value is removed or
+ * changed otherwise. A process writing
  * the file (an older ccsweep) is waited for, not raced. OPEN -> MIGRATING
  * (from its BEGIN IMMEDIATE to the COMMIT or ROLLBACK) -> OPEN. */
 int sti_migrate(ccs_store *st, int64_t from, ccs_err *err)
@@ -31,7 +33,7 @@ int sti_migrate(ccs_store *st, int64_t from, ccs_err *err)
     static const char *const drop_views_if =
         "DROP VIEW IF EXISTS best_plan; DROP VIEW IF EXISTS comm_share; "
         "DROP VIEW IF EXISTS plan_rank; DROP VIEW IF EXISTS results_view; "
-        "DROP VIEW IF EXISTS results;";
+        "DROP VIEW IF EXISTS results; DROP VIEW IF EXISTS result_codes;";
     char fill[512] = "UPDATE result_rows SET hfu = CASE WHEN model_flops > 0 THEN mfu * hw_flops "
                      "/ model_flops ELSE 0 END";
     for (int k = CCS_OUTPUTS_V5; k < CCS_N_OUTPUTS; k++)
@@ -58,11 +60,14 @@ int sti_migrate(ccs_store *st, int64_t from, ccs_err *err)
         if (rc == CCS_OK && from <= 9 && sti_v10_columns(st, err))
             rc = CCS_EIO;
         /* to 9: the views that derive five outputs and the band's ends when
-         * a row leaves them NULL (stored rows keep their values) */
+         * a row leaves them NULL (stored rows keep their values); to 12: the
+         * views of names over result_codes */
         if (rc == CCS_OK && (sti_exec(st, drop_views_if, err) || sti_create_views(st, err)))
             rc = CCS_EIO;
         /* to 11: runs.workload and the serving tables, empty */
-        if (rc == CCS_OK && (sti_serve_tables(st, err) || sti_exec(st, pragma, err)))
+        if (rc == CCS_OK && from <= 10 && sti_serve_tables(st, err))
+            rc = CCS_EIO;
+        if (rc == CCS_OK && sti_exec(st, pragma, err))
             rc = CCS_EIO;
     }
     if (rc == CCS_OK && sti_exec(st, "COMMIT", err))

@@ -63,7 +63,8 @@ static const char *const schema_sql[] = {
     /* Compact rows: what the index and the spec cannot give back. rid packs
      * run_id and idx (run_id << RID_BITS | idx), so the table needs no second
      * index and a run's rows are one rowid range; sr packs the status (low 2
-     * bits) and the reason. The view results decodes them and joins the plan. */
+     * bits) and the reason. The view result_codes decodes them and joins the plan;
+     * results names them. */
     "CREATE TABLE result_rows (\n"
     "  rid INTEGER PRIMARY KEY,        -- run_id << " RID_BITS_SQL " | idx\n"
     "  key INTEGER NOT NULL, sr INTEGER NOT NULL, micro_batches INTEGER,\n"
@@ -117,9 +118,18 @@ static const char *const schema_sql[] = {
     "  kind TEXT NOT NULL);\n",
 };
 
-/* The views, recreated by a migration (they read the tables' new columns). */
+/* The views, recreated by a migration (they read the tables' new columns).
+ * result_codes is the id-level view: the row's ids (model_id, hw_id) and its
+ * codes (dtype, recompute, dp_overlap, cp_comm, status, reason as integers)
+ * over the three rowid lookups of result_rows, cells and plans; the views
+ * below and the report's queries read it, for its speed and its codes.
+ * results, the view users query, names every code and joins the model and the
+ * hardware; each of its numbers is result_codes' value as it is (params, a
+ * REAL column of models, cast to the exact integer it holds). results_view,
+ * the view of names up to schema version 11, stays as it was for older
+ * queries. */
 static const char *const view_sql[] = {
-    "CREATE VIEW results AS\n"
+    "CREATE VIEW result_codes AS\n"
     "SELECT r.rid AS rid, r.rid >> " RID_BITS_SQL " AS run_id, r.rid & " RID_MASK_SQL
     " AS idx, r.key AS key,\n"
     "  c.model_id AS model_id, c.hw_id AS hw_id,\n"
@@ -169,9 +179,56 @@ static const char *const view_sql[] = {
     ") / u.plan_n)\n"
     "  JOIN plans p ON p.pid = (u.run_id << " RID_BITS_SQL ")\n"
     "    | (c.z * u.plan_n + (r.rid & " RID_MASK_SQL ") % u.plan_n);\n",
+    "CREATE TRIGGER result_codes_delete INSTEAD OF DELETE ON result_codes BEGIN\n"
+    "  DELETE FROM result_rows WHERE rid = OLD.rid;\n"
+    "END;\n",
+    "CREATE VIEW results AS\n"
+    "SELECT r.run_id AS run_id, r.idx AS idx, r.key AS key, r.name AS scenario,\n"
+    "  m.name AS model, CAST(m.params AS INTEGER) AS params,\n"
+    "  h.name AS hardware, h.generation AS generation, h.evolution AS evolution,\n"
+    "  r.stack AS stack, r.devices AS devices, r.tp AS tp, r.pp AS pp, r.dp AS dp,\n"
+    "  r.vpp AS vpp, r.mbs AS mbs, r.gbs AS gbs, r.seq AS seq, dt.name AS dtype, r.sp AS sp,\n"
+    "  r.zero AS zero, rc.name AS recompute, r.flash_attn AS flash_attn,\n"
+    "  r.tp_overlap AS tp_overlap,\n"
+    /* dp_overlap_name and cp_comm_name (plan.c; test_store checks the words) */
+    "  CASE r.dp_overlap WHEN 0 THEN 'none' WHEN 1 THEN 'last-microbatch'\n"
+    "    WHEN 2 THEN 'bucketed' END AS dp_overlap,\n"
+    "  r.innet_reduce AS innet_reduce, r.comm_compress AS comm_compress,\n"
+    "  r.net_bw_factor AS net_bw_factor, r.cp AS cp,\n"
+    "  CASE r.cp_comm WHEN 1 THEN 'allgather' ELSE 'ring' END AS cp_comm, r.ep AS ep,\n"
+    "  r.capacity_factor AS capacity_factor, r.pp_first_layers AS pp_first_layers,\n"
+    "  r.pp_last_layers AS pp_last_layers,\n"
+    "  st.name AS status, rs.name AS reason, rs.text AS reason_text,\n"
+    "  CASE r.status WHEN 1 THEN NULL ELSE r.status = 0 END AS fits,\n"
+    "  r.micro_batches AS micro_batches, r.t_iter AS t_iter, r.t_iter_lo AS t_iter_lo,\n"
+    "  r.t_iter_hi AS t_iter_hi, r.extrap AS extrap, r.t_compute AS t_compute,\n"
+    "  r.t_comm AS t_comm, r.t_comm_exposed AS t_comm_exposed, r.t_tp_comm AS t_tp_comm,\n"
+    "  r.t_tp_comm_exposed AS t_tp_comm_exposed, r.t_dp_comm AS t_dp_comm,\n"
+    "  r.t_dp_comm_exposed AS t_dp_comm_exposed, r.t_pp_comm AS t_pp_comm,\n"
+    "  r.t_bubble AS t_bubble, r.t_optimizer AS t_optimizer,\n"
+    "  r.comm_fraction AS comm_fraction, r.hidden_fraction AS hidden_fraction,\n"
+    "  r.mem_weights AS mem_weights, r.mem_grads AS mem_grads,\n"
+    "  r.mem_optimizer AS mem_optimizer, r.mem_activations AS mem_activations,\n"
+    "  r.mem_total AS mem_total, h.mem_cap AS mem_cap, r.mem_total / h.mem_cap AS mem_frac,\n"
+    "  r.model_flops AS model_flops, r.hw_flops AS hw_flops, r.mfu AS mfu, r.hfu AS hfu,\n"
+    "  r.tokens_per_s AS tokens_per_s, r.tp_bytes AS tp_bytes, r.dp_bytes AS dp_bytes,\n"
+    "  r.pp_bytes AS pp_bytes, r.t_cp_comm AS t_cp_comm,\n"
+    "  r.t_cp_comm_exposed AS t_cp_comm_exposed, r.cp_bytes AS cp_bytes,\n"
+    "  r.t_ep_comm AS t_ep_comm, r.ep_bytes AS ep_bytes, r.ccr AS ccr,\n"
+    "  r.rid AS rid, r.model_id AS model_id, r.hw_id AS hw_id\n"
+    "FROM result_codes r\n"
+    "  JOIN models m ON m.model_id = r.model_id\n"
+    "  JOIN hardware h ON h.hw_id = r.hw_id\n"
+    "  LEFT JOIN dtypes dt ON dt.dtype = r.dtype\n"
+    "  LEFT JOIN recompute_modes rc ON rc.recompute = r.recompute\n"
+    "  LEFT JOIN statuses st ON st.status = r.status\n"
+    "  LEFT JOIN reasons rs ON rs.reason = r.reason;\n",
+    /* 'DELETE FROM results WHERE ...' deletes the stored rows */
     "CREATE TRIGGER results_delete INSTEAD OF DELETE ON results BEGIN\n"
     "  DELETE FROM result_rows WHERE rid = OLD.rid;\n"
     "END;\n",
+    /* as schema version 11 defined it (then the view of names): for older
+     * queries, dp_overlap stays its code and params a REAL */
     "CREATE VIEW results_view AS\n"
     "SELECT r.run_id, r.idx, r.key, r.name AS scenario, m.name AS model, m.params,\n"
     "  h.name AS hardware, h.generation, h.evolution,\n"
@@ -193,7 +250,7 @@ static const char *const view_sql[] = {
     "  r.hfu, r.tokens_per_s, r.tp_bytes, r.dp_bytes, r.pp_bytes,\n"
     "  r.t_cp_comm, r.t_cp_comm_exposed, r.cp_bytes, r.t_ep_comm, r.ep_bytes,\n"
     "  r.ccr, r.rid\n"
-    "FROM results r\n"
+    "FROM result_codes r\n"
     "  JOIN models m ON m.model_id = r.model_id\n"
     "  JOIN hardware h ON h.hw_id = r.hw_id\n"
     "  LEFT JOIN dtypes dt ON dt.dtype = r.dtype\n"
@@ -205,18 +262,19 @@ static const char *const view_sql[] = {
     "CREATE VIEW plan_rank AS\n"
     "SELECT rid, run_id, idx, model_id, hw_id, devices, gbs, seq, stack,\n"
     "  row_number() OVER (PARTITION BY " CCS_BEST_GROUP " ORDER BY " CCS_BEST_ORDER ") AS rk\n"
-    "FROM results WHERE " CCS_BEST_ELIGIBLE ";\n",
+    "FROM result_codes WHERE " CCS_BEST_ELIGIBLE ";\n",
     "CREATE VIEW comm_share AS\n"
     "WITH a AS (\n"
     "  SELECT " CCS_BEST_GROUP ", count(*) AS plans,\n"
     "    avg(comm_fraction) AS comm_fraction_avg, min(comm_fraction) AS comm_fraction_min,\n"
     "    max(comm_fraction) AS comm_fraction_max, avg(hidden_fraction) AS hidden_fraction_avg\n"
-    "  FROM results WHERE " CCS_BEST_ELIGIBLE " GROUP BY " CCS_BEST_GROUP "),\n"
+    "  FROM result_codes WHERE " CCS_BEST_ELIGIBLE " GROUP BY " CCS_BEST_GROUP "),\n"
     "b AS (\n"
-    "  SELECT r.* FROM results r JOIN plan_rank k ON k.rid = r.rid AND k.rk = 1)\n"
-    "SELECT a.run_id, m.name AS model, m.params, h.name AS hardware, h.generation,\n"
-    "  h.evolution, a.stack, a.devices, a.gbs, a.seq, a.plans, a.comm_fraction_avg,\n"
-    "  a.comm_fraction_min, a.comm_fraction_max, a.hidden_fraction_avg,\n"
+    "  SELECT r.* FROM result_codes r JOIN plan_rank k ON k.rid = r.rid AND k.rk = 1)\n"
+    "SELECT a.run_id, m.name AS model, CAST(m.params AS INTEGER) AS params,\n"
+    "  h.name AS hardware, h.generation, h.evolution, a.stack, a.devices, a.gbs, a.seq,\n"
+    "  a.plans, a.comm_fraction_avg, a.comm_fraction_min, a.comm_fraction_max,\n"
+    "  a.hidden_fraction_avg,\n"
     "  b.idx AS best_idx, b.t_iter AS best_t_iter, b.tokens_per_s AS best_tokens_per_s,\n"
     "  b.mem_total AS best_mem_total, b.comm_fraction AS best_comm_fraction,\n"
     "  b.t_tp_comm_exposed / b.t_iter AS best_tp_share,\n"
@@ -227,7 +285,7 @@ static const char *const view_sql[] = {
     "  AND b.devices = a.devices AND b.gbs = a.gbs AND b.seq = a.seq AND b.stack = a.stack\n"
     "  JOIN models m ON m.model_id = a.model_id JOIN hardware h ON h.hw_id = a.hw_id;\n",
     "CREATE VIEW best_plan AS\n"
-    "SELECT v.* FROM results_view v JOIN plan_rank b ON v.rid = b.rid AND b.rk = 1;\n",
+    "SELECT v.* FROM results v JOIN plan_rank b ON v.rid = b.rid AND b.rk = 1;\n",
 };
 
 /* Per run and hardware, where each operator kind's cost comes from. Created

@@ -54,7 +54,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     storeq_db *q = storeq_open(path, &rc, &err);
     if (q) {
-        static const char *const sql[] = {"SELECT * FROM runs", "SELECT * FROM results LIMIT 50",
+        static const char *const sql[] = {"SELECT * FROM runs",
+                                          "SELECT * FROM results LIMIT 50",
+                                          "SELECT * FROM result_codes LIMIT 50",
                                           "SELECT * FROM results_view LIMIT 50",
                                           "SELECT * FROM regions LIMIT 50",
                                           "SELECT * FROM keep_stats LIMIT 50"};

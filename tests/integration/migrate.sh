@@ -1,19 +1,22 @@
 #!/bin/sh
 # migrate.sh - a database of schema version 5 (tests/data/schema5.sql, made by
-# the last build that wrote version 5) is migrated in place to version 11, by a
+# the last build that wrote version 5) is migrated in place to version 12, by a
 # reader (report) and by run, in one transaction: every row stays as it was,
 # the new columns hold what version 5 computed without storing it, and the
-# tables end as a new file's. So are ones of version 6, 7, 8, 9 and 10
-# (tests/data/schema6.sql .. schema10.sql, made by the last builds
+# tables end as a new file's. So are ones of version 6, 7, 8, 9, 10 and 11
+# (tests/data/schema6.sql .. schema11.sql, made by the last builds
 # that wrote them): version 7 added the empty keep.aggregate tables, version 8
 # the --detail rows as one region_rows row per scenario, read through the view
 # regions as the table of that name was, version 9 the views that derive five
 # outputs a new row leaves NULL, version 10 the plans' software stack (NULL,
 # the default, in every older plan; the views name it megatron-core), version
-# 11 runs.workload and the serving tables (serve_results and its views). A
-# migration that cannot finish changes nothing.
+# 11 runs.workload and the serving tables (serve_results and its views),
+# version 12 the view results with names instead of codes (result_codes is the
+# id-level view that results was). A migration that cannot finish changes
+# nothing.
 cd "$(dirname "$0")/../.." || exit 1
 B=./ccsweep
+CUR=12 # the schema version of this build
 T=$(mktemp -d)
 SLEEPER=""
 trap '[ -n "$SLEEPER" ] && kill "$SLEEPER" 2>/dev/null; rm -rf "$T"' EXIT
@@ -62,7 +65,7 @@ check "the fixture is a version-5 database with its 24 rows" \
 
 # a reader migrates it once, then reads it
 reports 5 "$T/a.db"
-check "and leaves it at version 11" "[ \"\$(q '$T/a.db' 'PRAGMA user_version')\" = 11 ]"
+check "and leaves it at version $CUR" "[ \"\$(q '$T/a.db' 'PRAGMA user_version')\" = $CUR ]"
 snap "$T/a.db" >"$T/after"
 check "every version-5 value is unchanged ($(wc -l <"$T/before") lines compared)" \
     "cmp -s '$T/before' '$T/after'"
@@ -110,11 +113,11 @@ check "run 1 of the fixture is intact after run 2 was added" \
 PLANCOLS="devices, tp, pp, dp, vpp, mbs, gbs, seq, dtype, sp, zero, recompute, flash_attn,
   tp_overlap, dp_overlap, innet_reduce, comm_compress, net_bw_factor, cp, cp_comm, ep,
   capacity_factor, pp_first_layers, pp_last_layers"
-same=$(q "$T/b.db" "SELECT count(*) FROM (SELECT idx, $PLANCOLS FROM results WHERE run_id = 1
-    INTERSECT SELECT idx, $PLANCOLS FROM results WHERE run_id = 2)")
+same=$(q "$T/b.db" "SELECT count(*) FROM (SELECT idx, $PLANCOLS FROM result_codes WHERE run_id = 1
+    INTERSECT SELECT idx, $PLANCOLS FROM result_codes WHERE run_id = 2)")
 check "run 2 has the plans of the migrated run 1, idx by idx ($same of 24)" "[ '$same' = 24 ]"
 inv=$(q "$T/b.db" "SELECT count(*) FROM results a JOIN results b ON b.run_id = 2 AND b.idx = a.idx
-    WHERE a.run_id = 1 AND a.status = 1 AND b.status = 1 AND a.reason = b.reason")
+    WHERE a.run_id = 1 AND a.status = 'invalid' AND b.status = 'invalid' AND a.reason = b.reason")
 check "and the same invalid plans with the same reasons ($inv of 8: tp 3 divides no head count)" \
     "[ '$inv' = 8 ]"
 
@@ -124,7 +127,7 @@ q "$T/c.db" "ALTER TABLE plans ADD COLUMN ep INTEGER"
 snap "$T/c.db" >"$T/before.c"
 $B run tests/data/schema5.yaml --db "$T/c.db" --quiet >/dev/null 2>"$T/err"; rc=$?
 check "a failing migration is an error naming it (rc $rc: $(head -c 300 "$T/err"))" \
-    "[ $rc -ne 0 ] && grep -q 'cannot migrate the database from schema version 5 to 11 (nothing was changed)' '$T/err' && grep -q 'duplicate column name: ep' '$T/err'"
+    "[ $rc -ne 0 ] && grep -q 'cannot migrate the database from schema version 5 to $CUR (nothing was changed)' '$T/err' && grep -q 'duplicate column name: ep' '$T/err'"
 snap "$T/c.db" >"$T/after.c"
 check "and changes nothing: version 5, no cp column, the same rows, the views" \
     "[ \"\$(q '$T/c.db' \"PRAGMA user_version; SELECT count(*) FROM pragma_table_info('plans') WHERE name = 'cp'; SELECT count(*) FROM results_view\")\" = '5
@@ -154,7 +157,7 @@ refused() {
     shape "$T/bad$1.db" >"$T/shape.bad"
     $B run tests/data/schema5.yaml --db "$T/bad$1.db" --quiet >/dev/null 2>"$T/err"; rc=$?
     check "a failing migration from version $1 is an error naming it (rc $rc: $(head -c 300 "$T/err"))" \
-        "[ $rc -ne 0 ] && grep -q 'cannot migrate the database from schema version $1 to 11 (nothing was changed)' '$T/err' && grep -q 'table $2 already exists' '$T/err'"
+        "[ $rc -ne 0 ] && grep -q 'cannot migrate the database from schema version $1 to $CUR (nothing was changed)' '$T/err' && grep -q 'table $2 already exists' '$T/err'"
     snap "$T/bad$1.db" >"$T/after.bad"
     shape "$T/bad$1.db" >"$T/shape.bad2"
     check "and changes nothing: version $1, the same tables and rows" \
@@ -163,6 +166,12 @@ refused() {
 
 # values DB SQL: every value snap compares, and SQL's rows
 values() { snap "$1"; q "$1" "$2"; }
+# cols DB VIEW: the columns of VIEW in DB, comma-separated
+cols() { q "$1" "SELECT group_concat(name, ', ') FROM pragma_table_info('$2')"; }
+# views DB CODES RCOLS VCOLS: the rows of the id-level view CODES (results up
+# to version 11, result_codes from 12) and of results_view, columns RCOLS and
+# VCOLS, by rid
+views() { q "$1" "SELECT $3 FROM $2 ORDER BY rid; SELECT $4 FROM results_view ORDER BY rid"; }
 # migrated VER DB SQL BEFORE: DB's values are those in the file BEFORE, and
 # its tables and views a new file's
 migrated() {
@@ -183,8 +192,8 @@ check "the fixture is a version-6 database with its 24 rows" \
     "[ \"\$(q '$T/f.db' 'PRAGMA user_version; SELECT count(*) FROM result_rows')\" = '6
 24' ]"
 reports 6 "$T/f.db"
-check "and leaves it at version 11, with empty keep_groups and keep_axes" \
-    "[ \"\$(q '$T/f.db' 'PRAGMA user_version; SELECT count(*) FROM keep_groups; SELECT count(*) FROM keep_axes; SELECT count(*) FROM keep_stats')\" = '11
+check "and leaves it at version $CUR, with empty keep_groups and keep_axes" \
+    "[ \"\$(q '$T/f.db' 'PRAGMA user_version; SELECT count(*) FROM keep_groups; SELECT count(*) FROM keep_axes; SELECT count(*) FROM keep_stats')\" = '$CUR
 0
 0
 0' ]"
@@ -194,7 +203,7 @@ refused 6 keep_axes
 loadv 6 "$T/h.db"
 $B run tests/data/schema5.yaml --db "$T/h.db" --quiet >/dev/null 2>"$T/err"; rc=$?
 check "run on a version-6 database exits 0 and appends run 2 (rc $rc)" \
-    "[ $rc -eq 0 ] && [ \"\$(q '$T/h.db' 'PRAGMA user_version; SELECT count(*) FROM runs')\" = '11
+    "[ $rc -eq 0 ] && [ \"\$(q '$T/h.db' 'PRAGMA user_version; SELECT count(*) FROM runs')\" = '$CUR
 2' ]"
 
 # version 7: the regions rows become one region_rows row per scenario, the
@@ -206,8 +215,8 @@ scen=$(q "$T/i.db" "SELECT count(*) || '|' || count(DISTINCT idx) FROM regions")
 check "the fixture is a version-7 database with regions rows ($scen: rows|scenarios)" \
     "[ \"\$(q '$T/i.db' 'PRAGMA user_version')\" = 7 ] && [ '${scen%%|*}' -gt '${scen##*|}' ] && [ '${scen##*|}' -gt 0 ]"
 reports 7 "$T/i.db"
-check "and leaves it at version 11, regions a view over one region_rows row per scenario" \
-    "[ \"\$(q '$T/i.db' \"PRAGMA user_version; SELECT type FROM sqlite_schema WHERE name = 'regions'; SELECT count(*) FROM region_rows\")\" = '11
+check "and leaves it at version $CUR, regions a view over one region_rows row per scenario" \
+    "[ \"\$(q '$T/i.db' \"PRAGMA user_version; SELECT type FROM sqlite_schema WHERE name = 'regions'; SELECT count(*) FROM region_rows\")\" = '$CUR
 view
 ${scen##*|}' ]"
 migrated 7 "$T/i.db" "$V7" "$T/before.i" # the regions rows, in order, among them
@@ -218,21 +227,19 @@ refused 7 region_rows
 # also derive them for the rows this build writes; a file whose user dropped
 # a view migrates too
 V8="SELECT * FROM result_rows ORDER BY rid; SELECT * FROM region_rows ORDER BY rid"
-RES="SELECT * FROM results ORDER BY rid; SELECT * FROM results_view ORDER BY rid"
 loadv 8 "$T/j.db"
 values "$T/j.db" "$V8" >"$T/before.j"
 # the views' columns before the migration (version 10 adds stack)
-RCOLS=$(q "$T/j.db" "SELECT group_concat(name, ', ') FROM pragma_table_info('results')")
-VCOLS=$(q "$T/j.db" "SELECT group_concat(name, ', ') FROM pragma_table_info('results_view')")
-RES="SELECT $RCOLS FROM results ORDER BY rid; SELECT $VCOLS FROM results_view ORDER BY rid"
-q "$T/j.db" "$RES" >"$T/view.before.j"
+RCOLS=$(cols "$T/j.db" results)
+VCOLS=$(cols "$T/j.db" results_view)
+views "$T/j.db" results "$RCOLS" "$VCOLS" >"$T/view.before.j"
 check "the fixture is a version-8 database with its 24 rows and their derived outputs" \
     "[ \"\$(q '$T/j.db' 'PRAGMA user_version; SELECT count(*) FROM result_rows WHERE sr & 3 = 1 OR t_comm IS NOT NULL')\" = '8
 24' ]"
 reports 8 "$T/j.db"
-check "and leaves it at version 11" "[ \"\$(q '$T/j.db' 'PRAGMA user_version')\" = 11 ]"
+check "and leaves it at version $CUR" "[ \"\$(q '$T/j.db' 'PRAGMA user_version')\" = $CUR ]"
 migrated 8 "$T/j.db" "$V8" "$T/before.j"
-q "$T/j.db" "$RES" >"$T/view.after.j"
+views "$T/j.db" result_codes "$RCOLS" "$VCOLS" >"$T/view.after.j"
 check "the views give the version-8 values, row by row" "cmp -s '$T/view.before.j' '$T/view.after.j'"
 check "and name the default stack for every migrated plan" \
     "[ \"\$(q '$T/j.db' \"SELECT count(*), count(DISTINCT stack), min(stack) FROM results_view; SELECT count(*) FROM plans WHERE stack IS NOT NULL\")\" = '24|1|megatron-core
@@ -241,7 +248,7 @@ loadv 8 "$T/k.db"
 q "$T/k.db" "DROP VIEW best_plan"
 $B report --db "$T/k.db" --out "$T/rep.k" >/dev/null 2>"$T/err"; rc=$?
 check "a version-8 file without the view best_plan migrates (rc $rc: $(head -c 300 "$T/err"))" \
-    "[ $rc -eq 0 ] && [ \"\$(q '$T/k.db' \"PRAGMA user_version; SELECT count(*) FROM sqlite_schema WHERE name = 'best_plan'\")\" = '11
+    "[ $rc -eq 0 ] && [ \"\$(q '$T/k.db' \"PRAGMA user_version; SELECT count(*) FROM sqlite_schema WHERE name = 'best_plan'\")\" = '$CUR
 1' ]"
 # version 9: plans gain stack (NULL: the default); every stored value stays,
 # the views give the same rows and name the stack; a run appended to the
@@ -250,16 +257,16 @@ V9="SELECT * FROM result_rows ORDER BY rid; SELECT * FROM region_rows ORDER BY r
     SELECT $PLAN6 FROM plans ORDER BY pid; SELECT * FROM models"
 loadv 9 "$T/n.db"
 values "$T/n.db" "$V9" >"$T/before.n"
-RCOLS=$(q "$T/n.db" "SELECT group_concat(name, ', ') FROM pragma_table_info('results')")
-VCOLS=$(q "$T/n.db" "SELECT group_concat(name, ', ') FROM pragma_table_info('results_view')")
-q "$T/n.db" "SELECT $RCOLS FROM results ORDER BY rid; SELECT $VCOLS FROM results_view ORDER BY rid" >"$T/view.before.n"
+RCOLS=$(cols "$T/n.db" results)
+VCOLS=$(cols "$T/n.db" results_view)
+views "$T/n.db" results "$RCOLS" "$VCOLS" >"$T/view.before.n"
 check "the fixture is a version-9 database with its 24 rows" \
     "[ \"\$(q '$T/n.db' 'PRAGMA user_version; SELECT count(*) FROM result_rows')\" = '9
 24' ]"
 reports 9 "$T/n.db"
-check "and leaves it at version 11" "[ \"\$(q '$T/n.db' 'PRAGMA user_version')\" = 11 ]"
+check "and leaves it at version $CUR" "[ \"\$(q '$T/n.db' 'PRAGMA user_version')\" = $CUR ]"
 migrated 9 "$T/n.db" "$V9" "$T/before.n"
-q "$T/n.db" "SELECT $RCOLS FROM results ORDER BY rid; SELECT $VCOLS FROM results_view ORDER BY rid" >"$T/view.after.n"
+views "$T/n.db" result_codes "$RCOLS" "$VCOLS" >"$T/view.after.n"
 check "the views give the version-9 values, row by row" "cmp -s '$T/view.before.n' '$T/view.after.n'"
 check "and name the default stack for every migrated plan" \
     "[ \"\$(q '$T/n.db' \"SELECT count(*), count(DISTINCT stack), min(stack) FROM results_view\")\" = '24|1|megatron-core' ]"
@@ -276,22 +283,77 @@ V10="SELECT * FROM result_rows ORDER BY rid; SELECT * FROM region_rows ORDER BY 
     SELECT * FROM plans ORDER BY pid; SELECT * FROM models; SELECT * FROM hardware"
 loadv 10 "$T/p.db"
 values "$T/p.db" "$V10" >"$T/before.p"
-q "$T/p.db" "SELECT * FROM results_view ORDER BY rid" >"$T/view.before.p"
+RCOLS=$(cols "$T/p.db" results)
+VCOLS=$(cols "$T/p.db" results_view)
+views "$T/p.db" results "$RCOLS" "$VCOLS" >"$T/view.before.p"
 check "the fixture is a version-10 database with its 24 rows" \
     "[ \"\$(q '$T/p.db' 'PRAGMA user_version; SELECT count(*) FROM result_rows')\" = '10
 24' ]"
 reports 10 "$T/p.db"
-check "and leaves it at version 11, runs.workload NULL, serve_results empty" \
-    "[ \"\$(q '$T/p.db' 'PRAGMA user_version; SELECT count(*) FROM runs WHERE workload IS NULL; SELECT count(*) FROM serve_results')\" = '11
+check "and leaves it at version $CUR, runs.workload NULL, serve_results empty" \
+    "[ \"\$(q '$T/p.db' 'PRAGMA user_version; SELECT count(*) FROM runs WHERE workload IS NULL; SELECT count(*) FROM serve_results')\" = '$CUR
 1
 0' ]"
 migrated 10 "$T/p.db" "$V10" "$T/before.p"
-q "$T/p.db" "SELECT * FROM results_view ORDER BY rid" >"$T/view.after.p"
+views "$T/p.db" result_codes "$RCOLS" "$VCOLS" >"$T/view.after.p"
 check "the views give the version-10 values, row by row" "cmp -s '$T/view.before.p' '$T/view.after.p'"
 printf 'workload: serve\nmodels: llama3-8b\nhardware: h100-sxm\nserve: {isl: 100, osl: 100}\nplan: {tp: [1, 2]}\n' >"$T/sv.yaml"
 $B run "$T/sv.yaml" --db "$T/p.db" --quiet 2>"$T/err"; rc=$?
 check "a serving run appended to the migrated file (rc $rc: $(head -c 200 "$T/err"))" \
     "[ $rc -eq 0 ] && [ \"\$(q '$T/p.db' \"SELECT run_id, workload, count(*) FROM runs JOIN serve_results USING (run_id) GROUP BY 1\")\" = '2|serve|2' ]"
+
+# version 11: results becomes the view of names (model, hardware, dtype,
+# recompute, dp_overlap, status and reason as words, params an integer);
+# result_codes is the id-level view results was, row for row, results_view
+# stays as it was, results has its values (dp_overlap as the word of its
+# code), and a DELETE through results deletes the stored rows
+V11="SELECT * FROM result_rows ORDER BY rid; SELECT * FROM region_rows ORDER BY rid;
+    SELECT * FROM plans ORDER BY pid; SELECT * FROM models; SELECT * FROM hardware;
+    SELECT * FROM serve_results; SELECT * FROM keep_groups"
+loadv 11 "$T/s.db"
+loadv 11 "$T/s11.db" # left at version 11, to compare with
+values "$T/s.db" "$V11" >"$T/before.s"
+RCOLS=$(cols "$T/s.db" results)
+VCOLS=$(cols "$T/s.db" results_view)
+views "$T/s.db" results "$RCOLS" "$VCOLS" >"$T/view.before.s"
+check "the fixture is a version-11 database with its 24 rows" \
+    "[ \"\$(q '$T/s.db' 'PRAGMA user_version; SELECT count(*) FROM result_rows')\" = '11
+24' ]"
+reports 11 "$T/s.db"
+check "and leaves it at version $CUR" "[ \"\$(q '$T/s.db' 'PRAGMA user_version')\" = $CUR ]"
+migrated 11 "$T/s.db" "$V11" "$T/before.s"
+views "$T/s.db" result_codes "$RCOLS" "$VCOLS" >"$T/view.after.s"
+check "result_codes and results_view give the version-11 rows of results and results_view" \
+    "cmp -s '$T/view.before.s' '$T/view.after.s'"
+# every column of the version-11 results_view, in results, compared as
+# values (IS NOT: REALs bit for bit, NULLs count; params 8030261248.0 and
+# 8030261248 are equal), dp_overlap as the word of its code
+cond=
+for c in $(echo "$VCOLS" | tr -d ,); do
+    case $c in
+    dp_overlap) cond="$cond OR y.$c IS NOT CASE x.$c WHEN 0 THEN 'none' WHEN 1 THEN 'last-microbatch'
+        WHEN 2 THEN 'bucketed' END" ;;
+    *) cond="$cond OR x.$c IS NOT y.$c" ;;
+    esac
+done
+diff=$(q "$T/s.db" "ATTACH '$T/s11.db' AS o; SELECT count(*) FROM o.results_view x
+    LEFT JOIN main.results y ON y.rid = x.rid WHERE ${cond# OR }")
+check "results has every value of the version-11 results_view ($diff of 24 rows differ)" \
+    "[ '$diff' = 0 ]"
+ids=$(q "$T/s.db" "ATTACH '$T/s11.db' AS o; SELECT count(*) FROM o.results x
+    JOIN main.results y ON y.rid = x.rid AND y.run_id = x.run_id AND y.idx = x.idx
+    AND y.key = x.key AND y.model_id = x.model_id AND y.hw_id = x.hw_id")
+check "and the ids of the version-11 results: run_id, idx, rid, key, model_id, hw_id ($ids of 24)" \
+    "[ '$ids' = 24 ]"
+typed=$(q "$T/s.db" "SELECT count(*) FROM results WHERE typeof(params) = 'integer'
+    AND typeof(devices + tp + pp + dp + vpp + mbs + gbs + seq + generation + cp + ep) = 'integer'
+    AND dtype = 'bf16' AND dp_overlap IN ('none', 'last-microbatch', 'bucketed')
+    AND status IN ('ok', 'invalid', 'oom') AND model IS NOT NULL AND hardware IS NOT NULL")
+check "results: params and the counts integers, codes as words ($typed of 24)" "[ '$typed' = 24 ]"
+q "$T/s.db" "DELETE FROM results WHERE status = 'invalid'"
+check "DELETE FROM results deletes the stored rows (8 invalid of 24)" \
+    "[ \"\$(q '$T/s.db' 'SELECT count(*) FROM result_rows; SELECT count(*) FROM result_codes')\" = '16
+16' ]"
 
 # this build's rows leave the derived outputs NULL (test_store's round trip
 # checks that the view gives the projected values back bit for bit)
@@ -304,5 +366,5 @@ load "$T/e.db"
 q "$T/e.db" "PRAGMA user_version = 4"
 $B report --db "$T/e.db" --out "$T/rep.e" >/dev/null 2>"$T/err"; rc=$?
 check "version 4 is refused, not migrated (rc $rc)" \
-    "[ $rc -eq 1 ] && grep -q 'schema version 4, but this ccsweep .* reads version 11' '$T/err' && [ \"\$(q '$T/e.db' 'PRAGMA user_version')\" = 4 ]"
+    "[ $rc -eq 1 ] && grep -q 'schema version 4, but this ccsweep .* reads version $CUR' '$T/err' && [ \"\$(q '$T/e.db' 'PRAGMA user_version')\" = 4 ]"
 exit 0

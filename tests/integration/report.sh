@@ -111,10 +111,9 @@ check "run_diff: two identical runs, every scenario matched, nothing changed ($d
     [ "$diffs" = "$total 0" ]
 # the TP+DP plan is the smallest fitting tp without pipeline parallelism
 sel=$(sqlite3 "$DB" <tools/queries/comm_share.sql | awk -F'|' '$1 == "tp+dp" {print $4 "|" $2 "|" $3 "|" $6}' | sort)
-ref=$(q "$DB" "SELECT m.name, h.name, h.generation, min(r.tp) FROM results r
-    JOIN models m ON m.model_id = r.model_id JOIN hardware h ON h.hw_id = r.hw_id
-    WHERE r.run_id = 2 AND r.status = 0 AND r.pp = 1 AND r.tp_overlap = 0 AND r.innet_reduce = 0
-      AND r.comm_compress = 1 AND r.net_bw_factor = 1 GROUP BY r.model_id, r.hw_id" | sort)
+ref=$(q "$DB" "SELECT model, hardware, generation, min(tp) FROM results
+    WHERE run_id = 2 AND status = 'ok' AND pp = 1 AND tp_overlap = 0 AND innet_reduce = 0
+      AND comm_compress = 1 AND net_bw_factor = 1 GROUP BY model_id, hw_id" | sort)
 check "TP+DP plans use the smallest tp that fits with pp = 1 ($(echo "$ref" | wc -l) groups)" \
     [ -n "$ref" -a "$sel" = "$ref" ]
 # communication by class: the classes of each best plan add up to its share,
@@ -123,8 +122,8 @@ check "TP+DP plans use the smallest tp that fits with pp = 1 ($(echo "$ref" | wc
 cls=$(sqlite3 "$DB" <tools/queries/comm_class.sql | awk -F'|' '{n++; d = $16 - ($17 + $18 + $19 + $20 + $21); if (d < 0) d = -d; if (d > 0.06) bad++; if ($11 > 1) ep++} END {print n + 0, bad + 0, ep + 0}')
 check "comm_class: one row per mixture-of-experts group, classes adding up to comm_pct (rows, mismatches, with ep > 1: $cls)" \
     [ "$(echo "$cls" | cut -d' ' -f1,2)" = "4 0" ]
-ep=$(q "$DB" "SELECT count(*) FROM plan_rank k JOIN results r ON r.rid = k.rid JOIN models m ON m.model_id = r.model_id
-    WHERE k.run_id = 2 AND k.rk = 1 AND m.name = 'moe-tiny'")
+ep=$(q "$DB" "SELECT count(*) FROM plan_rank k JOIN results r ON r.rid = k.rid
+    WHERE k.run_id = 2 AND k.rk = 1 AND r.model = 'moe-tiny'")
 check "comm_class: the query's rows are the best plans of moe-tiny ($ep groups)" [ "$ep" = 4 ]
 rows=$(sed -n '/^## Communication by class/,/^## Queries/p' "$OUT/report.md" | grep -c '^| moe-tiny ')
 check "report: the section on communication by class lists moe-tiny at every generation of the reference hardware ($rows)" \

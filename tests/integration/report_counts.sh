@@ -21,7 +21,7 @@ fi
 # results/README.md's "Best plan" says (tokens/s, then memory, then the plan),
 # and the TP+DP plan: pp = 1, the smallest tp, then the same order.
 PLANS="WITH ok AS (
-  SELECT r.*, h.name AS hw, h.generation AS gen FROM results r JOIN hardware h ON h.hw_id = r.hw_id
+  SELECT r.*, h.name AS hw, h.generation AS gen FROM result_codes r JOIN hardware h ON h.hw_id = r.hw_id
   WHERE r.status = 0 AND r.tp_overlap = 0 AND r.innet_reduce = 0 AND r.comm_compress = 1
     AND r.net_bw_factor = 1),
 o AS (SELECT *, row_number() OVER (PARTITION BY model_id, hw_id, devices, gbs, seq
@@ -31,7 +31,7 @@ f AS (SELECT *, row_number() OVER (PARTITION BY model_id, hw_id, devices, gbs, s
       ORDER BY tp, brk) AS frk FROM o WHERE pp = 1),
 pl AS (SELECT 'best' AS plan, * FROM o WHERE brk = 1
        UNION ALL SELECT 'tp+dp', * FROM o WHERE rid IN (SELECT rid FROM f WHERE frk = 1)),
-grp AS (SELECT DISTINCT model_id, devices, gbs, seq FROM results)"
+grp AS (SELECT DISTINCT model_id, devices, gbs, seq FROM result_codes)"
 
 counts() { # $1: db, $2: report dir, $3: label
     DB=$1 R=$2/report.md L=$3
@@ -39,7 +39,7 @@ counts() { # $1: db, $2: report dir, $3: label
     # what varies within one model names the groups
     dims=$(sqlite3 "$DB" "SELECT max(d) > 1, max(g) > 1, max(s) > 1 FROM (SELECT model_id,
         count(DISTINCT devices) AS d, count(DISTINCT gbs) AS g, count(DISTINCT seq) AS s
-        FROM results GROUP BY model_id)")
+        FROM result_codes GROUP BY model_id)")
     word="model x hardware"
     [ "${dims%%|*}" = 1 ] && word="$word x devices"
     x=${dims#*|}; [ "${x%%|*}" = 1 ] && word="$word x gbs"

@@ -47,8 +47,8 @@ $BIN search --model gpt3-175b --hw h100-sxm --devices 1024 --top 5 --json >"$TMP
 check "search --json exits 0" [ $rc -eq 0 ]
 [ $rc -eq 0 ] || sed 's/^/  /' "$TMP/s1.err"
 
-stored=$(q "$TMP/s.db" "SELECT count(*) FROM results WHERE status != 1")
-fit=$(q "$TMP/s.db" "SELECT count(*) FROM results WHERE status = 0")
+stored=$(q "$TMP/s.db" "SELECT count(*) FROM results WHERE status != 'invalid'")
+fit=$(q "$TMP/s.db" "SELECT count(*) FROM results WHERE status = 'ok'")
 check "search projects every plan the sweep stores ($(jq1 "$TMP/s1.json" '$.plans') vs $stored)" \
     [ "$stored" -gt 0 -a "$(jq1 "$TMP/s1.json" '$.plans')" = "$stored" ]
 check "search counts as many fitting plans ($(jq1 "$TMP/s1.json" '$.plans_fit') vs $fit)" \
@@ -62,9 +62,10 @@ F="tp pp dp vpp mbs sp zero flash_attn dp_overlap"
 got=""
 for f in $F; do got="$got$(jq1 "$TMP/s1.json" "\$.top[0].plan.$f")|"; done
 got="$got$(jq1 "$TMP/s1.json" '$.top[0].plan.recompute')"
-want=$(q "$TMP/s.db" "SELECT $(echo $F | sed 's/ / || '"'|'"' || /g') || '|' || recompute
-    FROM best_plan WHERE model = 'gpt3-175b' AND hardware = 'h100-sxm' AND generation = 0
-      AND devices = 1024")
+# (the fields from result_codes: the JSON has dp_overlap as its code)
+want=$(q "$TMP/s.db" "SELECT $(echo $F | sed 's/\([a-z_]*\)/c.\1/g; s/ / || '"'|'"' || /g') || '|' || b.recompute
+    FROM best_plan b JOIN result_codes c ON c.rid = b.rid WHERE b.model = 'gpt3-175b'
+      AND b.hardware = 'h100-sxm' AND b.generation = 0 AND b.devices = 1024")
 check "search's best plan is best_plan's ($got)" [ -n "$want" -a "$got" = "$want" ]
 tok=$(jq1 "$TMP/s1.json" '$.top[0].tokens_per_s')
 mem=$(jq1 "$TMP/s1.json" '$.top[0].mem_total')
@@ -77,7 +78,7 @@ $BIN search --model gpt3-175b --hw h100-sxm --devices 1024 --top 1 --csv >"$TMP/
 outs=$(head -1 "$TMP/h.csv" | sed 's/.*,status,//; s/,same_plans.*//')
 want5=$(q "$TMP/s.db" "SELECT group_concat(v, ' ') FROM (SELECT printf('%.12e', tokens_per_s) AS v
     FROM (SELECT min(k.rk) AS rk, r.tokens_per_s FROM plan_rank k
-          JOIN results r ON r.run_id = k.run_id AND r.idx = k.idx
+          JOIN result_codes r ON r.rid = k.rid
           GROUP BY $outs) ORDER BY rk LIMIT 5)")
 got5=$(sqlite3 -batch :memory: "SELECT group_concat(printf('%.12e', value ->> 'tokens_per_s'), ' ')
     FROM json_each(json_extract(readfile('$TMP/s1.json'), '\$.top'))")

@@ -41,25 +41,25 @@ check "provenance: spec sha256, spec text, version, ranks, argv, slurm job id an
 check "sessions table has one finished session" \
     [ "$(q "$TMP/n2.db" "SELECT count(*), max(status) FROM sessions")" = "1|complete" ]
 
-check "results_view joins every row with readable names" \
-    [ "$(q "$TMP/n1.db" "SELECT count(*) FROM results_view WHERE model IN ('llama3-8b','gpt3-175b')
+check "results joins every row with readable names" \
+    [ "$(q "$TMP/n1.db" "SELECT count(*) FROM results WHERE model IN ('llama3-8b','gpt3-175b')
         AND hardware IN ('a100-80g','mi300x') AND status IN ('ok','invalid','oom') AND recompute IN ('selective','full')")" = 576 ]
 check "scenario names rendered from the template" \
-    [ "$(q "$TMP/n1.db" "SELECT scenario FROM results_view WHERE idx = 0")" = "llama3-8b/a100-80g/g0/n64-tp1-pp1-selective" ]
+    [ "$(q "$TMP/n1.db" "SELECT scenario FROM results WHERE idx = 0")" = "llama3-8b/a100-80g/g0/n64-tp1-pp1-selective" ]
 check "invalid rows carry a reason and no timings" \
-    [ "$(q "$TMP/n1.db" "SELECT count(*) FROM results WHERE status = 1 AND (reason = 0 OR t_iter IS NOT NULL)")" = 0 ]
+    [ "$(q "$TMP/n1.db" "SELECT count(*) FROM results WHERE status = 'invalid' AND (reason = 'ok' OR t_iter IS NOT NULL)")" = 0 ]
 # best (best.h): highest tokens/s among fitting plans without what-if
 # mitigations at equal model, hardware generation, devices, gbs and seq; ties
 # to lower memory per device. Checked here by a plain correlated query.
 ELIG="v.status = 'ok' AND v.tp_overlap = 0 AND v.innet_reduce = 0 AND v.comm_compress = 1 AND v.net_bw_factor = 1"
 SAME="v.run_id = b.run_id AND v.model = b.model AND v.hardware = b.hardware AND v.generation = b.generation
     AND v.devices = b.devices AND v.gbs = b.gbs AND v.seq = b.seq"
-best_bad=$(q "$TMP/n1.db" "SELECT count(*) FROM best_plan b WHERE EXISTS (SELECT 1 FROM results_view v
+best_bad=$(q "$TMP/n1.db" "SELECT count(*) FROM best_plan b WHERE EXISTS (SELECT 1 FROM results v
     WHERE $ELIG AND $SAME AND (v.tokens_per_s > b.tokens_per_s
       OR (v.tokens_per_s = b.tokens_per_s AND v.mem_total < b.mem_total)))")
 best_n=$(q "$TMP/n1.db" "SELECT count(*) FROM best_plan")
 groups=$(q "$TMP/n1.db" "SELECT count(*) FROM (SELECT DISTINCT v.run_id, v.model, v.hardware, v.generation,
-    v.devices, v.gbs, v.seq FROM results_view v WHERE $ELIG)")
+    v.devices, v.gbs, v.seq FROM results v WHERE $ELIG)")
 check "best_plan holds one plan per group, none with a faster (or as fast and smaller) rival ($best_n groups)" \
     [ "$best_n" -gt 0 -a "$best_bad" = 0 -a "$best_n" = "$groups" ]
 check "comm_share's best plan is best_plan's, for every group" \
@@ -89,7 +89,7 @@ check "--verbose prints rank 0's peak RSS and CPU" \
 # where-filter on the workers, --detail, a second run in the same database
 sed 's/^name: small/name: small-fits\nwhere: "fits and tp >= 2"/' $SPEC >"$TMP/fits.yaml"
 $MPIRUN -n 2 $BIN run "$TMP/fits.yaml" --db "$TMP/n1.db" --detail --quiet >/dev/null 2>&1; rc=$?
-want=$(q "$TMP/n1.db" "SELECT count(*) FROM results WHERE run_id = 1 AND status = 0 AND tp >= 2")
+want=$(q "$TMP/n1.db" "SELECT count(*) FROM results WHERE run_id = 1 AND status = 'ok' AND tp >= 2")
 got=$(q "$TMP/n1.db" "SELECT n_rows || ' ' || n_filtered || ' ' || n_done FROM runs WHERE run_id = 2")
 check "where-filter keeps only matching rows ($want) and counts the rest as filtered" \
     [ $rc -eq 0 -a "$got" = "$want $((576 - want)) 576" ]
@@ -109,7 +109,7 @@ same=$(q "$TMP/rg.db" "WITH p AS (SELECT json_extract(value, '\$.name') AS name,
       json_extract(value, '\$.flops') AS flops, json_extract(value, '\$.bytes') AS bytes
     FROM json_each(readfile('$TMP/rg.json'), '\$.regions') WHERE json_extract(value, '\$.time') > 0),
   d AS (SELECT n.name, g.time, g.count, g.flops, g.bytes FROM regions g
-    JOIN region_names n USING (region) JOIN results_view v ON v.run_id = g.run_id AND v.idx = g.idx
+    JOIN region_names n USING (region) JOIN results v ON v.run_id = g.run_id AND v.idx = g.idx
     WHERE v.model = 'llama3-8b' AND v.hardware = 'h100-sxm' AND v.generation = 0 AND v.tp = 2
       AND v.pp = 1)
   SELECT (SELECT count(*) FROM p) || '|' || (SELECT count(*) FROM d) || '|' || (SELECT count(*)

@@ -20,7 +20,7 @@ spec_with() {
 # expect DB-FULL K ORDER PARTITION: the window query over the full results
 expect() {
     q "$1" "SELECT idx FROM (SELECT idx, row_number() OVER (PARTITION BY $4 ORDER BY $3, idx) AS rk
-            FROM results WHERE run_id = 1 AND status != 1) WHERE rk <= $2 ORDER BY idx"
+            FROM result_codes WHERE run_id = 1 AND status != 1) WHERE rk <= $2 ORDER BY idx"
 }
 # full_rows DB-FULL IDX-FILE: the full run's rows of those indices
 full_rows() {

@@ -22,19 +22,19 @@ ranked AS (
     row_number() OVER (PARTITION BY k.model_id, k.hw_id, k.devices, k.gbs, k.seq, r.pp = 1
                        ORDER BY r.tp, k.rk) AS forced_rk
   FROM plan_rank k JOIN run ON k.run_id = run.id
-    JOIN results r ON r.rid = k.rid),
+    JOIN result_codes r ON r.rid = k.rid),
 plans AS (
   SELECT k.plan, r.*, m.name AS model, m.params, m.layers, m.hidden,
     h.name AS hardware, h.generation
   FROM (SELECT 'best' AS plan, rid FROM ranked WHERE best_rk = 1
         UNION ALL
         SELECT 'tp+dp', rid FROM ranked WHERE pp = 1 AND forced_rk = 1) k
-    JOIN results r ON r.rid = k.rid
+    JOIN result_codes r ON r.rid = k.rid
     JOIN models m ON m.model_id = r.model_id
     JOIN hardware h ON h.hw_id = r.hw_id)
 , fixed AS (
   SELECT r.model_id, max(r.ccr) AS ccr
-  FROM results r JOIN run ON r.run_id = run.id
+  FROM result_codes r JOIN run ON r.run_id = run.id
   WHERE r.status != 1 AND r.tp = coalesce(:tp, 8) AND r.ccr > 0 AND r.innet_reduce = 0
     AND r.comm_compress = 1
   GROUP BY r.model_id)

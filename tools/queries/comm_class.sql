@@ -16,7 +16,7 @@
 WITH run AS (SELECT coalesce(:run, (SELECT max(run_id) FROM runs)) AS id),
 best AS (
   SELECT r.* FROM plan_rank k JOIN run ON k.run_id = run.id
-    JOIN results r ON r.rid = k.rid
+    JOIN result_codes r ON r.rid = k.rid
   WHERE k.rk = 1)
 SELECT h.name AS hardware, h.generation, m.name AS model, CAST(m.params AS INTEGER) AS params,
   coalesce(m.experts, 0) AS experts, b.seq, b.devices, b.gbs,

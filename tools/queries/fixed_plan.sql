@@ -22,14 +22,14 @@ ranked AS (
     row_number() OVER (PARTITION BY k.model_id, k.hw_id, k.devices, k.gbs, k.seq, r.pp = 1
                        ORDER BY r.tp, k.rk) AS forced_rk
   FROM plan_rank k JOIN run ON k.run_id = run.id
-    JOIN results r ON r.rid = k.rid),
+    JOIN result_codes r ON r.rid = k.rid),
 plans AS (
   SELECT k.plan, r.*, m.name AS model, m.params, m.layers, m.hidden,
     h.name AS hardware, h.generation
   FROM (SELECT 'best' AS plan, rid FROM ranked WHERE best_rk = 1
         UNION ALL
         SELECT 'tp+dp', rid FROM ranked WHERE pp = 1 AND forced_rk = 1) k
-    JOIN results r ON r.rid = k.rid
+    JOIN result_codes r ON r.rid = k.rid
     JOIN models m ON m.model_id = r.model_id
     JOIN hardware h ON h.hw_id = r.hw_id)
 , first AS MATERIALIZED (
@@ -42,7 +42,7 @@ SELECT f.plan, f.hardware, h.generation, f.model, CAST(f.params AS INTEGER) AS p
   CASE WHEN r.t_dp_comm > 0 THEN
     round(100 * (1 - r.t_dp_comm_exposed / r.t_dp_comm), 2) END AS dp_hidden_pct,
   round(100 * r.mfu, 2) AS mfu_pct
-FROM results r JOIN run ON r.run_id = run.id
+FROM result_codes r JOIN run ON r.run_id = run.id
   CROSS JOIN first f ON r.model_id = f.model_id AND r.devices = f.devices
     AND r.tp = f.tp AND r.pp = f.pp AND r.dp = f.dp AND r.vpp = f.vpp AND r.mbs = f.mbs
     AND r.gbs = f.gbs AND r.seq = f.seq AND r.dtype = f.dtype AND r.sp = f.sp

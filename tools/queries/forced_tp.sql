@@ -12,11 +12,11 @@
 WITH run AS (SELECT coalesce(:run, (SELECT max(run_id) FROM runs)) AS id),
 grp AS (
   SELECT DISTINCT r.model_id, r.devices, r.gbs, r.seq
-  FROM results r JOIN run ON r.run_id = run.id),
+  FROM result_codes r JOIN run ON r.run_id = run.id),
 fit AS (
   SELECT r.model_id, r.hw_id, r.devices, r.gbs, r.seq, min(r.tp) AS tp_any_pp,
     min(CASE WHEN r.pp = 1 THEN r.tp END) AS tp_no_pp
-  FROM results r JOIN run ON r.run_id = run.id
+  FROM result_codes r JOIN run ON r.run_id = run.id
   WHERE r.status = 0 AND r.tp_overlap = 0 AND r.innet_reduce = 0
     AND r.comm_compress = 1 AND r.net_bw_factor = 1
   GROUP BY r.model_id, r.hw_id, r.devices, r.gbs, r.seq)

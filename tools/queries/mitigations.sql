@@ -21,14 +21,14 @@ ranked AS (
     row_number() OVER (PARTITION BY k.model_id, k.hw_id, k.devices, k.gbs, k.seq, r.pp = 1
                        ORDER BY r.tp, k.rk) AS forced_rk
   FROM plan_rank k JOIN run ON k.run_id = run.id
-    JOIN results r ON r.rid = k.rid),
+    JOIN result_codes r ON r.rid = k.rid),
 plans AS (
   SELECT k.plan, r.*, m.name AS model, m.params, m.layers, m.hidden,
     h.name AS hardware, h.generation
   FROM (SELECT 'best' AS plan, rid FROM ranked WHERE best_rk = 1
         UNION ALL
         SELECT 'tp+dp', rid FROM ranked WHERE pp = 1 AND forced_rk = 1) k
-    JOIN results r ON r.rid = k.rid
+    JOIN result_codes r ON r.rid = k.rid
     JOIN models m ON m.model_id = r.model_id
     JOIN hardware h ON h.hw_id = r.hw_id)
 , mit AS MATERIALIZED (
@@ -42,7 +42,7 @@ plans AS (
       CASE WHEN r.innet_reduce THEN 'innet_reduce ' ELSE '' END ||
       CASE WHEN r.net_bw_factor != 1 THEN 'net_bw_factor=' || r.net_bw_factor ELSE '' END)
       AS mitigation
-  FROM results r JOIN run ON r.run_id = run.id
+  FROM result_codes r JOIN run ON r.run_id = run.id
   WHERE r.status != 1 AND (r.tp_overlap OR r.innet_reduce OR r.comm_compress != 1
                            OR r.net_bw_factor != 1))
 SELECT p.plan, p.hardware, p.generation, p.model, CAST(p.params AS INTEGER) AS params, p.devices, p.gbs, p.seq, p.tp,

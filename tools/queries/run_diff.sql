@@ -15,11 +15,11 @@ prev AS (
     AS id),
 a AS (
   SELECT r.key, r.status, r.t_iter, m.name AS model, h.name AS hardware, h.generation
-  FROM results r JOIN prev ON r.run_id = prev.id
+  FROM result_codes r JOIN prev ON r.run_id = prev.id
     JOIN models m ON m.model_id = r.model_id JOIN hardware h ON h.hw_id = r.hw_id),
 b AS (
   SELECT r.key, r.status, r.t_iter, m.name AS model, h.name AS hardware, h.generation
-  FROM results r JOIN cur ON r.run_id = cur.id
+  FROM result_codes r JOIN cur ON r.run_id = cur.id
     JOIN models m ON m.model_id = r.model_id JOIN hardware h ON h.hw_id = r.hw_id),
 both AS (
   SELECT 0 AS side, * FROM a

@@ -24,14 +24,14 @@ ranked AS (
     row_number() OVER (PARTITION BY k.model_id, k.hw_id, k.devices, k.gbs, k.seq, r.pp = 1
                        ORDER BY r.tp, k.rk) AS forced_rk
   FROM plan_rank k JOIN run ON k.run_id = run.id
-    JOIN results r ON r.rid = k.rid),
+    JOIN result_codes r ON r.rid = k.rid),
 plans AS (
   SELECT k.plan, r.*, m.name AS model, m.params, m.layers, m.hidden,
     h.name AS hardware, h.generation
   FROM (SELECT 'best' AS plan, rid FROM ranked WHERE best_rk = 1
         UNION ALL
         SELECT 'tp+dp', rid FROM ranked WHERE pp = 1 AND forced_rk = 1) k
-    JOIN results r ON r.rid = k.rid
+    JOIN result_codes r ON r.rid = k.rid
     JOIN models m ON m.model_id = r.model_id
     JOIN hardware h ON h.hw_id = r.hw_id)
 , largest AS (
@@ -43,7 +43,7 @@ plans AS (
 , everything AS (
   SELECT count(*) AS all_groups, count(DISTINCT model_id) AS all_models
   FROM (SELECT DISTINCT r.model_id, r.devices, r.gbs, r.seq
-        FROM results r JOIN run ON r.run_id = run.id))
+        FROM result_codes r JOIN run ON r.run_id = run.id))
 SELECT p.plan, p.hardware, p.generation, count(*) AS groups,
   count(DISTINCT p.model_id) AS models, e.all_groups, e.all_models,
   round(100 * min(p.comm_fraction), 2) AS comm_min_pct,

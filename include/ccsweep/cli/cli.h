@@ -95,7 +95,7 @@ void cli_op_sources_of(const ccs_model *m, const ccs_plan *p, const ccs_hw *hw,
 void cli_csv_field(FILE *f, const char *s);
 
 /* The JSON object (jansson) of one projection, keys as the database's
- * results_view columns, with "regions" only when regions is not NULL
+ * columns of the view results, with "regions" only when regions is not NULL
  * (src as for cli_print_json). The
  * caller owns it (json_decref); NULL when out of memory. */
 struct json_t;

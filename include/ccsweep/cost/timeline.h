@@ -60,7 +60,7 @@ typedef struct ccs_output {
     const char *name;
     size_t off; /* offsetof(ccs_result, the double field) */
     /* how a row of schema version 9 on stores it: CCS_OUT_STORED; derived (the
-     * column is left NULL, the view results computes it from the stored
+     * column is left NULL, the view result_codes computes it from the stored
      * ones); or stored only when it differs from t_iter (the band's ends) */
     int store;
 } ccs_output;

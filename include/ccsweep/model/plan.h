@@ -49,7 +49,7 @@ typedef struct ccs_plan {
     double net_bw_factor;   /* factor on every link bandwidth (1 = as catalogued) */
 } ccs_plan;
 
-/* Why a plan is not projected. Stored as integers in results; see plan_reason_name. */
+/* Why a plan is not projected. Stored as integers (result_codes.reason); see plan_reason_name. */
 typedef enum ccs_reason {
     CCS_R_OK = 0,
     CCS_R_NONPOSITIVE, /* a size field is zero or negative */

@@ -13,8 +13,8 @@
 #include <stdio.h>
 
 /* Schema version kept in PRAGMA user_version. store_open migrates a file of
- * version 5 to 10 in place (in one transaction); other versions are refused. */
-#define CCS_STORE_SCHEMA 11
+ * version 5 to 11 in place (in one transaction); other versions are refused. */
+#define CCS_STORE_SCHEMA 12
 /* The oldest version store_open migrates (every one from it up). */
 #define CCS_STORE_MIGRATE_FROM 5
 /* Rows per transaction at most (the sweep also commits at least once a

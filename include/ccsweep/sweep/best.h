@@ -16,7 +16,7 @@
 #include "ccsweep/model/plan.h"
 #include "ccsweep/cost/timeline.h"
 
-/* SQL over the columns of the results table (or view). */
+/* SQL over the columns of the view result_codes (the ids and codes). */
 #define CCS_BEST_GROUP "run_id, model_id, hw_id, devices, gbs, seq, stack"
 #define CCS_BEST_ELIGIBLE                                                                          \
     "status = 0 AND tp_overlap = 0 AND innet_reduce = 0 AND comm_compress = 1 AND "                \
