@@ -120,7 +120,7 @@ json_t *cli_json_projection(const ccs_model *m, const ccs_hw *hw, const char *ev
     }
     /* Keys are the column names of the database's view results (and regions
      * table), so one quantity has one name everywhere; units are SI. The plan's
-     * dp_overlap is its code, as in result_codes and results_view. */
+     * dp_overlap is its word (none, last-microbatch, bucketed), as in results. */
     int rc = 0;
     rc |= jset(o, "model", json_string(m->name));
     rc |= jset(o, "params", jcount(r->params));
@@ -150,7 +150,7 @@ json_t *cli_json_projection(const ccs_model *m, const ccs_hw *hw, const char *ev
     rc |= jset(plan, "zero", json_integer(p->zero));
     rc |= jset(plan, "recompute", json_string(recompute_name(p->recompute)));
     rc |= jset(plan, "flash_attn", json_integer(p->flash_attn));
-    rc |= jset(plan, "dp_overlap", json_integer(p->dp_overlap));
+    rc |= jset(plan, "dp_overlap", json_string(dp_overlap_name(p->dp_overlap)));
     rc |= jset(plan, "tp_overlap", json_integer(p->tp_overlap));
     rc |= jset(plan, "innet_reduce", json_integer(p->innet_reduce));
     rc |= jset(plan, "comm_compress", json_real(p->comm_compress));

@@ -100,11 +100,16 @@ static int on_best(void *ctx, const storeq_row *row)
     copy_text(b->stack, sizeof b->stack, row, 2);
     copy_text(b->dtype, sizeof b->dtype, row, 3);
     copy_text(b->recompute, sizeof b->recompute, row, 4);
-    int64_t *iv[] = {&b->gen, &b->devices, &b->gbs,  &b->seq,        &b->tp,
-                     &b->cp,  &b->pp,      &b->dp,   &b->ep,         &b->vpp,
-                     &b->mbs, &b->sp,      &b->zero, &b->flash_attn, &b->dp_overlap};
-    for (int i = 0; i < 15; i++)
+    int64_t *iv[] = {&b->gen, &b->devices, &b->gbs, &b->seq, &b->tp, &b->cp,   &b->pp,
+                     &b->dp,  &b->ep,      &b->vpp, &b->mbs, &b->sp, &b->zero, &b->flash_attn};
+    for (int i = 0; i < 14; i++)
         *iv[i] = storeq_int(row, 5 + i);
+    /* dp_overlap: its word in schema 12's results (best_plan's source), its
+     * code in the views of older files */
+    char dpo[32];
+    copy_text(dpo, sizeof dpo, row, 19);
+    int mode = dp_overlap_parse(dpo);
+    b->dp_overlap = mode >= 0 ? mode : storeq_int(row, 19);
     b->t_iter = storeq_double(row, 20);
     b->tokens_per_s = storeq_double(row, 21);
     b->mfu = storeq_double(row, 22);
@@ -403,12 +408,13 @@ static json_t *best_json(const cmp_best *b)
         rc |= json_object_set_new(e, "mfu", json_real(b->mfu));
         rc |= json_object_set_new(e, "comm_fraction", json_real(b->comm_fraction));
         rc |= json_object_set_new(e, "mem_total", json_real(b->mem_total));
-        const char *ik[] = {"tp",  "cp", "pp",   "dp",         "ep",        "vpp",
-                            "mbs", "sp", "zero", "flash_attn", "dp_overlap"};
-        const int64_t iv[] = {b->tp,  b->cp, b->pp,   b->dp,         b->ep,        b->vpp,
-                              b->mbs, b->sp, b->zero, b->flash_attn, b->dp_overlap};
-        for (int i = 0; i < 11; i++)
+        const char *ik[] = {"tp", "cp", "pp", "dp", "ep", "vpp", "mbs", "sp", "zero", "flash_attn"};
+        const int64_t iv[] = {b->tp,  b->cp,  b->pp, b->dp,   b->ep,
+                              b->vpp, b->mbs, b->sp, b->zero, b->flash_attn};
+        for (int i = 0; i < 10; i++)
             rc |= json_object_set_new(p, ik[i], json_integer(iv[i]));
+        rc |=
+            json_object_set_new(p, "dp_overlap", json_string(dp_overlap_name((int)b->dp_overlap)));
         rc |= json_object_set_new(p, "recompute", json_string(b->recompute));
         rc |= json_object_set_new(p, "dtype", json_string(b->dtype));
     }

@@ -36,7 +36,7 @@ P='$.columns[0].best.plan'
 p="--tp $(jq1 "$TMP/f.json" "$P.tp") --pp $(jq1 "$TMP/f.json" "$P.pp") --vpp $(jq1 "$TMP/f.json" "$P.vpp")
    --mbs $(jq1 "$TMP/f.json" "$P.mbs") --recompute $(jq1 "$TMP/f.json" "$P.recompute")
    --zero $(jq1 "$TMP/f.json" "$P.zero")
-   --dp-overlap $(echo none last-microbatch bucketed | cut -d' ' -f$(($(jq1 "$TMP/f.json" "$P.dp_overlap") + 1)))"
+   --dp-overlap $(jq1 "$TMP/f.json" "$P.dp_overlap")"
 [ "$(jq1 "$TMP/f.json" "$P.sp")" = 1 ] && p="$p --sp"
 [ "$(jq1 "$TMP/f.json" "$P.flash_attn")" = 1 ] && p="$p --flash-attn"
 $BIN project --model gpt3-175b --hw mi300x --gen 2 --devices 256 $p --json >"$TMP/p.json"

@@ -45,6 +45,11 @@ got=$(sqlite3 -batch :memory: "SELECT ${J}.model'), ${J}.hardware'), ${J}.genera
 n=$(printf '%s\n' "$want" | grep -c .)
 check "JSON: the paired groups are the ones both files hold, with best_plan's t_iter, MFU, exposed comm, plan and speed-up ($n groups)" \
     [ "$n" -ge 8 -a "$got" = "$want" ]
+wdp=$(both "$A" "$B" 1 1 "$K" "a.dp_overlap, x.dp_overlap")
+gdp=$(sqlite3 -batch :memory: "SELECT ${J}.runs[0].plan.dp_overlap'), ${J}.runs[1].plan.dp_overlap')
+    FROM json_each(readfile('$TMP/c.json'), '\$.groups') g")
+check "JSON: each plan's dp_overlap is best_plan's word ($(printf '%s\n' "$wdp" | sort -u | tr '\n' ' '))" \
+    [ -n "$wdp" -a "$gdp" = "$wdp" ]
 check "JSON: the paired groups are h100-sxm generation 0 only" \
     [ "$(printf '%s\n' "$want" | cut -d'|' -f2,3 | sort -u)" = "h100-sxm|0" ]
 check "JSON: paired counts them" [ "$(sqlite3 :memory: "SELECT json_extract(readfile('$TMP/c.json'), '\$.paired')")" = "$n" ]
