@@ -12,6 +12,7 @@
  * stacks, at equal work). Reads through store_query.h only (read-only). */
 #include "ccsweep/cli/cli.h"
 #include "ccsweep/store/store_query.h"
+#include "ccsweep/util/buf.h"
 
 #include <assert.h>
 #include <jansson.h>
@@ -83,15 +84,9 @@ static int on_ids(void *ctx, const storeq_row *row)
 static int on_best(void *ctx, const storeq_row *row)
 {
     cmp_run *r = ctx;
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? 2 * r->cap : 64;
-        cmp_best *b = realloc(r->best, cap * sizeof *b);
-        if (!b) {
-            r->oom = 1;
-            return 1;
-        }
-        r->best = b;
-        r->cap = cap;
+    if (ccs_grow((void **)&r->best, &r->cap, r->n + 1, sizeof *r->best)) {
+        r->oom = 1;
+        return 1;
     }
     cmp_best *b = &r->best[r->n++];
     memset(b, 0, sizeof *b);
