@@ -242,7 +242,7 @@ static int open_shard(dist_comm *w, dist_comm *grp, const run_args *a, int widx,
         memcpy(&run[1], started, sizeof started);
         const store_range *t = store_todo(*st, n_todo);
         *todo = malloc(sizeof **todo * (*n_todo ? *n_todo : 1));
-        if (*todo)
+        if (*todo && *n_todo) /* nothing left to do: t may be NULL */
             memcpy(*todo, t, sizeof **todo * *n_todo);
     }
     if (dist_agree(w, rank != 0 || *todo ? CCS_OK : CCS_ENOMEM) != CCS_OK)
