@@ -144,6 +144,14 @@ else
     skip "disk full (cannot mount a small tmpfs here: needs root with CAP_SYS_ADMIN)"
 fi
 
+# a job killed after its last commit but before it marked the run complete:
+# every chunk is done, so --resume on two writers has nothing to share out
+cp "$TMP/ref.db" "$TMP/done.db"
+sqlite3 "$TMP/done.db" "UPDATE runs SET status = 'failed', ended = NULL"
+mkdir -p "$TMP/done-shards"
+finish "every chunk done, the run not marked complete" "$TMP/done.db" $MPIRUN -n 2 $BIN run \
+    --writers 2 --shard-dir "$TMP/done-shards"
+
 # 2. SIGKILL of the writer at random points: of a single rank, and of rank 0
 # of two, during the run and during each --resume. Chunks of 15000 scenarios
 # (a batch of 10000 rows commits inside one), each held 0.2 s
