@@ -568,13 +568,17 @@ static int run_sweep(run_state *s, dist_stats *ds)
 /* Rank 0: the run's summary line, resource use and how to resume. */
 /* The command that finishes this run, each word quoted for the shell so that
  * it pastes as it is: "ccsweep run SPEC --db DB --resume" (DB the user's file,
- * not a staged copy). Returns out. */
-#define RESUME_CMD_MAX (8 * PATH_MAX + 64)
+ * not a staged copy), with the run's --shard-dir when it had one: the shards a
+ * failed merge left there are merged only by a resume that looks there.
+ * Returns out. */
+#define RESUME_CMD_MAX (12 * PATH_MAX + 96)
 static const char *resume_command(const run_state *s, char *out, size_t n)
 {
-    char qs[4 * PATH_MAX + 3], qd[4 * PATH_MAX + 3];
-    snprintf(out, n, "ccsweep run %s --db %s --resume", ccs_shquote(qs, sizeof qs, s->a.spec),
-             ccs_shquote(qd, sizeof qd, s->shown));
+    char qs[4 * PATH_MAX + 3], qd[4 * PATH_MAX + 3], qh[4 * PATH_MAX + 3] = "";
+    if (s->a.shard_dir)
+        ccs_shquote(qh, sizeof qh, s->a.shard_dir);
+    snprintf(out, n, "ccsweep run %s --db %s --resume%s%s", ccs_shquote(qs, sizeof qs, s->a.spec),
+             ccs_shquote(qd, sizeof qd, s->shown), *qh ? " --shard-dir " : "", qh);
     return out;
 }
 

@@ -119,6 +119,8 @@ if mount -t tmpfs -o size=8m tmpfs "$TMP/mnt" 2>/dev/null; then
     check "disk full during the shard merge: non-zero exit ($rc), the shard left" \
         [ $rc -ne 0 -a "$(ls "$TMP/shards" | grep -c '\.shard$')" = 1 ]
     grep -q 'merging a shard' "$TMP/out" || skip "disk full during the shard merge (the disk filled before it)"
+    check "disk full during the shard merge: the resume command it prints names --shard-dir" \
+        grep -q "finish the run with: ccsweep run .* --resume --shard-dir $TMP/shards\$" "$TMP/out"
     expect_counters "disk full during the shard merge" "$D/m.db"
     mount -o remount,size=30m "$D"
     $MPIRUN -n 2 $BIN run "$SPEC" --db "$D/m.db" --writers 2 --shard-dir "$TMP/shards" --resume \
