@@ -325,10 +325,10 @@ static const char *csv_field(const char *s, char *buf, size_t n)
  * bucket. Asserted, where the model reaches the accuracy aimed at: mean
  * signed error within 4%, mean absolute error <= 10% for sequences up to 2k
  * and for 4k-8k, no row out of memory. Asserted as guards of what it reaches
- * today (measured 9.5% overall, per GPU 9.2 / 10.3 / 9.1%, sequences >= 16k
- * 16.7%, all too slow there; aimed at: 8% overall, 10% per GPU and bucket):
- * mean absolute error <= 11% overall, <= 12% per GPU, <= 19% for sequences
- * >= 16k. */
+ * today (measured 8.5% overall, sequences >= 16k 12.2%, all too slow there;
+ * aimed at: 8% overall, 10% for them): mean absolute error <= 10% overall,
+ * <= 14% for sequences >= 16k. Asserted as aimed at: <= 10% per GPU
+ * (measured 8.9 / 8.7 / 8.0%). */
 static void test_llm_foundry(void **state)
 {
     (void)state;
@@ -424,10 +424,10 @@ static void test_llm_foundry(void **state)
     assert_int_equal(oom, 0);
     assert_true(fabs(sum / n) <= 0.04);
     assert_true(babs[0] / bn[0] <= 0.10 && babs[1] / bn[1] <= 0.10);
-    assert_true(sum_abs / n <= 0.11);
+    assert_true(sum_abs / n <= 0.10);
     for (int g = 0; g < 3; g++)
-        assert_true(gabs[g] / gn[g] <= 0.12);
-    assert_true(babs[2] / bn[2] <= 0.19);
+        assert_true(gabs[g] / gn[g] <= 0.10);
+    assert_true(babs[2] / bn[2] <= 0.14);
 }
 
 /* A published MoE training cost: DeepSeek-V3 takes 180K H800 GPU hours per

@@ -97,6 +97,39 @@ static double at_seq(const curve *c, double seq)
     return c->tf[i] + f * (c->tf[i + 1] - c->tf[i]);
 }
 
+/* A causal curve beyond its longest measured sequence: the mask's cost (the
+ * partly masked diagonal blocks and the uneven work of the query blocks) is
+ * a shrinking share of the whole as the sequence grows, so the curve keeps
+ * the growth of its last measured doubling, linear in log2(seq), and never
+ * passes the same kernel's unmasked figure there, which does the same blocks
+ * without the mask (nc: that figure, 0 when not measured: the last value). */
+static double causal_beyond(const curve *c, double seq, double nc)
+{
+    double x = log2(seq) - 9.0 - (NSEQ - 1);
+    double last = c->tf[NSEQ - 1], slope = last - c->tf[NSEQ - 2];
+    if (!(x > 0) || !(slope > 0) || !(nc > last))
+        return last;
+    double v = last + x * slope;
+    return v < nc ? v : nc;
+}
+
+/* The curve's value at seq, a causal one beyond its measured lengths as
+ * causal_beyond has it, bounded by its unmasked twin (same device, kernel,
+ * pass and head dimension) where one is measured. */
+static double curve_at(const curve *c, double seq)
+{
+    if (!c->causal || !(seq > (512 << (NSEQ - 1))))
+        return at_seq(c, seq);
+    double nc = 0;
+    for (size_t i = 0; i < NCURVES; i++) {
+        const curve *t = &curves[i];
+        if (!t->causal && t->dev == c->dev && t->kernel == c->kernel && t->pass == c->pass &&
+            t->hd == c->hd)
+            nc = t->tf[NSEQ - 1];
+    }
+    return causal_beyond(c, seq, nc);
+}
+
 /* TFLOP/s of (dev, kernel, pass, causal) at head dimension hd: linear
  * between the two nearest measured head dimensions, the nearest outside
  * them; 0 when none is measured. */
@@ -115,17 +148,33 @@ static double measured(int dev, int kernel, int pass, int causal, double hd, dou
     if (!lo && !hi)
         return 0;
     if (!lo || !hi || lo == hi)
-        return at_seq(lo ? lo : hi, seq);
+        return curve_at(lo ? lo : hi, seq);
     double f = (hd - lo->hd) / (double)(hi->hd - lo->hd);
-    double a = at_seq(lo, seq), b = at_seq(hi, seq);
+    double a = curve_at(lo, seq), b = curve_at(hi, seq);
     return a + f * (b - a);
+}
+
+/* Forward / backward throughput ratio of a kernel, for the devices where
+ * only forward + backward was measured.
+ * FlashAttention-2: up to 73% of the A100's peak forward and 63% backward
+ * (Dao 2023, arXiv 2307.08691, section 4.1): 73 / 63.
+ * FlashAttention Triton: FlashAttention-2 is 1.3-1.5 times as fast in the
+ * forward pass and about 2 times in the backward pass (the same section,
+ * on the same A100 benchmark): FlashAttention-2's ratio times 2 / 1.4 (the
+ * middle of 1.3-1.5); flash_attn_triton.py's header says the same of it
+ * against the first FlashAttention (forward faster, backward slower). */
+static double fwd_bwd_ratio(int kernel)
+{
+    double fa2 = 73.0 / 63.0;
+    return kernel == CCS_ATTN_TRITON ? fa2 * 2.0 / 1.4 : fa2;
 }
 
 /* TFLOP/s of kernel on the benchmarked device dev in one pass: the pass's
  * own table; for a causal backward pass measured only without the mask, the
  * non-causal figure times the forward pass's causal / non-causal ratio (the
  * mask skips the same blocks in both); where only forward + backward was
- * measured, that rate for either pass. 0 when dev has no figure. */
+ * measured, that figure split into the two passes at fwd_bwd_ratio. 0 when
+ * dev has no figure. */
 static double dev_rate(int dev, int kernel, double hd, double seq, int causal, int bwd)
 {
     int pass = bwd ? PASS_B : PASS_F;
@@ -139,7 +188,13 @@ static double dev_rate(int dev, int kernel, double hd, double seq, int causal, i
         if (nc > 0 && fc > 0 && fn > 0)
             return nc * fc / fn;
     }
-    return measured(dev, kernel, PASS_FB, causal, hd, seq);
+    double fb = measured(dev, kernel, PASS_FB, causal, hd, seq);
+    /* one figure for forward + backward (3.5 units of forward work in
+     * 1/F + 2.5/B of time) split into its passes at the kernel's forward /
+     * backward rate ratio rho: F = fb (1 + 2.5 rho) / 3.5, B = F / rho */
+    double rho = fwd_bwd_ratio(kernel);
+    double fwd = fb * (1 + 2.5 * rho) / 3.5;
+    return bwd ? fwd / rho : fwd;
 }
 
 /* Share of the benchmarked device's best GEMM the kernel reaches there; a

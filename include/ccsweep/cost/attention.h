@@ -17,8 +17,12 @@
  * Devices: the measured table of the device hw->attn_ref names, else the
  * newest measured device's efficiency scaled by the GEMM efficiencies of
  * the two (the kernel keeps its share of what the device's matrix units
- * reach). Sequence lengths and head dimensions outside the measured range
- * take the nearest measured value. Always in (0, 1]. */
+ * reach). Head dimensions outside the measured range take the nearest
+ * measured one, sequences below it the shortest; beyond the longest, a
+ * causal curve keeps its last measured growth up to the unmasked curve, an
+ * unmasked one its last value. Where only forward + backward was measured,
+ * the figure is split into its passes at the kernel's forward / backward
+ * ratio. Always in (0, 1]. */
 double attn_kernel_eff(const ccs_hw *hw, int kernel, double hd, double seq, int causal, int bwd);
 
 #endif
