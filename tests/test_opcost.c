@@ -438,8 +438,8 @@ static void test_attention_tables(void **state)
     assert_rel(attn_kernel_eff(a, CCS_ATTN_TRITON, 128, 65536, 1, 0), 84.0 * kt / 312, 1e-3);
     /* unmasked curves hold their last value beyond 16k */
     assert_rel(attn_kernel_eff(a, CCS_ATTN_FA2, 128, 65536, 0, 0), 203.0 * k2 / 312, 1e-3);
-    assert_rel(attn_kernel_eff(h, CCS_ATTN_TRITON, 128, 2048, 1, 0),
-               265.0 * 68 / 155 * kt / 989, 1e-3);
+    assert_rel(attn_kernel_eff(h, CCS_ATTN_TRITON, 128, 2048, 1, 0), 265.0 * 68 / 155 * kt / 989,
+               1e-3);
     assert_rel(attn_kernel_eff(h, CCS_ATTN_TRITON, 128, 2048, 1, 1),
                265.0 * 68 / 155 * kt / 1.655329 / 989, 1e-3);
     assert_rel(attn_kernel_eff(b, CCS_ATTN_FA2, 128, 2048, 1, 0), 265.0 * k2 / 792.1 * 0.776, 1e-3);
