@@ -413,7 +413,10 @@ static void test_memo_prefix(void **state)
  * 265 x 1.11338: 265 x 68 / 155 x 1.46809 of the H100's 989. A device without
  * tables (b200) keeps the H100's share of the best GEMM: FA2 at 2k causal
  * d = 128 on the H100 is 265 x 1.11338 / 792.1 of its best GEMM (forward),
- * times b200's 0.776 of 2250. */
+ * times b200's 0.776 of 2250. flash-attn's flash_attn_triton.py (fa-triton)
+ * reads the first FlashAttention's bars (causal d = 128 at 2k: 69) split at
+ * the Triton kernel's ratio: forward 69 x 1.46809, backward that / 1.65533;
+ * the first FlashAttention itself (fa1) at FlashAttention-2's: 69 x 1.11338. */
 static void test_attention_tables(void **state)
 {
     (void)state;
@@ -436,6 +439,10 @@ static void test_attention_tables(void **state)
     assert_rel(attn_kernel_eff(a, CCS_ATTN_FA2, 128, 2048, 0, 0), 187.0 * k2 / 312, 1e-3);
     /* Triton causal d = 128 at 8k, 16k: 78, 80, so 84 at 64k (unmasked: 95) */
     assert_rel(attn_kernel_eff(a, CCS_ATTN_TRITON, 128, 65536, 1, 0), 84.0 * kt / 312, 1e-3);
+    assert_rel(attn_kernel_eff(a, CCS_ATTN_FA_TRITON, 128, 2048, 1, 0), 69.0 * kt / 312, 1e-3);
+    assert_rel(attn_kernel_eff(a, CCS_ATTN_FA_TRITON, 128, 2048, 1, 1), 69.0 * kt / 1.655329 / 312,
+               1e-3);
+    assert_rel(attn_kernel_eff(a, CCS_ATTN_FA1, 128, 2048, 1, 0), 69.0 * k2 / 312, 1e-3);
     /* unmasked curves hold their last value beyond 16k */
     assert_rel(attn_kernel_eff(a, CCS_ATTN_FA2, 128, 65536, 0, 0), 203.0 * k2 / 312, 1e-3);
     assert_rel(attn_kernel_eff(h, CCS_ATTN_TRITON, 128, 2048, 1, 0), 265.0 * 68 / 155 * kt / 989,

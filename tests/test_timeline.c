@@ -317,7 +317,7 @@ static const char *csv_field(const char *s, char *buf, size_t n)
  * 512-65536 on 8-512 A100 40GB, A100 80GB and H100 with PyTorch FSDP; each
  * row's seconds per optimizer step derived from the published tokens/s, the
  * launch settings as its header gives them), projected under the stack the
- * runs used (llm-foundry: FSDP1, the Triton flash-attention kernel, fp32
+ * runs used (llm-foundry: FSDP1, flash-attn's flash_attn_triton.py, fp32
  * gradient reduction) with the per-block FSDP units overlapped (bucketed).
  * MPT is a GPT-style model: biases, tied embedding, GeLU MLP, learned
  * positions (an ad-hoc model here). Every run ran, so every projection must
@@ -325,10 +325,10 @@ static const char *csv_field(const char *s, char *buf, size_t n)
  * bucket. Asserted, where the model reaches the accuracy aimed at: mean
  * signed error within 4%, mean absolute error <= 10% for sequences up to 2k
  * and for 4k-8k, no row out of memory. Asserted as guards of what it reaches
- * today (measured 8.5% overall, sequences >= 16k 12.2%, all too slow there;
- * aimed at: 8% overall, 10% for them): mean absolute error <= 10% overall,
- * <= 14% for sequences >= 16k. Asserted as aimed at: <= 10% per GPU
- * (measured 8.9 / 8.7 / 8.0%). */
+ * today (measured 8.1% overall, sequences >= 16k 10.2%; aimed at: 8%
+ * overall, 10% for them): mean absolute error <= 9% overall, <= 12% for
+ * sequences >= 16k. Asserted as aimed at: <= 10% per GPU (measured 8.9 /
+ * 7.5 / 7.7%). */
 static void test_llm_foundry(void **state)
 {
     (void)state;
@@ -424,10 +424,10 @@ static void test_llm_foundry(void **state)
     assert_int_equal(oom, 0);
     assert_true(fabs(sum / n) <= 0.04);
     assert_true(babs[0] / bn[0] <= 0.10 && babs[1] / bn[1] <= 0.10);
-    assert_true(sum_abs / n <= 0.10);
+    assert_true(sum_abs / n <= 0.09);
     for (int g = 0; g < 3; g++)
         assert_true(gabs[g] / gn[g] <= 0.10);
-    assert_true(babs[2] / bn[2] <= 0.14);
+    assert_true(babs[2] / bn[2] <= 0.12);
 }
 
 /* A published MoE training cost: DeepSeek-V3 takes 180K H800 GPU hours per

@@ -53,7 +53,7 @@ static const cli_opt project_opts[] = {
               "kernel, gradient type, overheads and contention (megatron-core)"),
     CLI_O_STR("attn-kernel", "K", A, attn_kernel,
               "the stack's fused attention kernel instead: gemm-rel, fa2,\n"
-              "fa3, cudnn, triton or unfused"),
+              "fa3, cudnn, triton, unfused, fa1 or fa-triton"),
     CLI_O_INT("gen", "G", A, gen, 0, CCS_MAX_GEN,
               "hardware generation, base scaled by the evolution rule^G (0)"),
     CLI_O_STR("evolution", "RULE", A, evolution, "scaling rule for --gen (memory-wall)"),
@@ -279,7 +279,7 @@ static int resolve_project(const project_args *a, project_job *j)
         if (k < 0)
             return cli_fail("project",
                             "--attn-kernel: unknown kernel '%s' (expected gemm-rel, fa2, fa3, "
-                            "cudnn, triton or unfused)",
+                            "cudnn, triton, unfused, fa1 or fa-triton)",
                             a->attn_kernel);
         j->stack.attn_kernel = (int8_t)k;
         j->has_stack = 1;

@@ -12,10 +12,12 @@
  * [FA2-A100] flash-attention assets/flash2_a100_fwd_bwd_benchmark.png (commit
  *   4f285b35, 2023-07-17; the FlashAttention-2 paper, Dao 2023, arXiv
  *   2307.08691, Figure 4): forward + backward on A100 80GB SXM4 of
- *   FlashAttention-2 and of "FlashAttention Triton", the Triton kernel
- *   flash_attn_triton.py that other frameworks (llm-foundry's attn_impl
- *   'triton') ship. The 512-token non-causal d = 128 FlashAttention-2 bar
- *   sits under the legend (~150) and is read as 150.
+ *   FlashAttention-2, of "FlashAttention" (the first one's CUDA kernels,
+ *   flash-attn 1.x) and of "FlashAttention Triton": OpenAI Triton's kernel
+ *   triton.ops.flash_attention, which benchmarks/benchmark_flash_attention.py
+ *   (commit 60499abc, 2023-07-28) imports as attention_triton (not
+ *   flash-attn's own flash_attn_triton.py). The 512-token non-causal d = 128
+ *   FlashAttention-2 bar sits under the legend (~150) and is read as 150.
  * [FA2-H100] assets/flash2_h100_fwd_bwd_benchmark.png (same commit): forward +
  *   backward on H100 80GB SXM5 of FlashAttention-2.
  * [FA3-FWD] assets/flash3_fp16_fwd.png (commit 7ef24848, 2024-07-11; the
@@ -52,6 +54,10 @@ static const curve curves[] = {
     {DEV_A100, CCS_ATTN_TRITON, PASS_FB, 0, 128, {78, 85, 90, 93, 95, 95}},
     {DEV_A100, CCS_ATTN_TRITON, PASS_FB, 1, 64, {59, 75, 79, 76, 79, 80}},
     {DEV_A100, CCS_ATTN_TRITON, PASS_FB, 1, 128, {50, 61, 68, 74, 78, 80}},
+    {DEV_A100, CCS_ATTN_FA1, PASS_FB, 0, 64, {91, 92, 104, 108, 110, 110}},
+    {DEV_A100, CCS_ATTN_FA1, PASS_FB, 0, 128, {76, 72, 76, 80, 82, 83}},
+    {DEV_A100, CCS_ATTN_FA1, PASS_FB, 1, 64, {58, 70, 77, 87, 92, 97}},
+    {DEV_A100, CCS_ATTN_FA1, PASS_FB, 1, 128, {55, 62, 69, 76, 80, 83}},
     /* [FA2-H100] */
     {DEV_H100, CCS_ATTN_FA2, PASS_FB, 0, 64, {215, 254, 274, 288, 294, 296}},
     {DEV_H100, CCS_ATTN_FA2, PASS_FB, 0, 128, {248, 294, 320, 326, 335, 338}},
@@ -158,15 +164,30 @@ static double measured(int dev, int kernel, int pass, int causal, double hd, dou
  * only forward + backward was measured.
  * FlashAttention-2: up to 73% of the A100's peak forward and 63% backward
  * (Dao 2023, arXiv 2307.08691, section 4.1): 73 / 63.
- * FlashAttention Triton: FlashAttention-2 is 1.3-1.5 times as fast in the
- * forward pass and about 2 times in the backward pass (the same section,
- * on the same A100 benchmark): FlashAttention-2's ratio times 2 / 1.4 (the
- * middle of 1.3-1.5); flash_attn_triton.py's header says the same of it
- * against the first FlashAttention (forward faster, backward slower). */
+ * FlashAttention Triton (OpenAI Triton's kernel): FlashAttention-2 is
+ * 1.3-1.5 times as fast in the forward pass and about 2 times in the
+ * backward pass (the same section, on the same A100 benchmark):
+ * FlashAttention-2's ratio times 2 / 1.4 (the middle of 1.3-1.5).
+ * FlashAttention (flash-attn 1.x CUDA): no separate forward and backward
+ * figures found; FlashAttention-2's ratio.
+ * flash_attn_triton.py: its header (flash-attn commit eff9fe6b, the copy
+ * llm-foundry ships) says its forward is faster and its backward slower
+ * than the CUDA FlashAttention's, the two together "slightly slower"; it
+ * starts from Phil Tillet's Triton kernel (the one above), whose ratio it
+ * takes. */
 static double fwd_bwd_ratio(int kernel)
 {
     double fa2 = 73.0 / 63.0;
-    return kernel == CCS_ATTN_TRITON ? fa2 * 2.0 / 1.4 : fa2;
+    return kernel == CCS_ATTN_TRITON || kernel == CCS_ATTN_FA_TRITON ? fa2 * 2.0 / 1.4 : fa2;
+}
+
+/* The table a kernel's figures come from: flash_attn_triton.py has no
+ * benchmark of its own; its header puts its forward + backward at about the
+ * CUDA FlashAttention's ("slightly slower", unquantified: taken as equal),
+ * so it reads FlashAttention's [FA2-A100] bars, split at its own ratio. */
+static int table_of(int kernel)
+{
+    return kernel == CCS_ATTN_FA_TRITON ? CCS_ATTN_FA1 : kernel;
 }
 
 /* TFLOP/s of kernel on the benchmarked device dev in one pass: the pass's
@@ -177,18 +198,18 @@ static double fwd_bwd_ratio(int kernel)
  * dev has no figure. */
 static double dev_rate(int dev, int kernel, double hd, double seq, int causal, int bwd)
 {
-    int pass = bwd ? PASS_B : PASS_F;
-    double r = measured(dev, kernel, pass, causal, hd, seq);
+    int pass = bwd ? PASS_B : PASS_F, t = table_of(kernel);
+    double r = measured(dev, t, pass, causal, hd, seq);
     if (r > 0)
         return r;
     if (bwd && causal) {
-        double nc = measured(dev, kernel, PASS_B, 0, hd, seq);
-        double fc = measured(dev, kernel, PASS_F, 1, hd, seq);
-        double fn = measured(dev, kernel, PASS_F, 0, hd, seq);
+        double nc = measured(dev, t, PASS_B, 0, hd, seq);
+        double fc = measured(dev, t, PASS_F, 1, hd, seq);
+        double fn = measured(dev, t, PASS_F, 0, hd, seq);
         if (nc > 0 && fc > 0 && fn > 0)
             return nc * fc / fn;
     }
-    double fb = measured(dev, kernel, PASS_FB, causal, hd, seq);
+    double fb = measured(dev, t, PASS_FB, causal, hd, seq);
     /* one figure for forward + backward (3.5 units of forward work in
      * 1/F + 2.5/B of time) split into its passes at the kernel's forward /
      * backward rate ratio rho: F = fb (1 + 2.5 rho) / 3.5, B = F / rho */
@@ -220,7 +241,7 @@ static double rel_eff(int dev, int kernel, double hd, double seq, int causal, in
 
 double attn_kernel_eff(const ccs_hw *hw, int kernel, double hd, double seq, int causal, int bwd)
 {
-    if (kernel < CCS_ATTN_FA2 || kernel > CCS_ATTN_TRITON)
+    if (kernel < CCS_ATTN_FA2 || kernel >= CCS_ATTN_N || kernel == CCS_ATTN_UNFUSED)
         kernel = CCS_ATTN_FA2;
     int dev = hw->attn_ref == CCS_ATTN_REF_A100 ? DEV_A100 : DEV_H100;
     double e = rel_eff(dev, kernel, hd, seq, causal ? 1 : 0, bwd ? 1 : 0) *

@@ -4,8 +4,8 @@
 #include <math.h>
 #include <string.h>
 
-const char *const ccs_attn_kernel_names[CCS_ATTN_N] = {"gemm-rel", "fa2",    "fa3",
-                                                       "cudnn",    "triton", "unfused"};
+const char *const ccs_attn_kernel_names[CCS_ATTN_N] = {"gemm-rel", "fa2",     "fa3", "cudnn",
+                                                       "triton",   "unfused", "fa1", "fa-triton"};
 
 const char *attn_kernel_name(int k)
 {

@@ -201,7 +201,7 @@ $B project $S >"$T/s0.json"; rc0=$?
 $B project $S --stack llm-foundry >"$T/s1.json"; rc1=$?
 $B project $S --stack llm-foundry --attn-kernel fa2 >"$T/s2.json"; rc2=$?
 check "--stack: exit 0 ($rc0 $rc1 $rc2)" "[ $rc0 -eq 0 ] && [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ]"
-check "--json names the stack and its kernel" "[ \"$(jget "$T/s1.json" stack) $(jget "$T/s1.json" attention_kernel) $(jget "$T/s0.json" stack)\" = 'llm-foundry triton megatron-core' ]"
+check "--json names the stack and its kernel" "[ \"$(jget "$T/s1.json" stack) $(jget "$T/s1.json" attention_kernel) $(jget "$T/s0.json" stack)\" = 'llm-foundry fa-triton megatron-core' ]"
 t0=$(jget "$T/s0.json" t_iter); t1=$(jget "$T/s1.json" t_iter); t2=$(jget "$T/s2.json" t_iter)
 # at 8k tokens attention dominates: the Triton kernel (A100: 78 TFLOP/s causal d 128) is slower
 # than FlashAttention-2 (182), which is slower than the default's 0.85 x GEMM rate
@@ -220,7 +220,7 @@ printf 'stacks:\n  - name: mine\n    attention_kernel: fa2\n    comm_units: 22.7
 $B project $S --catalog "$T/ok-stack.yaml" --stack mine >"$T/s3.json"; rc=$?
 check "an overlay stack: exit 0, used by name" "[ $rc -eq 0 ] && [ \"$(jget "$T/s3.json" stack)\" = mine ]"
 $B list stacks >"$T/ls.txt" 2>&1; rc=$?
-check "list stacks: every catalog stack with its kernel" "[ $rc -eq 0 ] && grep -q '^llm-foundry *triton' \"$T/ls.txt\" && grep -q '^megatron-core *gemm-rel' \"$T/ls.txt\""
+check "list stacks: every catalog stack with its kernel" "[ $rc -eq 0 ] && grep -q '^llm-foundry *fa-triton' \"$T/ls.txt\" && grep -q '^megatron-core *gemm-rel' \"$T/ls.txt\""
 # the README's list blocks are the commands' output (their first lines when
 # the block goes on with '...', else all of it; tools/readme-study.sh writes them)
 for w in hardware models stacks; do

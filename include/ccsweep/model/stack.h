@@ -15,12 +15,14 @@
  * efficiency (FlashAttention-2's A100 figures), the default stack's. */
 typedef enum ccs_attn_kernel {
     CCS_ATTN_GEMM_REL = 0,
-    CCS_ATTN_FA2,     /* FlashAttention-2 (Dao 2023) */
-    CCS_ATTN_FA3,     /* FlashAttention-3 (Shah et al. 2024), Hopper and later */
-    CCS_ATTN_CUDNN,   /* cuDNN fused attention (Transformer Engine's default on Hopper) */
-    CCS_ATTN_TRITON,  /* a Triton flash-attention kernel */
-    CCS_ATTN_UNFUSED, /* score and context batched GEMMs with a softmax between
-                         (the s x s tensors in memory: PyTorch's math path, Megatron-LM 2021) */
+    CCS_ATTN_FA2,       /* FlashAttention-2 (Dao 2023) */
+    CCS_ATTN_FA3,       /* FlashAttention-3 (Shah et al. 2024), Hopper and later */
+    CCS_ATTN_CUDNN,     /* cuDNN fused attention (Transformer Engine's default on Hopper) */
+    CCS_ATTN_TRITON,    /* OpenAI Triton's flash-attention kernel (triton.ops.flash_attention) */
+    CCS_ATTN_UNFUSED,   /* score and context batched GEMMs with a softmax between
+                           (the s x s tensors in memory: PyTorch's math path, Megatron-LM 2021) */
+    CCS_ATTN_FA1,       /* FlashAttention (Dao et al. 2022), the CUDA kernels of flash-attn 1.x */
+    CCS_ATTN_FA_TRITON, /* flash-attn's flash_attn_triton.py (llm-foundry's attn_impl triton) */
     CCS_ATTN_N
 } ccs_attn_kernel;
 
@@ -57,7 +59,8 @@ int stack_is_default(const ccs_stack *s);
  * finite. Returns CCS_OK or CCS_EINPUT with err naming the field. */
 int stack_validate(const ccs_stack *s, ccs_err *err);
 
-/* "gemm-rel" | "fa2" | "fa3" | "cudnn" | "triton" | "unfused"; parse returns -1
+/* "gemm-rel" | "fa2" | "fa3" | "cudnn" | "triton" | "unfused" | "fa1" |
+ * "fa-triton"; parse returns -1
  * for unknown text. */
 const char *attn_kernel_name(int k);
 extern const char *const ccs_attn_kernel_names[CCS_ATTN_N]; /* attn_kernel_name's names */
