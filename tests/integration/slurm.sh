@@ -5,14 +5,15 @@
 # pid, on exit. Checks: a 2-task sweep job completes; a job signalled
 # mid-sweep (TERM, as scancel or preemption sends it) leaves a consistent,
 # interrupted run that a resubmitted job completes; a time-limit warning
-# (USR1) makes the job requeue itself and finish. When Slurm cannot run here
+# (USR1) makes the job requeue itself and finish; a step whose ranks die in
+# MPI start-up is launched again, a step that fails on bad input is not. When Slurm cannot run here
 # (not root, binaries missing, a daemon does not start) each check prints
 # "SKIP: ... (why)". CCSWEEP=path tests another binary.
 cd "$(dirname "$0")/../.." || exit 1
 REPO=$PWD
 CCS=${CCSWEEP:-$REPO/ccsweep}
 SBATCH_T=$REPO/tools/slurm/ccsweep.sbatch
-CHECKS="sweep job completes|signalled job resumes on resubmit|time-limit warning requeues and completes"
+CHECKS="sweep job completes|signalled job resumes on resubmit|time-limit warning requeues and completes|a step that dies in MPI start-up is launched again|a bad option is not launched again"
 
 skip_all() {
     printf '%s\n' "$CHECKS" | tr '|' '\n' | while read -r c; do echo "SKIP: slurm: $c ($1)"; done
@@ -298,4 +299,32 @@ check "USR1: one run, complete ($st)" "[ '$st' = '1 complete' ]"
 ss=$(q "$DB3" "SELECT group_concat(slurm_job_id || '.' || slurm_restart_count || ':' || status, ' ') FROM (SELECT * FROM sessions ORDER BY session);")
 check "USR1: sessions record SLURM_RESTART_COUNT ($ss)" "[ '$ss' = '$j4.0:interrupted $j4.1:complete' ]"
 elapsed "time-limit requeue"
+
+# ---- 4. a step that dies in MPI start-up; a bad option -----------------------
+# crash-once.sh: the first launch of every task dies of SIGSEGV before it runs
+# ccsweep, as the ranks of a step do when MPI_Init crashes; later launches run
+# the sweep
+t0=$(date +%s)
+cat >"$T/work/crash-once.sh" <<EOF
+#!/bin/sh
+mkdir "$T/work/crashed.\$SLURM_PROCID" 2>/dev/null && kill -SEGV \$\$
+exec "$CCS" "\$@"
+EOF
+chmod +x "$T/work/crash-once.sh"
+DB4=$T/work/crash.db
+j5=$(CCS=$T/work/crash-once.sh; submit "$DB4" --wait -n 2 -t 5 "$SBATCH_T" small.yaml); rc=$?
+log5=$T/work/ccsweep-$j5.out
+[ $rc -eq 0 ] || { bad "job $j5 exited $rc"; show_log "$j5"; }
+again=$(grep -c 'in MPI start-up, before the sweep recorded a session or a row; launching it again' "$log5")
+r=$(rows "$DB4")
+ss=$(q "$DB4" "SELECT group_concat(status) FROM sessions;")
+check "start-up crash: job $j5 $(job_field "$j5" JobState) $(job_field "$j5" ExitCode), launched again $again time(s), one session ($ss), one row per scenario ($r of $SMALL)" \
+    "[ '$(job_field "$j5" JobState)' = COMPLETED ] && [ '$again' = 1 ] && [ '$ss' = complete ] && [ '$r' = '$SMALL $SMALL' ]"
+DB5=$T/work/badopt.db
+j6=$(submit "$DB5" --wait -n 2 -t 5 "$SBATCH_T" small.yaml --no-such-option)
+log6=$T/work/ccsweep-$j6.out
+launched=$(grep -c '^ccsweep.sbatch: job .*: srun ' "$log6")
+check "bad option: job $j6 $(job_field "$j6" JobState) $(job_field "$j6" ExitCode), launched $launched time(s), no 'launching it again'" \
+    "[ '$(job_field "$j6" JobState)' = FAILED ] && [ '$(job_field "$j6" ExitCode)' = 1:0 ] && [ '$launched' = 1 ] && ! grep -q 'launching it again' '$log6'"
+elapsed "start-up crash + bad option"
 exit 0
