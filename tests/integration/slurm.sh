@@ -6,9 +6,9 @@
 # mid-sweep (TERM, as scancel or preemption sends it) leaves a consistent,
 # interrupted run that a resubmitted job completes; a time-limit warning
 # (USR1) makes the job requeue itself and finish; a step whose ranks die in
-# MPI start-up is launched again, a step that fails on bad input is not. When Slurm cannot run here
-# (not root, binaries missing, a daemon does not start) each check prints
-# "SKIP: ... (why)". CCSWEEP=path tests another binary.
+# MPI start-up is launched again, a step that fails on bad input is not. When
+# Slurm cannot run here (not root, binaries missing, a daemon does not start)
+# each check prints "SKIP: ... (why)". CCSWEEP=path tests another binary.
 cd "$(dirname "$0")/../.." || exit 1
 REPO=$PWD
 CCS=${CCSWEEP:-$REPO/ccsweep}
