@@ -329,8 +329,25 @@ static void test_validation(void **state)
                                        "ep",       "weight_dtype", "kv_dtype",
                                        "isl",      "osl",          "batch_or_concurrency",
                                        "scenario", "metric",       "value",
-                                       "ttft_ms",  "tpot_ms"};
-    enum { MODEL, GPU, TP, EP, WD, KD, ISL, OSL, BATCH, SCEN, METRIC, VALUE, TTFT, TPOT, NW };
+                                       "ttft_ms",  "tpot_ms",      "notes"};
+    enum {
+        MODEL,
+        GPU,
+        TP,
+        EP,
+        WD,
+        KD,
+        ISL,
+        OSL,
+        BATCH,
+        SCEN,
+        METRIC,
+        VALUE,
+        TTFT,
+        TPOT,
+        NOTES,
+        NW
+    };
     for (int k = 0; k < NW; k++) {
         col[k] = -1;
         for (int i = 0; i < nh; i++)
@@ -386,8 +403,16 @@ static void test_validation(void **state)
             const char *q = strchr(v[col[BATCH]], '=');
             double qps = q && strcmp(q + 1, "INF") ? atof(q + 1) : 0;
             serve_at_rate(m, &p, &c, qps, 500, &r);
-        } else
-            serve_project(m, &p, &c, &r);
+        } else {
+            /* trtllm-bench's run: its num_requests (the notes) queued at once,
+             * projected as that finite run; "not listed": the steady state */
+            const char *nr = strstr(v[col[NOTES]], "num_requests ");
+            int nreq = nr ? atoi(nr + 13) : 0;
+            if (nreq > 0)
+                serve_at_rate(m, &p, &c, 0, nreq, &r);
+            else
+                serve_project(m, &p, &c, &r);
+        }
         if (r.status != CCS_ST_OK) {
             skipped++;
             continue;
@@ -396,6 +421,15 @@ static void test_validation(void **state)
         int per_gpu = strstr(v[col[METRIC]], "PER GPU") != NULL;
         double pred = per_gpu ? r.tok_s_gpu : r.tok_s_gpu * p.tp * p.pp;
         double e = pred / meas - 1;
+        /* CCS_SERVE_ROWS=1: every row's projection, to stderr */
+        if (getenv("CCS_SERVE_ROWS"))
+            fprintf(stderr,
+                    "%s %s tp%d ep%d %s/%s %d/%d %s %s: %.0f vs %.0f (%+.1f%%), concurrency %d, "
+                    "TPOT %.2f ms, step compute %.1f memory %.1f comm %.1f ms\n",
+                    v[col[MODEL]], v[col[GPU]], p.tp, p.ep, v[col[WD]], serve_dtype_name(p.kvdtype),
+                    p.isl, p.osl, v[col[SCEN]], v[col[BATCH]], pred, meas, 100 * e, r.concurrency,
+                    r.tpot * 1e3, r.step.t_compute * 1e3, r.step.t_memory * 1e3,
+                    r.step.t_comm * 1e3);
         n++;
         abs += fabs(e);
         sgn += e;
@@ -437,17 +471,79 @@ static void test_validation(void **state)
     for (int i = 0; i < 8 && top[i].what[0]; i++)
         printf("    %+6.1f%%  %s\n", 100 * top[i].e, top[i].what);
     /* Guards on the measured level (offline and online rows together: mean
-     * |err| 21.0%, signed +8.4%; online TTFT 31.0%): they catch a change that
+     * |err| 19.3%, signed +6.0%; online TTFT 28.3%): they catch a change that
      * makes the projection worse. They are NOT the targets (|err| <= 15%,
-     * |signed| <= 8%, <= 20% per GPU type, online TTFT within 25%), which this
-     * model does not meet; the largest errors above say where it misses. The
-     * online ITL target (within 25%) is met and asserted as such. */
+     * <= 20% per GPU type, online TTFT within 25%), which this model does not
+     * meet; the largest errors above say where it misses. The |signed| <= 8%
+     * and online ITL (within 25%) targets are met and asserted as such. */
     assert_int_equal(n, 760);
-    assert_true(abs / n < 0.215);
-    assert_true(fabs(sgn / n) < 0.09);
+    assert_true(abs / n < 0.195);
+    assert_true(fabs(sgn / n) <= 0.08);
     assert_int_equal(n_on, 72);
-    assert_true(on_ttft / n_on < 0.32);
+    assert_true(on_ttft / n_on < 0.29);
     assert_true(on_itl / n_on <= 0.25);
+}
+
+/* The finite run (serve_at_rate with a request count), iteration by
+ * iteration as the scheduler goes, each iteration costed by serve_step:
+ *   a. 4 prompts of 100 tokens at once, osl 3, a budget that holds them all:
+ *      iteration 1 prefills 400 tokens (every request's first token),
+ *      iterations 2 and 3 decode 4 requests at contexts 101 and 102;
+ *   b. chunked, a budget of 150, 2 prompts of 100, osl 2: iteration 1 takes
+ *      prompt 0 and 50 tokens of prompt 1, iteration 2 decodes request 0 (its
+ *      last token, context 101) beside the 50 left of prompt 1, iteration 3
+ *      decodes request 1;
+ *   c. case a's plan, 2 requests 1000 s apart: each runs alone (prefill, then
+ *      2 decode steps of 1), the output rate is 6 tokens over 1000 s + one
+ *      request's run. */
+static void test_finite_run(void **state)
+{
+    (void)state;
+    const ccs_model *m = catalog_model(test_cat(), "llama3-8b");
+    const ccs_hw *hw = catalog_hw(test_cat(), "h100-sxm");
+    assert_non_null(m);
+    assert_non_null(hw);
+    ccs_serve_plan p;
+    serve_plan_defaults(&p);
+    p.isl = 100;
+    p.osl = 3;
+    p.max_num_tokens = 1024;
+    ccs_cost c;
+    serve_cost_init(&c, hw, &p);
+    ccs_serve_step s1, s2, s3;
+    ccs_serve_result r;
+    /* a */
+    serve_at_rate(m, &p, &c, 0, 4, &r);
+    assert_int_equal(r.status, CCS_ST_OK);
+    serve_step(m, &p, &c, 0, 0, 400, &s1);
+    serve_step(m, &p, &c, 4, 101, 0, &s2);
+    serve_step(m, &p, &c, 4, 102, 0, &s3);
+    assert_rel(r.ttft, s1.t, 1e-12);
+    assert_rel(r.tpot, (s2.t + s3.t) / 2, 1e-12);
+    assert_rel(r.tok_s_system, 12 / (s1.t + s2.t + s3.t), 1e-12);
+    /* b */
+    p.osl = 2;
+    p.max_num_tokens = 150;
+    serve_at_rate(m, &p, &c, 0, 2, &r);
+    assert_int_equal(r.status, CCS_ST_OK);
+    serve_step(m, &p, &c, 0, 0, 150, &s1);
+    serve_step(m, &p, &c, 1, 101, 50, &s2);
+    serve_step(m, &p, &c, 1, 101, 0, &s3);
+    assert_rel(r.ttft, (s1.t + (s1.t + s2.t)) / 2, 1e-12);
+    assert_rel(r.tpot, (s2.t + s3.t) / 2, 1e-12);
+    assert_rel(r.tok_s_system, 4 / (s1.t + s2.t + s3.t), 1e-12);
+    /* c */
+    p.osl = 3;
+    p.max_num_tokens = 1024;
+    serve_at_rate(m, &p, &c, 1e-3, 2, &r);
+    assert_int_equal(r.status, CCS_ST_OK);
+    serve_step(m, &p, &c, 0, 0, 100, &s1);
+    serve_step(m, &p, &c, 1, 101, 0, &s2);
+    serve_step(m, &p, &c, 1, 102, 0, &s3);
+    /* (times measured from 1000 s keep ~13 digits) */
+    assert_rel(r.ttft, s1.t, 1e-9);
+    assert_rel(r.tpot, (s2.t + s3.t) / 2, 1e-9);
+    assert_rel(r.tok_s_system, 6 / (1000 + s1.t + s2.t + s3.t), 1e-12);
 }
 
 /* ---- the serving search ------------------------------------------------------------ */
@@ -613,7 +709,8 @@ int main(void)
         cmocka_unit_test(test_kv_capacity_dense),    cmocka_unit_test(test_decode_step_dense),
         cmocka_unit_test(test_moe_expert_streaming), cmocka_unit_test(test_mla_kv),
         cmocka_unit_test(test_invariants),           cmocka_unit_test(test_validation),
-        cmocka_unit_test(test_serve_search_brute),   cmocka_unit_test(test_serve_grid),
+        cmocka_unit_test(test_finite_run),           cmocka_unit_test(test_serve_search_brute),
+        cmocka_unit_test(test_serve_grid),
     };
     return cmocka_run_group_tests_name("serve", tests, test_catalog_setup, test_catalog_teardown);
 }

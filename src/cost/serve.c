@@ -15,9 +15,9 @@
  * tokens, and since each request leaves after osl steps, C * isl / osl prompt
  * tokens arrive per step. With chunked prefill they ride in the same step
  * (weights read once for both); without, they run as prefill-only iterations
- * that stall decode. A benchmark's finite run at a saturating rate is not at
- * that steady state: its prompts are prefilled first, in a queue, while the
- * requests already decoding wait for those iterations (serve_at_rate).
+ * that stall decode. A benchmark's finite run is not at that steady state (its
+ * prompts come first, its last requests decode alone): serve_at_rate simulates
+ * it one engine iteration at a time (finite_run).
  * Not modelled: speculative decoding, prefix caching,
  * disaggregated prefill/decode, preemption, request-length spread, the host
  * scheduler's own time. */
@@ -26,6 +26,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- formats ------------------------------------------------------------------ */
@@ -699,50 +700,117 @@ void serve_project(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *
     steady(m, &q, c, out->concurrency, out);
 }
 
-/* Mean wait of n requests arriving at qps (<= 0: at once) for one of C slots
- * each held lat seconds: request i starts when slot i - C frees. */
-static double queue_wait(int32_t n, double qps, double C, double lat)
-{
-    double mu = C / lat, sum = 0;
-    for (int32_t i = 0; i < n; i++) {
-        double arrive = qps > 0 ? i / qps : 0;
-        double start = i >= C ? (i - C + 1) / mu : 0;
-        sum += fmax(0, start - arrive);
-    }
-    return n > 0 ? sum / n : 0;
-}
+/* A finite run of n requests (a benchmark client: request i arrives at i / qps,
+ * qps <= 0: all at once), simulated one engine iteration at a time as
+ * TensorRT-LLM's in-flight batching schedules them (batch_manager
+ * capacity and micro-batch schedulers, GUARANTEED_NO_EVICT):
+ *   - an arrived request takes a free slot of the C the KV cache and the
+ *     batch limit allow, first come first served;
+ *   - each iteration spends its token budget (max_num_tokens) on one token
+ *     for every decoding request, then on prompt tokens, oldest first: with
+ *     chunked prefill in chunks of what is left, without only whole prompts
+ *     that fit (an iteration with no decode still takes one). Without
+ *     chunking the prompts still share the iteration with decode (in-flight
+ *     batching packs context and generation requests together); steady()'s
+ *     prefill-only iterations are the stricter schedule some engines run;
+ *   - the iteration that completes a prompt yields its first token; the
+ *     request then decodes osl - 1 more and frees its slot.
+ * Every iteration is costed by serve_step at its own mix of tokens and the
+ * decoding requests' mean context, so the run's ramp (prompts before decode)
+ * and tail (the last requests decoding alone) count. Requests are identical,
+ * so those whose prompts complete in the same iteration form one cohort.
+ * Returns the output rate (n x osl over the run, what a benchmark client
+ * divides by), the mean TTFT and the mean inter-token latency; 0, with
+ * nothing set, when the run would take more than SERVE_RUN_MAX_ITER
+ * iterations. */
+#define SERVE_RUN_MAX_ITER 4000000
 
-/* A finite run of n requests (n <= the slots C) arriving at qps (<= 0: at
- * once) at a saturated engine. Prompts queue for the prefill iterations (each
- * takes k prompts within the token budget and lasts t_iter: one server of
- * service t_iter / k per prompt, first come first served, TensorRT-LLM's
- * default scheduling); a request decodes from its first token, its steps
- * stalled to t_iter while later prompts are still being prefilled, then at
- * t_dec. The output rate is n x osl over the run (what a benchmark client
- * divides by), the TTFT and ITL the means over the requests. */
-static void finite_run(int32_t n, double qps, double osl, double k, double t_iter, double t_dec,
-                       double *ttft, double *itl, double *tok_s)
+typedef struct cohort {
+    double n;     /* requests */
+    int64_t born; /* the iteration that produced their first token */
+} cohort;
+
+static int finite_run(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c, int32_t n,
+                      double qps, double C, double cap, double *ttft, double *itl, double *tok_s)
 {
-    double s_p = t_iter / k, done = 0, last = 0, wait = 0;
-    for (int32_t i = 0; i < n; i++) { /* the last prefill to finish */
-        double arrive = qps > 0 ? i / qps : 0;
-        done = fmax(done, arrive) + s_p;
-        wait += done - arrive;
+    double isl = p->isl, osl = p->osl;
+    int64_t steps = p->osl - 1; /* decode iterations after the first token */
+    if (n < 1 || C < 1 || cap < 1)
+        return 0;
+    C = floor(C);
+    size_t ring = (size_t)fmin(C, (double)steps) + 1;
+    cohort *q = malloc(ring * sizeof *q);
+    if (!q)
+        return 0;
+    size_t head = 0, len = 0;
+    double t = 0, n_dec = 0, born_sum = 0; /* decoding requests, sum of n x born */
+    double n_ctx = 0, h = 0;               /* admitted prompts, the oldest one's progress */
+    double admitted = 0, first = 0, done = 0, wait = 0, gap = 0;
+    int64_t it = 0;
+    int ok = 1;
+    while (done < n) {
+        if (it >= SERVE_RUN_MAX_ITER) {
+            ok = 0;
+            break;
+        }
+        double arrived = qps > 0 ? fmin(n, floor(t * qps + 1e-9) + 1) : n;
+        double take = fmin(C - n_dec - n_ctx, arrived - admitted);
+        if (take > 0) {
+            n_ctx += take;
+            admitted += take;
+        }
+        if (n_dec == 0 && n_ctx == 0) { /* idle until the next arrival */
+            t = fmax(t, admitted / qps);
+            continue;
+        }
+        double D = fmin(n_dec, cap), room = cap - D, P = 0, k = 0;
+        if (p->chunked) {
+            P = fmin(room, n_ctx * isl - h);
+            k = floor((h + P) / isl + 1e-9);
+        } else {
+            k = fmin(n_ctx, floor(room / isl));
+            if (k < 1 && D == 0)
+                k = 1;
+            P = k * isl;
+        }
+        double ctx = n_dec > 0 ? isl + (n_dec * (double)it - born_sum) / n_dec : 0;
+        ccs_serve_step st;
+        serve_step(m, p, c, D, ctx, P, &st);
+        t += st.t;
+        gap += D * st.t;
+        if (p->chunked)
+            h = fmod(h + P, isl) * (k < n_ctx);
+        if (k > 0) { /* first tokens: prompts first .. first + k - 1 (arrival i / qps) */
+            double arr = qps > 0 ? (k * first + k * (k - 1) / 2) / qps : 0;
+            wait += k * t - arr;
+            first += k;
+            n_ctx -= k;
+            if (steps == 0)
+                done += k;
+            else {
+                q[(head + len) % ring] = (cohort){k, it};
+                len++;
+                n_dec += k;
+                born_sum += k * (double)it;
+            }
+        }
+        /* the oldest cohort frees its slots after its last decode step */
+        while (len > 0 && it - q[head].born >= steps) {
+            n_dec -= q[head].n;
+            born_sum -= q[head].n * (double)q[head].born;
+            done += q[head].n;
+            head = (head + 1) % ring;
+            len--;
+        }
+        it++;
     }
-    last = done;
-    double steps = fmax(osl - 1, 0), gap = 0, end = 0;
-    done = 0;
-    for (int32_t i = 0; i < n; i++) {
-        double arrive = qps > 0 ? i / qps : 0;
-        done = fmax(done, arrive) + s_p;
-        double stalled = fmin(steps, floor((last - done) / t_iter));
-        double decode = stalled * t_iter + (steps - stalled) * t_dec;
-        gap += steps > 0 ? decode / steps : 0;
-        end = fmax(end, done + decode);
-    }
+    free(q);
+    if (!ok)
+        return 0;
     *ttft = wait / n;
-    *itl = gap / n;
-    *tok_s = n * osl / end;
+    *itl = steps > 0 ? gap / ((double)n * (double)steps) : 0;
+    *tok_s = n * osl / t;
+    return 1;
 }
 
 int serve_at_rate(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c, double qps,
@@ -754,40 +822,25 @@ int serve_at_rate(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c
     if (out->status != CCS_ST_OK)
         return 0;
     serve_plan_check(m, c->hw, &q);
-    /* a run of n requests never has more than n in flight */
-    double cmax = out->max_concurrency, osl = q.osl, isl = q.isl;
-    if (n_requests > 0 && n_requests < cmax) {
-        cmax = n_requests;
-        steady(m, &q, c, cmax, out);
-        out->concurrency = (int32_t)cmax;
-    }
-    double lat_max = out->ttft + (osl - 1) * out->tpot;
-    if (qps <= 0 || qps * lat_max > cmax) {
-        if (n_requests > 0) {
-            /* the finite run: prompts per prefill iteration as steady() packs them,
-             * the iteration also carrying half the slots' decode tokens (the batch
-             * fills as the prompts complete) */
-            double cap = out->max_num_tokens, k;
-            if (q.chunked)
-                k = fmax(cap - cmax / 2, 1) / isl;
-            else
-                k = fmax(1, floor(cap / isl));
-            k = fmin(k, cmax);
-            ccs_serve_step it, dec;
-            serve_step(m, &q, c, cmax / 2, isl, k * isl, &it);
-            serve_step(m, &q, c, cmax, isl + osl / 2, 0, &dec);
-            int32_t n = n_requests < cmax ? n_requests : (int32_t)cmax;
-            double ttft, itl, tok;
-            finite_run(n, qps, osl, k, it.t, dec.t, &ttft, &itl, &tok);
+    double cmax = out->max_concurrency, osl = q.osl;
+    if (n_requests > 0) {
+        /* the run itself, iteration by iteration; the steady state at its
+         * largest concurrency fills the step figures */
+        double cap = out->max_num_tokens, C = fmin(fmin(cmax, n_requests), cap);
+        double ttft, itl, tok;
+        if (finite_run(m, &q, c, n_requests, qps, C, cap, &ttft, &itl, &tok)) {
+            steady(m, &q, c, C, out);
+            out->concurrency = (int32_t)C;
             out->ttft = ttft;
             out->tpot = itl;
             double gpus = (double)q.tp * q.pp;
             out->tok_s_gpu = tok / gpus;
             out->tok_s_system = tok * q.dp;
-            lat_max = ttft + (osl - 1) * itl;
+            return qps <= 0 || qps * (ttft + (osl - 1) * itl) > C;
         }
-        /* requests beyond the slots wait for one to free */
-        out->ttft += queue_wait(n_requests, qps, cmax, lat_max);
+    }
+    if (qps <= 0) {
+        steady(m, &q, c, cmax, out);
         return 1;
     }
     /* Little's law: the C where qps x latency(C) = C, latency growing with C */

@@ -112,16 +112,16 @@ void serve_project(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *
 void serve_step(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c, double decode,
                 double ctx, double prefill, ccs_serve_step *out);
 
-/* The online point at a request rate: the concurrency that Little's law
- * gives (requests in flight = qps x request latency), the projection there.
- * n_requests > 0 is a finite run of that many requests (a benchmark client),
- * which never has more than n_requests in flight; at a rate above what the
- * replica serves (qps <= 0: all at once) the run is projected whole: prompts
- * queue for the prefill iterations, decode steps stall behind them, and the
- * output rate, TTFT and TPOT (mean inter-token latency) are the run's; past
- * the slots, requests also wait for one to free. n_requests = 0 is an endless
- * stream: the saturated steady state. Returns 1 when the rate saturates the
- * replica, else 0. */
+/* The online point at a request rate. n_requests > 0 is a finite run of that
+ * many requests (a benchmark client; qps <= 0: all at once), simulated engine
+ * iteration by iteration (serve.c, finite_run): the output rate (requests x
+ * osl over the run), the mean TTFT and the mean inter-token latency are the
+ * run's, its ramp and tail included; the step figures are the steady state at
+ * the most requests it holds in flight. n_requests = 0 is an endless stream:
+ * the concurrency that Little's law gives (requests in flight = qps x request
+ * latency) at the steady state, or the saturated steady state when the rate
+ * exceeds what the replica serves (qps <= 0: at once). Returns 1 when the rate
+ * saturates the replica, else 0. */
 int serve_at_rate(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c, double qps,
                   int32_t n_requests, ccs_serve_result *out);
 
