@@ -226,8 +226,9 @@ static void test_attention_efficiency(void **state)
     }
 }
 
-/* Collectives: alpha-beta ring. Intra-node all-reduce of 64 MiB over 8 GPUs:
- * 14 steps x 1.9 us + 2*7/8 * 64 MiB / (300 GB/s * 0.767). */
+/* Collectives: alpha-beta ring plus NCCL's base latency (14.0 us, Ring LL128
+ * in NCCL's src/graph/tuning.cc). Intra-node all-reduce of 64 MiB over 8
+ * GPUs: 14 us + 14 steps x 1.9 us + 2*7/8 * 64 MiB / (300 GB/s * 0.767). */
 static void test_collective(void **state)
 {
     (void)state;
@@ -243,12 +244,12 @@ static void test_collective(void **state)
     o.count = 1;
     ccs_optime t;
     cost_op(&c, &o, &t);
-    double expect = 14 * a->intra_lat + 1.75 * o.bytes / (a->intra_bw * a->intra_eff);
+    double expect = 14e-6 + 14 * a->intra_lat + 1.75 * o.bytes / (a->intra_bw * a->intra_eff);
     assert_rel(t.t, expect, 1e-12);
     /* across nodes, one member per node: each rank's own NIC */
     o.per_node = 1;
     cost_op(&c, &o, &t);
-    expect = 14 * a->inter_lat + 1.75 * o.bytes / (a->inter_bw * a->inter_eff);
+    expect = 14e-6 + 14 * a->inter_lat + 1.75 * o.bytes / (a->inter_bw * a->inter_eff);
     assert_rel(t.t, expect, 1e-12);
     /* 8 members per node share the node's 8 NICs: limited by min(NVLink, 8 NICs).
      * Over 8 nodes the double binary tree's 2 log2(8) network steps beat the
@@ -257,20 +258,22 @@ static void test_collective(void **state)
     o.per_node = 8;
     cost_op(&c, &o, &t);
     double bw = fmin(a->intra_bw * a->intra_eff, 8 * a->inter_bw * a->inter_eff);
-    double ring = 126 * a->inter_lat + 2 * 63.0 / 64 * o.bytes / bw;
-    double tree = 2 * 3 * a->inter_lat + 2 * 7 * a->intra_lat + 2 * o.bytes / bw;
+    double ring = 14e-6 + 126 * a->inter_lat + 2 * 63.0 / 64 * o.bytes / bw;
+    double tree = 14e-6 + 2 * 3 * a->inter_lat + 2 * 7 * a->intra_lat + 2 * o.bytes / bw;
     assert_true(tree < ring);
     assert_rel(t.t, tree, 1e-12);
     /* 8 GiB: bandwidth dominates, the ring's 2 (n-1)/n beats the tree's 2 */
     o.bytes = 8 * 1073741824.0;
     cost_op(&c, &o, &t);
-    assert_rel(t.t, 126 * a->inter_lat + 2 * 63.0 / 64 * o.bytes / bw, 1e-12);
+    assert_rel(t.t, 14e-6 + 126 * a->inter_lat + 2 * 63.0 / 64 * o.bytes / bw, 1e-12);
 }
 
 /* In-switch all-reduce (NVLink SHARP) where the catalog has its measured
- * bandwidth: on 8 h100-sxm 1 GiB takes S / (450 GB/s x 0.611) + 2 steps
- * (nccl-tests issue 212: algbw ~275 GB/s), faster than the ring's 1.75 S /
- * (450 x 0.817); a100 has none and keeps the ring. */
+ * bandwidth: on 8 h100-sxm 1 GiB takes NCCL's NVLS latency, 25 us
+ * (src/graph/tuning.cc, hwLatencies NVLink NVLS Simple), + S / (450 GB/s x
+ * 0.611) (nccl-tests issue 212: algbw ~275 GB/s), faster than the ring's
+ * 1.75 S / (450 x 0.817). At 1 MiB: NVLS 25 + 3.81 = 28.8 us against the
+ * ring's 14 + 14 x 1.9 + 4.99 = 45.6 us. a100 has none and keeps the ring. */
 static void test_nvls(void **state)
 {
     (void)state;
@@ -284,8 +287,10 @@ static void test_nvls(void **state)
     o.group = o.per_node = 8;
     o.count = 1;
     double t = cost_synthetic(&c, &o);
-    assert_rel(t, 2 * h->intra_lat + o.bytes / (450e9 * 0.611), 1e-12);
-    assert_true(t < 14 * h->intra_lat + 1.75 * o.bytes / (450e9 * h->intra_eff));
+    assert_rel(t, 25e-6 + o.bytes / (450e9 * 0.611), 1e-12);
+    assert_true(t < 14e-6 + 14 * h->intra_lat + 1.75 * o.bytes / (450e9 * h->intra_eff));
+    o.bytes = 1048576.0;
+    assert_rel(cost_synthetic(&c, &o), 28.81e-6, 1e-3);
     /* a scale-up domain of 72: tp 8 and dp 9 stay on NVLink in gb200-nvl72 */
     const ccs_hw *g = catalog_hw(test_cat(), "gb200-nvl72");
     assert_non_null(g);

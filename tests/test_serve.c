@@ -70,10 +70,11 @@ static void test_kv_capacity_dense(void **state)
  * 3.35 TB/s x 0.887 (STREAM) x 0.74 (skinny GEMMs) = 2.199 TB/s: 8.02 ms; the
  * KV cache, 80 x 64 x 1500 x 512 B = 3.93 GB at 2.971 TB/s: 1.32 ms; 9 kernels
  * a layer at 3 us: 2.16 ms. Two all-reduces a layer of 64 x 8192 x 2 B = 1 MiB,
- * each the faster of NVLink SHARP (2 x 1.9 us + 1 MiB / (450 GB/s x 0.611) =
- * 7.61 us) and one-shot (5.5 us + 3 MiB / 367.7 GB/s = 14.05 us): 80 x 2 x
- * 7.61 us = 1.218 ms. So the step is at least 12.72 ms; the activations and
- * element-wise traffic add a few percent. */
+ * each the fastest of NCCL's NVLink SHARP (its 25 us latency + 1 MiB / (450
+ * GB/s x 0.611) = 28.81 us), NCCL's ring (14 us base + 6 x 1.9 us + 1.5 MiB /
+ * 367.7 GB/s = 29.68 us) and one-shot (5.5 us + 3 MiB / 367.7 GB/s = 14.06
+ * us): 80 x 2 x 14.06 us = 2.25 ms. So the step is at least 13.75 ms; the
+ * activations and element-wise traffic add a few percent. */
 static void test_decode_step_dense(void **state)
 {
     (void)state;
@@ -85,8 +86,8 @@ static void test_decode_step_dense(void **state)
     const ccs_model *m = catalog_model(test_cat(), "llama3-70b");
     ccs_serve_step st;
     serve_step(m, &p, &c, 64, 1500, 0, &st);
-    assert_true(st.t > 12.72e-3 && st.t < 13.5e-3);
-    assert_rel(st.t_comm, 80 * 2 * (2 * 1.9e-6 + 1048576.0 / (450e9 * 0.611)), 1e-9);
+    assert_true(st.t > 13.75e-3 && st.t < 14.5e-3);
+    assert_rel(st.t_comm, 80 * 2 * (5.5e-6 + 3 * 1048576.0 / (450e9 * 0.817)), 1e-9);
     assert_rel(st.t_overhead, (80 * 9 + 1) * 3e-6, 1e-9); /* and the head GEMM */
     assert_rel(st.bytes_kv_read, 80 * 64 * 1500 * 512.0, 1e-12);
     assert_true(st.t_memory > st.t_compute); /* decode is memory-bound */
@@ -471,16 +472,16 @@ static void test_validation(void **state)
     for (int i = 0; i < 8 && top[i].what[0]; i++)
         printf("    %+6.1f%%  %s\n", 100 * top[i].e, top[i].what);
     /* Guards on the measured level (offline and online rows together: mean
-     * |err| 19.3%, signed +6.0%; online TTFT 28.3%): they catch a change that
+     * |err| 18.2%, signed +4.0%; online TTFT 26.0%): they catch a change that
      * makes the projection worse. They are NOT the targets (|err| <= 15%,
      * <= 20% per GPU type, online TTFT within 25%), which this model does not
      * meet; the largest errors above say where it misses. The |signed| <= 8%
      * and online ITL (within 25%) targets are met and asserted as such. */
     assert_int_equal(n, 760);
-    assert_true(abs / n < 0.195);
+    assert_true(abs / n < 0.185);
     assert_true(fabs(sgn / n) <= 0.08);
     assert_int_equal(n_on, 72);
-    assert_true(on_ttft / n_on < 0.29);
+    assert_true(on_ttft / n_on < 0.265);
     assert_true(on_itl / n_on <= 0.25);
 }
 

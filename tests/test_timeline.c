@@ -281,7 +281,7 @@ static void published_throughput(const ccs_stack *st)
 /* The same rows under the default stack and under megatron-core-te (the
  * stack NeMo runs: cuDNN fused attention, bf16 gradient reduction,
  * collectives holding NCCL's compute units under overlap; measured: mean
- * absolute error 5.3% on H100, mean signed -0.7%; README.md states it). */
+ * absolute error 5.3% on H100, mean signed -1.0%; README.md states it). */
 static void test_published_throughput(void **state)
 {
     (void)state;

@@ -274,6 +274,18 @@ static const memo_gemm *memo_gemm_get(ccs_costmemo *mm, const ccs_hw *hw, int dt
  * for the ring). Tree, for an all-reduce spanning domains. Hierarchical, for an all-reduce spanning
  * domains: reduce-scatter inside each domain, all-reduce of the 1/k shards across domains (every
  * rank over its own NIC), all-gather inside. */
+/* NCCL's fixed latencies (its tuning model, src/graph/tuning.cc,
+ * ncclTunerConstantsDefaults, NVIDIA/nccl at 5067397c): every ring or tree
+ * collective pays a base latency on top of its per-step hardware latency
+ * (baseLatencies, Ring/Tree LL128: 14.0 us; the per-step LL128 NVLink figure,
+ * 1.9 us, is the catalog's intra_latency_us), and an NVLS all-reduce pays the
+ * in-switch reduction's own latency instead of steps (hwLatencies[NVLINK][NVLS]
+ * Simple: 25 us), carried with the fabric's per-step latency so that hardware
+ * evolution scales it. */
+#define NCCL_BASE_LAT 14.0e-6
+#define NCCL_NVLS_LAT 25.0e-6
+#define NCCL_NVLS_REF_STEP_LAT 1.9e-6
+
 static double coll_time_direct(const ccs_cost *c, const ccs_op *op)
 {
     const ccs_hw *hw = c->hw;
@@ -302,9 +314,10 @@ static double coll_time_direct(const ccs_cost *c, const ccs_op *op)
         return steps * (inter ? hw->inter_lat : hw->intra_lat) + vol / (inter ? nic : intra);
     }
     if (op->per_node >= op->group) { /* inside the scale-up domain */
-        double t = steps * hw->intra_lat + vol / intra;
+        double t = NCCL_BASE_LAT + steps * hw->intra_lat + vol / intra;
         if (op->kind == CCS_OP_ALLREDUCE && hw->nvls_eff > 0 && !innet) {
-            double t_nvls = 2 * hw->intra_lat + op->bytes / (hw->intra_bw * hw->nvls_eff * f);
+            double t_nvls = NCCL_NVLS_LAT * hw->intra_lat / NCCL_NVLS_REF_STEP_LAT +
+                            op->bytes / (hw->intra_bw * hw->nvls_eff * f);
             t = fmin(t, t_nvls);
         }
         return t;
@@ -312,7 +325,7 @@ static double coll_time_direct(const ccs_cost *c, const ccs_op *op)
     /* a ring crossing domains: each domain's members share their own NICs, so
      * the cross-domain share is per_node NICs for per_node ranks */
     double ring_bw = fmin(op->per_node * nic, intra);
-    double t = steps * hw->inter_lat + vol / ring_bw;
+    double t = NCCL_BASE_LAT + steps * hw->inter_lat + vol / ring_bw;
     if (op->kind == CCS_OP_ALLREDUCE && !innet) {
         /* double binary tree across domains, chains inside them (NCCL >= 2.4,
          * Jeaugey 2019, "Massively scale your deep learning training with
@@ -320,7 +333,7 @@ static double coll_time_direct(const ccs_cost *c, const ccs_op *op)
          * twice), latency logarithmic in the domains */
         int k = op->per_node > 0 ? op->per_node : 1;
         double g = (double)op->group / k;
-        double t_tree = 2 * ceil(log2(g > 1 ? g : 2)) * hw->inter_lat +
+        double t_tree = NCCL_BASE_LAT + 2 * ceil(log2(g > 1 ? g : 2)) * hw->inter_lat +
                         2 * (k - 1) * hw->intra_lat + 2 * op->bytes / ring_bw;
         t = fmin(t, t_tree);
     }
