@@ -13,7 +13,7 @@ typedef struct serve_args {
     const char *model, *hw, *evolution;
     cli_catalogs catalogs;
     long gen;
-    int json, max_tp, no_chunked;
+    int json, max_tp, no_chunked, requests;
     double qps;
     ccs_serve_plan p;
 } serve_args;
@@ -43,6 +43,10 @@ static const cli_opt serve_opts[] = {
      .help = "the offline point: as many requests as fit (the default)"},
     CLI_O_REAL("qps", "R", A, qps, 1e9,
                "requests per second offered: concurrency from Little's law"),
+    CLI_O_INT("requests", "N", A, requests, 1, 10000000,
+              "a finite run of N requests (a benchmark client), all at once\n"
+              "or arriving at --qps R, simulated iteration by iteration:\n"
+              "TTFT, TPOT and tokens/s are the run's"),
     CLI_O_SERVE_FORMATS(A, p, no_chunked),
     CLI_O_INT("max-num-tokens", "N", A, p.max_num_tokens, 1, 1 << 24,
               "tokens per engine iteration (trtllm-bench's heuristic)"),
@@ -65,7 +69,8 @@ static const cli_cmd serve_cmd = {
     .name = "serve",
     .synopsis = "ccsweep serve --model M --hw H [--devices N] --tp T [--pp P] [--ep E]\n"
                 "                     --isl IN --osl OUT [--concurrency C | --max-throughput |\n"
-                "                     --qps R] [--weight-dtype T] [--kv-dtype T] [--json]",
+                "                     --qps R] [--requests N] [--weight-dtype T] [--kv-dtype T]\n"
+                "                     [--json]",
     .about = "Projects serving: prefill and decode steps (FLOPs, weight / KV-cache / activation\n"
              "bytes, TP all-reduce, EP all-to-all), KV-cache capacity, TTFT, TPOT and output\n"
              "tokens/s per GPU under continuous batching, and the compute / memory /\n"
@@ -147,6 +152,10 @@ static void print_text(const serve_args *a, const ccs_hw *hw, const ccs_serve_pl
            r->kv_bytes_token, r->kv_tokens, r->max_concurrency, p->isl, p->osl);
     printf("  concurrency %d per replica (max_num_tokens %d, chunked prefill %s)\n", r->concurrency,
            r->max_num_tokens, p->chunked ? "on" : "off");
+    if (a->requests > 0)
+        printf("  a run of %d requests per replica (%s), simulated iteration by iteration: TTFT, "
+               "TPOT and tokens/s are the run's means\n",
+               a->requests, a->qps > 0 ? "arriving at --qps" : "all at once");
     printf("  TTFT %.2f ms (prompt alone %.2f ms), TPOT %.3f ms\n", r->ttft * 1e3,
            r->t_prefill * 1e3, r->tpot * 1e3);
     printf("  output tokens/s: %.1f per GPU, %.1f system (limits per GPU: memory %.1f, "
@@ -199,6 +208,9 @@ int cli_serve(int argc, char **argv)
         return cli_fail("serve", "--isl IN and --osl OUT are required");
     if ((a.p.concurrency > 0) + a.max_tp + (a.qps > 0) > 1)
         return cli_fail("serve", "give one of --concurrency, --max-throughput and --qps");
+    if (a.requests > 0 && a.p.concurrency > 0)
+        return cli_fail("serve", "--requests is a run at a rate (--qps R) or all at once, not at "
+                                 "a fixed --concurrency");
     a.p.chunked = (int8_t)!a.no_chunked;
     ccs_catalog *cat;
     const ccs_model *m;
@@ -215,12 +227,14 @@ int cli_serve(int argc, char **argv)
     ccs_cost c;
     serve_cost_init(&c, &hw, &p);
     ccs_serve_result r;
-    if (a.qps > 0)
-        serve_at_rate(m, &p, &c, a.qps, 0, &r);
+    if (a.qps > 0 || a.requests > 0)
+        serve_at_rate(m, &p, &c, a.qps, a.requests, &r);
     else
         serve_project(m, &p, &c, &r);
     if (a.json) {
         json_t *o = cli_serve_json(a.model, &hw, a.gen, &p, &r);
+        if (o)
+            json_object_set_new(o, "requests", json_integer(a.requests));
         rc = o && json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) == 0 ? 0 : 2;
         json_decref(o);
         if (!rc)

@@ -48,3 +48,23 @@ check "the offline point runs at the memory-bound maximum" \
 check "a later generation decodes faster" "lt $(jget "$T/g2.json" tpot) $(jget "$T/c8.json" tpot)"
 $B serve --model llama3-405b --hw h100-sxm --tp 1 --isl 10 --osl 10 --json >"$T/oom.json"
 check "a plan that does not fit is oom" "[ \"$(jget "$T/oom.json" status)\" = oom ]"
+
+# --requests N: a finite run, simulated iteration by iteration
+$B serve $A --requests 0 2>/dev/null
+check "--requests 0 exits 1" "[ $? -eq 1 ]"
+$B serve $A --requests 10 --concurrency 4 2>"$T/e"; rc=$?
+check "--requests with --concurrency exits 1 with a reason" \
+    "[ $rc -eq 1 ] && grep -q -- '--qps' '$T/e'"
+$B serve $A --requests 20000 >"$T/long.json"; rc=$?
+check "serve --requests exits 0 and reports requests" \
+    "[ $rc -eq 0 ] && [ \"$(jget "$T/long.json" requests)\" = 20000 ]"
+# a long run is mostly steady state: its rate within 5% of the steady state's
+check "a long run's tokens/s is within 5% of the steady state's" \
+    "[ \"\$(sqlite3 :memory: \"select abs($(jget "$T/long.json" tok_s_gpu) / $(jget "$T/max.json" tok_s_gpu) - 1) < 0.05;\")\" = 1 ]"
+# all queued at once, the mean request waits for the prompts ahead of it
+check "a queued run's mean TTFT exceeds the steady state's" \
+    "lt $(jget "$T/max.json" ttft) $(jget "$T/long.json" ttft)"
+# requests 1000 s apart each run alone: the first token is the prompt's own prefill
+$B serve $A --requests 5 --qps 0.001 >"$T/sparse.json"
+check "sparse requests: TTFT is the prompt alone" \
+    "[ \"\$(sqlite3 :memory: \"select abs($(jget "$T/sparse.json" ttft) / $(jget "$T/sparse.json" t_prefill) - 1) < 1e-9;\")\" = 1 ]"
