@@ -123,6 +123,11 @@ static void test_moe_expert_streaming(void **state)
     assert_rel(b.bytes_weights, 56 * (attn + 6144 * 8 * 2 + (1 - pow(0.75, 256)) * expert) + head,
                1e-9);
     assert_true(b.t > a.t);
+    /* kernels a layer: input norm, QKV, rotary + KV write, decode attention,
+     * output projection, residual + norm, router, the expand pass, the first
+     * grouped GEMM, the activation, the second grouped GEMM and the finalize
+     * pass (TensorRT-LLM's moe_kernels.cu): 12, and the head GEMM once */
+    assert_rel(a.t_overhead, (56 * 12 + 1) * c.hw->kernel_lat, 1e-9);
 }
 
 /* DeepSeek-V3 latent attention: the cache holds 512 + 64 latent elements per
@@ -472,13 +477,13 @@ static void test_validation(void **state)
     for (int i = 0; i < 8 && top[i].what[0]; i++)
         printf("    %+6.1f%%  %s\n", 100 * top[i].e, top[i].what);
     /* Guards on the measured level (offline and online rows together: mean
-     * |err| 18.2%, signed +4.0%; online TTFT 26.0%): they catch a change that
+     * |err| 17.5%, signed +3.2%; online TTFT 26.0%): they catch a change that
      * makes the projection worse. They are NOT the targets (|err| <= 15%,
      * <= 20% per GPU type, online TTFT within 25%), which this model does not
      * meet; the largest errors above say where it misses. The |signed| <= 8%
      * and online ITL (within 25%) targets are met and asserted as such. */
     assert_int_equal(n, 760);
-    assert_true(abs / n < 0.185);
+    assert_true(abs / n < 0.18);
     assert_true(fabs(sgn / n) <= 0.08);
     assert_int_equal(n_on, 72);
     assert_true(on_ttft / n_on < 0.265);

@@ -460,10 +460,20 @@ static void block(acc *a, const ccs_model *m, const ccs_serve_plan *p, const sha
     double touched = experts_touched(m, s->experts_dev, T);
     double tok_local = T * m->top_k / p->ep; /* tokens this device's experts take */
     if (touched > 0) {
+        /* TensorRT-LLM's MoE runs two passes around the grouped GEMMs
+         * (cpp/tensorrt_llm/kernels/mixtureOfExperts/moe_kernels.cu):
+         * expandInputRowsKernel copies each token's hidden state once per
+         * expert it is routed to, in the GEMM's input format, and
+         * finalizeMoeRoutingKernel reads the second GEMM's rows back, scales
+         * and sums a token's top_k of them (the k-way reduction). Every TP
+         * rank does both for all T tokens: under TP they are not divided. */
+        double qin = dt == CCS_FP8 ? serve_dtype_bytes(p->wdtype) : 2;
+        eltwise(a, T * h * 2 + tok_local * h * qin, 1);
         double mt = tok_local / touched;
         gemm(a, dt, mt, g * ef, h, touched, touched * h * g * ef * wb);
         eltwise(a, tok_local * ef * (g + 1) * 2, 1);
         gemm(a, dt, mt, h, ef, touched, touched * h * ef * wb);
+        eltwise(a, tok_local * h * 2 + T * h * 2, 1);
     }
     if (m->shared_experts > 0) {
         double sf = m->shared_experts * (double)m->moe_ffn / (s->dp_attn ? 1 : tp);
