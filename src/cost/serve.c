@@ -67,6 +67,15 @@ int serve_dtype_parse(const char *s)
  * every device's streaming bandwidth. */
 #define SERVE_SKINNY_BW 0.74
 
+/* NVFP4 GEMMs on fp4 matrix units stream their weights at less: the CUTLASS
+ * NVFP4 kernel (TensorRT-LLM's, cutlass_kernels/fp4_gemm) at 1 x 8192 x 8192
+ * on B200 reaches 1.78 TB/s of its 4-bit values, where 16-bit GEMMs of that
+ * shape reach 5-6 TB/s (flashinfer-ai/flashinfer issue 1732, CUTLASS
+ * backend). With the block scales (0.5625 bytes an element, sdtype_size) that
+ * is 2.00 TB/s: 2.00 / (7.7 TB/s x 0.865, the b200 entry's streaming rate) =
+ * 0.30, taken for every device's fp4 units. */
+#define SERVE_FP4_SKINNY_BW 0.30
+
 /* One-shot all-reduce (each rank reads every peer's buffer over NVLink and
  * sums; vLLM's custom all-reduce "ca_1stage", TensorRT-LLM's ONESHOT), which
  * inference engines pick for decode-sized messages. vLLM PR 24532 measured it
@@ -239,6 +248,7 @@ typedef struct acc {
     const ccs_cost *c;
     ccs_serve_step *st;
     double scale; /* occurrences (layers of the stage) */
+    int fp4;      /* weights in NVFP4 on fp4 matrix units */
 } acc;
 
 /* Cost op through the training cost model and add it (true_bytes: the
@@ -286,7 +296,9 @@ static void gemm(acc *a, int dtype, double m, double n, double k, double batch, 
                        : cost_gemm_k_efficiency(hw, dtype, k);
     double rate = hw_gemm_flops(hw, dtype) * a->c->sync_derate * shape;
     double t_f = flops / rate;
-    double t_m = bytes / (hw->mem_bw * hw->mem_eff * SERVE_SKINNY_BW);
+    /* the plan's fp4 GEMMs run in the fp8 slot of the fp4 copy of the device */
+    double skinny = a->fp4 && dtype == CCS_FP8 ? SERVE_FP4_SKINNY_BW : SERVE_SKINNY_BW;
+    double t_m = bytes / (hw->mem_bw * hw->mem_eff * skinny);
     double t = fmax(t_f, t_m) + hw->kernel_lat;
     ccs_serve_step *st = a->st;
     double n_ = a->scale;
@@ -512,7 +524,8 @@ void serve_step(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c, 
     for (int32_t st = 0; st < p->pp; st++) {
         ccs_serve_step one;
         memset(&one, 0, sizeof one);
-        acc a = {.c = &c4, .st = &one, .scale = 0};
+        acc a = {
+            .c = &c4, .st = &one, .scale = 0, .fp4 = p->wdtype == CCS_S_FP4 && c->hw->peak_fp4 > 0};
         int32_t d = stage_dense(m, &s, st);
         a.scale = d;
         if (d > 0)
