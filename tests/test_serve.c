@@ -14,13 +14,21 @@
 
 /* ---- hand-derived cases ----------------------------------------------------------- */
 
+/* The catalog's model and hardware of those names (the test fails without). */
+static void lookup(const char *model, const char *hwname, const ccs_model **m, const ccs_hw **hw)
+{
+    *m = catalog_model(test_cat(), model);
+    *hw = catalog_hw(test_cat(), hwname);
+    assert_non_null(*m);
+    assert_non_null(*hw);
+}
+
 static void project_on(const char *model, const char *hwname, ccs_serve_plan *p,
                        ccs_serve_result *r, ccs_cost *c)
 {
-    const ccs_model *m = catalog_model(test_cat(), model);
-    const ccs_hw *hw = catalog_hw(test_cat(), hwname);
-    assert_non_null(m);
-    assert_non_null(hw);
+    const ccs_model *m;
+    const ccs_hw *hw;
+    lookup(model, hwname, &m, &hw);
     serve_cost_init(c, hw, p);
     serve_project(m, p, c, r);
 }
@@ -104,10 +112,9 @@ static void test_decode_step_dense(void **state)
 static void test_fp4_decode_step(void **state)
 {
     (void)state;
-    const ccs_model *m = catalog_model(test_cat(), "llama3-70b");
-    const ccs_hw *hw = catalog_hw(test_cat(), "b200");
-    assert_non_null(m);
-    assert_non_null(hw);
+    const ccs_model *m;
+    const ccs_hw *hw;
+    lookup("llama3-70b", "b200", &m, &hw);
     ccs_serve_step st[2];
     for (int i = 0; i < 2; i++) {
         ccs_serve_plan p;
@@ -537,6 +544,21 @@ static void test_validation(void **state)
     assert_true(on_itl / n_on <= 0.25);
 }
 
+/* Three engine iterations of a hand-built schedule, each {decode tokens,
+ * their mean context, prompt tokens}: their times into t, their sum returned. */
+static double iterations(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c,
+                         const double it[3][3], double t[3])
+{
+    double sum = 0;
+    for (int i = 0; i < 3; i++) {
+        ccs_serve_step st;
+        serve_step(m, p, c, it[i][0], it[i][1], it[i][2], &st);
+        t[i] = st.t;
+        sum += st.t;
+    }
+    return sum;
+}
+
 /* The finite run (serve_at_rate with a request count), iteration by
  * iteration as the scheduler goes, each iteration costed by serve_step:
  *   a. 4 prompts of 100 tokens at once, osl 3, a budget that holds them all:
@@ -552,10 +574,9 @@ static void test_validation(void **state)
 static void test_finite_run(void **state)
 {
     (void)state;
-    const ccs_model *m = catalog_model(test_cat(), "llama3-8b");
-    const ccs_hw *hw = catalog_hw(test_cat(), "h100-sxm");
-    assert_non_null(m);
-    assert_non_null(hw);
+    const ccs_model *m;
+    const ccs_hw *hw;
+    lookup("llama3-8b", "h100-sxm", &m, &hw);
     ccs_serve_plan p;
     serve_plan_defaults(&p);
     p.isl = 100;
@@ -563,40 +584,34 @@ static void test_finite_run(void **state)
     p.max_num_tokens = 1024;
     ccs_cost c;
     serve_cost_init(&c, hw, &p);
-    ccs_serve_step s1, s2, s3;
     ccs_serve_result r;
+    double t[3];
     /* a */
     serve_at_rate(m, &p, &c, 0, 4, &r);
     assert_int_equal(r.status, CCS_ST_OK);
-    serve_step(m, &p, &c, 0, 0, 400, &s1);
-    serve_step(m, &p, &c, 4, 101, 0, &s2);
-    serve_step(m, &p, &c, 4, 102, 0, &s3);
-    assert_rel(r.ttft, s1.t, 1e-12);
-    assert_rel(r.tpot, (s2.t + s3.t) / 2, 1e-12);
-    assert_rel(r.tok_s_system, 12 / (s1.t + s2.t + s3.t), 1e-12);
+    double sum =
+        iterations(m, &p, &c, (const double[3][3]){{0, 0, 400}, {4, 101, 0}, {4, 102, 0}}, t);
+    assert_rel(r.ttft, t[0], 1e-12);
+    assert_rel(r.tpot, (t[1] + t[2]) / 2, 1e-12);
+    assert_rel(r.tok_s_system, 12 / sum, 1e-12);
     /* b */
     p.osl = 2;
     p.max_num_tokens = 150;
     serve_at_rate(m, &p, &c, 0, 2, &r);
     assert_int_equal(r.status, CCS_ST_OK);
-    serve_step(m, &p, &c, 0, 0, 150, &s1);
-    serve_step(m, &p, &c, 1, 101, 50, &s2);
-    serve_step(m, &p, &c, 1, 101, 0, &s3);
-    assert_rel(r.ttft, (s1.t + (s1.t + s2.t)) / 2, 1e-12);
-    assert_rel(r.tpot, (s2.t + s3.t) / 2, 1e-12);
-    assert_rel(r.tok_s_system, 4 / (s1.t + s2.t + s3.t), 1e-12);
-    /* c */
+    sum = iterations(m, &p, &c, (const double[3][3]){{0, 0, 150}, {1, 101, 50}, {1, 101, 0}}, t);
+    assert_rel(r.ttft, (t[0] + (t[0] + t[1])) / 2, 1e-12);
+    assert_rel(r.tpot, (t[1] + t[2]) / 2, 1e-12);
+    assert_rel(r.tok_s_system, 4 / sum, 1e-12);
+    /* c (times measured from 1000 s keep ~13 digits) */
     p.osl = 3;
     p.max_num_tokens = 1024;
     serve_at_rate(m, &p, &c, 1e-3, 2, &r);
     assert_int_equal(r.status, CCS_ST_OK);
-    serve_step(m, &p, &c, 0, 0, 100, &s1);
-    serve_step(m, &p, &c, 1, 101, 0, &s2);
-    serve_step(m, &p, &c, 1, 102, 0, &s3);
-    /* (times measured from 1000 s keep ~13 digits) */
-    assert_rel(r.ttft, s1.t, 1e-9);
-    assert_rel(r.tpot, (s2.t + s3.t) / 2, 1e-9);
-    assert_rel(r.tok_s_system, 6 / (1000 + s1.t + s2.t + s3.t), 1e-12);
+    sum = iterations(m, &p, &c, (const double[3][3]){{0, 0, 100}, {1, 101, 0}, {1, 102, 0}}, t);
+    assert_rel(r.ttft, t[0], 1e-9);
+    assert_rel(r.tpot, (t[1] + t[2]) / 2, 1e-9);
+    assert_rel(r.tok_s_system, 6 / (1000 + sum), 1e-12);
 }
 
 /* ---- the serving search ------------------------------------------------------------ */
