@@ -490,6 +490,9 @@ static void test_validation(void **state)
                     p.isl, p.osl, v[col[SCEN]], v[col[BATCH]], pred, meas, 100 * e, r.concurrency,
                     r.tpot * 1e3, r.step.t_compute * 1e3, r.step.t_memory * 1e3,
                     r.step.t_comm * 1e3);
+        if (getenv("CCS_SERVE_ROWS") && server)
+            fprintf(stderr, "    online: TTFT %.1f vs %s ms, ITL %.2f vs %s ms\n", r.ttft * 1e3,
+                    v[col[TTFT]], r.tpot * 1e3, v[col[TPOT]]);
         n++;
         abs += fabs(e);
         sgn += e;
