@@ -393,13 +393,19 @@ static double experts_touched(const ccs_model *m, double n, double t)
     return n * (1.0 - pow(miss, t));
 }
 
+/* The plan's weights are NVFP4 and the device has fp4 matrix units. */
+static int fp4_units(const ccs_serve_plan *p, const ccs_hw *hw)
+{
+    return p->wdtype == CCS_S_FP4 && hw->peak_fp4 > 0;
+}
+
 /* The GEMM dtype of the plan's weights: fp8 weights run fp8 GEMMs; fp4
  * (NVFP4) runs on fp4 units where the device has them (gemm dtype slot
  * CCS_FP8 of a copy of the hardware carries their peak, see serve_step), else
  * dequantized to 16-bit GEMMs (weight-only). */
 static int gemm_dtype(const ccs_serve_plan *p, const ccs_hw *hw)
 {
-    if (p->wdtype == CCS_S_FP8 || (p->wdtype == CCS_S_FP4 && hw->peak_fp4 > 0))
+    if (p->wdtype == CCS_S_FP8 || fp4_units(p, hw))
         return CCS_FP8;
     return p->wdtype == CCS_S_FP16 ? CCS_FP16 : CCS_BF16;
 }
@@ -464,9 +470,9 @@ static void block(acc *a, const ccs_model *m, const ccs_serve_plan *p, const sha
      * to all ranks before the experts and the outputs reduce-scattered after
      * (TensorRT-LLM's fused MoE with attention data parallelism,
      * tensorrt_llm/_torch/modules/fused_moe: allgather when use_dp) */
+    double qin = dt == CCS_FP8 ? serve_dtype_bytes(p->wdtype) : 2; /* GEMM input bytes */
     if (s->dp_attn) {
-        double qb = dt == CCS_FP8 ? serve_dtype_bytes(p->wdtype) : 2;
-        coll(a, CCS_OP_ALLGATHER, p->tp, T * h * qb, 1);
+        coll(a, CCS_OP_ALLGATHER, p->tp, T * h * qin, 1);
         coll(a, CCS_OP_REDUCESCATTER, p->tp, T * h * 2, 1);
     }
     double touched = experts_touched(m, s->experts_dev, T);
@@ -479,7 +485,6 @@ static void block(acc *a, const ccs_model *m, const ccs_serve_plan *p, const sha
          * finalizeMoeRoutingKernel reads the second GEMM's rows back, scales
          * and sums a token's top_k of them (the k-way reduction). Every TP
          * rank does both for all T tokens: under TP they are not divided. */
-        double qin = dt == CCS_FP8 ? serve_dtype_bytes(p->wdtype) : 2;
         eltwise(a, T * h * 2 + tok_local * h * qin, 1);
         double mt = tok_local / touched;
         gemm(a, dt, mt, g * ef, h, touched, touched * h * g * ef * wb);
@@ -507,7 +512,8 @@ void serve_step(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c, 
      * fp4 peak (the GEMM efficiency stays the fp8 one: no fp4 measurement) */
     ccs_hw h4;
     ccs_cost c4 = *c;
-    if (p->wdtype == CCS_S_FP4 && c->hw->peak_fp4 > 0) {
+    int fp4 = fp4_units(p, c->hw);
+    if (fp4) {
         h4 = *c->hw;
         h4.peak_flops[CCS_FP8] = h4.peak_fp4;
         c4.hw = &h4;
@@ -524,8 +530,7 @@ void serve_step(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c, 
     for (int32_t st = 0; st < p->pp; st++) {
         ccs_serve_step one;
         memset(&one, 0, sizeof one);
-        acc a = {
-            .c = &c4, .st = &one, .scale = 0, .fp4 = p->wdtype == CCS_S_FP4 && c->hw->peak_fp4 > 0};
+        acc a = {.c = &c4, .st = &one, .scale = 0, .fp4 = fp4};
         int32_t d = stage_dense(m, &s, st);
         a.scale = d;
         if (d > 0)
