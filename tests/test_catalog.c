@@ -130,6 +130,8 @@ static void test_good_entry(void **state)
 static void test_bad_entries(void **state)
 {
     (void)state;
+    char path0[64];
+    ccs_err err0;
     /* unknown key */
     expect_error("hardware", "hardware:\n  - name: x\n    colour: red\n" HW_OK, 3,
                  "unknown key 'colour'", NULL);
@@ -154,6 +156,29 @@ static void test_bad_entries(void **state)
     /* efficiency outside (0, 1] */
     expect_error("hardware", "hardware:\n  - name: x\n" HW_OK "    clock_ratio: 1.5\n", 18,
                  "field 'clock_ratio'", "(0, 1]");
+    /* measured all-reduce curves: sizes must increase, times must not fall,
+     * a group size is at least 2 and given once */
+    assert_int_equal(load_text("hardware",
+                               "hardware:\n  - name: x\n" HW_OK
+                               "    allreduce_us: {8: [[1, 25], [16, 121]], 4: [[1, 19], [4, 37]]}\n",
+                               path0, &err0),
+                     CCS_OK);
+    expect_error("hardware",
+                 "hardware:\n  - name: x\n" HW_OK "    allreduce_us: {8: [[16, 121], [1, 25]]}\n",
+                 18, "field 'allreduce_us'", "increasing");
+    expect_error("hardware",
+                 "hardware:\n  - name: x\n" HW_OK "    allreduce_us: {8: [[1, 25], [16, 20]]}\n",
+                 18, "field 'allreduce_us'", "not falling");
+    expect_error("hardware",
+                 "hardware:\n  - name: x\n" HW_OK "    allreduce_us: {1: [[1, 25], [16, 121]]}\n",
+                 18, "field 'allreduce_us'", "group size");
+    expect_error("hardware",
+                 "hardware:\n  - name: x\n" HW_OK "    allreduce_us: {8: [1, 25]}\n", 18,
+                 "field 'allreduce_us'", "[MiB, us]");
+    expect_error("hardware",
+                 "hardware:\n  - name: x\n" HW_OK
+                 "    allreduce_us: {8: [[1, 25], [2, 30]], 8: [[1, 25], [2, 30]]}\n",
+                 18, "duplicate key '8'", NULL);
     /* unknown dtype */
     expect_error("hardware", hw_with("peak_tflops: {bf16: 312}", "peak_tflops: {bf17: 1}"), 3,
                  "unknown dtype 'bf17'", NULL);

@@ -277,7 +277,10 @@ static void test_collective(void **state)
 static void test_nvls(void **state)
 {
     (void)state;
-    const ccs_hw *h = catalog_hw(test_cat(), "h100-sxm");
+    /* the analytic model alone: the entry without its measured curves */
+    ccs_hw hh = *catalog_hw(test_cat(), "h100-sxm");
+    memset(hh.ar, 0, sizeof hh.ar);
+    const ccs_hw *h = &hh;
     ccs_cost c;
     cost_init(&c, h, NULL, NULL, 0, NULL);
     ccs_op o;
@@ -296,6 +299,56 @@ static void test_nvls(void **state)
     assert_non_null(g);
     assert_int_equal(hw_scaleup(g), 72);
     assert_int_equal(hw_scaleup(h), 8);
+}
+
+/* A measured all-reduce curve (catalog allreduce_us) replaces the analytic
+ * time inside the domain. h100-sxm carries vllm-project/vllm PR 42324's
+ * SM 9.0 world-size-8 pynccl times: 16 MiB 0.121 ms, 32 MiB 0.195 ms, 64 MiB
+ * 0.316 ms, 128 MiB 0.561 ms. Between points the time is linear: 24 MiB
+ * (121 + 195) / 2 = 158 us; above the last the last segment's slope: 256 MiB
+ * 561 + 2 x (561 - 316) = 1051 us. Another group size takes the curve times
+ * the analytic model's ratio (4 vs 8 ranks), and faster links the ratio of
+ * the model on them to the model on the measured links. */
+static void test_allreduce_measured(void **state)
+{
+    (void)state;
+    const ccs_hw *h = catalog_hw(test_cat(), "h100-sxm");
+    ccs_hw bare = *h;
+    memset(bare.ar, 0, sizeof bare.ar);
+    ccs_cost c, cb;
+    cost_init(&c, h, NULL, NULL, 0, NULL);
+    cost_init(&cb, &bare, NULL, NULL, 0, NULL);
+    ccs_op o;
+    memset(&o, 0, sizeof o);
+    o.kind = CCS_OP_ALLREDUCE;
+    o.group = o.per_node = 8;
+    o.count = 1;
+    const double mib = 1048576.0;
+    const double pts[][2] = {{16, 121e-6}, {32, 195e-6}, {64, 316e-6}, {128, 561e-6},
+                             {24, 158e-6}, {256, 1051e-6}};
+    for (size_t i = 0; i < sizeof pts / sizeof pts[0]; i++) {
+        o.bytes = pts[i][0] * mib;
+        assert_rel(cost_synthetic(&c, &o), pts[i][1], 1e-9);
+    }
+    /* the measured curve is slower than latency + size / bandwidth at medium sizes */
+    o.bytes = 32 * mib;
+    assert_true(cost_synthetic(&cb, &o) < 0.8 * 195e-6);
+    /* 4 ranks: the 8-rank curve times the model's 4 / 8 ratio */
+    double m8 = cost_synthetic(&cb, &o);
+    o.group = o.per_node = 4;
+    double m4 = cost_synthetic(&cb, &o);
+    assert_rel(cost_synthetic(&c, &o), 195e-6 * m4 / m8, 1e-9);
+    /* links 1.4x faster: the ratio of the model on them, and faster */
+    o.group = o.per_node = 8;
+    ccs_hw fast = *h, fast_bare = bare;
+    fast.intra_bw *= 1.4;
+    fast_bare.intra_bw *= 1.4;
+    ccs_cost cf, cfb;
+    cost_init(&cf, &fast, NULL, NULL, 0, NULL);
+    cost_init(&cfb, &fast_bare, NULL, NULL, 0, NULL);
+    double tf = cost_synthetic(&cf, &o);
+    assert_rel(tf, 195e-6 * cost_synthetic(&cfb, &o) / m8, 1e-9);
+    assert_true(tf < 195e-6);
 }
 
 /* Generation g multiplies each figure by its factor^g (memory-wall: FLOP/s 3x,
@@ -474,6 +527,7 @@ int main(void)
         cmocka_unit_test(test_attention_tables),
         cmocka_unit_test(test_collective),
         cmocka_unit_test(test_nvls),
+        cmocka_unit_test(test_allreduce_measured),
         cmocka_unit_test(test_evolve),
         cmocka_unit_test(test_memo_identical),
         cmocka_unit_test(test_memo_prefix),

@@ -273,7 +273,14 @@ static const memo_gemm *memo_gemm_get(ccs_costmemo *mm, const ccs_hw *hw, int dt
  * ~480 GB/s bus bandwidth, ~275 GB/s algorithm bandwidth on 8 H100 vs ~370
  * for the ring). Tree, for an all-reduce spanning domains. Hierarchical, for an all-reduce spanning
  * domains: reduce-scatter inside each domain, all-reduce of the 1/k shards across domains (every
- * rank over its own NIC), all-gather inside. */
+ * rank over its own NIC), all-gather inside.
+ * Where the catalog gives the fabric's measured all-reduce times
+ * (allreduce_us: the operator model fitted to measurements, the paper's
+ * empirical method), an all-reduce inside the domain takes the measured time
+ * at its size, carried to other group sizes and to evolved links by the
+ * ratio of this analytic model there to the model on the measured setup: the
+ * alpha-beta model misses the pipeline fill of medium messages (8 H100,
+ * 8-32 MiB: 25-40% slower than latency + size / bandwidth). */
 /* NCCL's fixed latencies (its tuning model, src/graph/tuning.cc,
  * ncclTunerConstantsDefaults, NVIDIA/nccl at 5067397c): every ring or tree
  * collective pays a base latency on top of its per-step hardware latency
@@ -285,6 +292,49 @@ static const memo_gemm *memo_gemm_get(ccs_costmemo *mm, const ccs_hw *hw, int dt
 #define NCCL_BASE_LAT 14.0e-6
 #define NCCL_NVLS_LAT 25.0e-6
 #define NCCL_NVLS_REF_STEP_LAT 1.9e-6
+
+/* An all-reduce of `bytes` over `group` ranks inside the scale-up domain on
+ * links of bw bytes/s per direction and per-step latency lat: the faster of
+ * the ring and NVLS. */
+static double domain_allreduce(const ccs_hw *hw, int32_t group, double bytes, double bw,
+                               double lat)
+{
+    double steps, vol = cost_coll_volume(CCS_OP_ALLREDUCE, bytes, group, 0, &steps);
+    double t = NCCL_BASE_LAT + steps * lat + vol / (bw * hw->intra_eff);
+    if (hw->nvls_eff > 0)
+        t = fmin(t, NCCL_NVLS_LAT * lat / NCCL_NVLS_REF_STEP_LAT + bytes / (bw * hw->nvls_eff));
+    return t;
+}
+
+/* The measured curve (catalog allreduce_us) for a group: its own size's, else
+ * the nearest measured size's (the analytic ratio carries it over). */
+static const ccs_ar_table *ar_table_for(const ccs_hw *hw, int32_t group)
+{
+    const ccs_ar_table *best = NULL;
+    double dist = 0;
+    for (int i = 0; i < CCS_AR_TABLES && hw->ar[i].ranks; i++) {
+        double x = fabs(log((double)hw->ar[i].ranks / group));
+        if (!best || x < dist) {
+            best = &hw->ar[i];
+            dist = x;
+        }
+    }
+    return best;
+}
+
+/* The measured time at `bytes`: linear between points, the first point's
+ * time below them (latency-bound), the last segment's slope above them
+ * (bandwidth-bound). */
+static double ar_table_time(const ccs_ar_table *tab, double bytes)
+{
+    int n = tab->n, i = 1;
+    if (bytes <= tab->bytes[0])
+        return tab->t[0];
+    while (i < n - 1 && bytes > tab->bytes[i])
+        i++;
+    double x0 = tab->bytes[i - 1], x1 = tab->bytes[i];
+    return tab->t[i - 1] + (bytes - x0) * (tab->t[i] - tab->t[i - 1]) / (x1 - x0);
+}
 
 static double coll_time_direct(const ccs_cost *c, const ccs_op *op)
 {
@@ -314,13 +364,16 @@ static double coll_time_direct(const ccs_cost *c, const ccs_op *op)
         return steps * (inter ? hw->inter_lat : hw->intra_lat) + vol / (inter ? nic : intra);
     }
     if (op->per_node >= op->group) { /* inside the scale-up domain */
-        double t = NCCL_BASE_LAT + steps * hw->intra_lat + vol / intra;
-        if (op->kind == CCS_OP_ALLREDUCE && hw->nvls_eff > 0 && !innet) {
-            double t_nvls = NCCL_NVLS_LAT * hw->intra_lat / NCCL_NVLS_REF_STEP_LAT +
-                            op->bytes / (hw->intra_bw * hw->nvls_eff * f);
-            t = fmin(t, t_nvls);
+        if (op->kind == CCS_OP_ALLREDUCE && !innet) {
+            double t = domain_allreduce(hw, op->group, op->bytes, hw->intra_bw * f, hw->intra_lat);
+            const ccs_ar_table *tab = ar_table_for(hw, op->group);
+            if (tab)
+                t *= ar_table_time(tab, op->bytes) /
+                     domain_allreduce(hw, tab->ranks, op->bytes, hw->ar_ref_intra_bw,
+                                      hw->ar_ref_intra_lat);
+            return t;
         }
-        return t;
+        return NCCL_BASE_LAT + steps * hw->intra_lat + vol / intra;
     }
     /* a ring crossing domains: each domain's members share their own NICs, so
      * the cross-domain share is per_node NICs for per_node ranks */

@@ -438,6 +438,7 @@ static const char *const hw_keys[] = {"name",
                                       "nvls_efficiency",
                                       "oversubscription",
                                       "attention_ref",
+                                      "allreduce_us",
                                       NULL};
 
 static int parse_peaks(const ydoc *d, const ynode *map, ccs_hw *out, ccs_err *err)
@@ -515,6 +516,68 @@ static int parse_tile(const ydoc *d, const ynode *map, ccs_hw *out, ccs_err *err
     return CCS_OK;
 }
 
+/* allreduce_us: {ranks: [[MiB, us], ...], ...}, measured NCCL all-reduce
+ * times inside the scale-up domain, sizes increasing, times not falling */
+static int parse_allreduce(const ydoc *d, const ynode *map, ccs_hw *out, ccs_err *err)
+{
+    static const char *const what =
+        "field 'allreduce_us': expected a mapping of group size to a list of [MiB, us] pairs, "
+        "e.g. {8: [[1, 25], [16, 121]]}";
+    ynode *a = ynode_get(d, map, "allreduce_us");
+    if (!a)
+        return CCS_OK;
+    if (ynode_kind(a) != YN_MAP || ynode_len(a) == 0 || ynode_len(a) > CCS_AR_TABLES) {
+        ydoc_error(d, a, err, "%s, at most %d group sizes", what, CCS_AR_TABLES);
+        return CCS_EINPUT;
+    }
+    for (size_t i = 0; i < ynode_len(a); i++) {
+        ccs_ar_table *tab = &out->ar[i];
+        ynode *k = ynode_key(d, a, i), *v = ynode_value(d, a, i);
+        int64_t ranks;
+        if (ynode_int(d, k, "allreduce_us", &ranks, err) != CCS_OK)
+            return CCS_EINPUT;
+        if (ranks < 2 || ranks > CAT_MAX_COUNT) {
+            ydoc_error(d, k, err, "field 'allreduce_us': group size must be in [2, %d] (got %lld)",
+                       (int)CAT_MAX_COUNT, (long long)ranks);
+            return CCS_EINPUT;
+        }
+        if (ynode_kind(v) != YN_SEQ || ynode_len(v) < 2 || ynode_len(v) > CCS_AR_POINTS) {
+            ydoc_error(d, v, err, "%s, 2 to %d pairs per group size", what, CCS_AR_POINTS);
+            return CCS_EINPUT;
+        }
+        tab->ranks = (int32_t)ranks;
+        tab->n = (int32_t)ynode_len(v);
+        for (size_t j = 0; j < ynode_len(v); j++) {
+            ynode *pt = ynode_item(d, v, j);
+            double x[2];
+            if (ynode_kind(pt) != YN_SEQ || ynode_len(pt) != 2) {
+                ydoc_error(d, pt, err, "%s", what);
+                return CCS_EINPUT;
+            }
+            for (int c = 0; c < 2; c++)
+                if (ynode_double(d, ynode_item(d, pt, (size_t)c), "allreduce_us", &x[c], err))
+                    return CCS_EINPUT;
+            if (!(x[0] > 0 && x[1] > 0) || (j > 0 && !(x[0] * 1048576.0 > tab->bytes[j - 1])) ||
+                (j > 0 && x[1] * 1e-6 < tab->t[j - 1])) {
+                ydoc_error(d, pt, err,
+                           "field 'allreduce_us': sizes must be positive and increasing, times "
+                           "positive and not falling (got [%g, %g])",
+                           x[0], x[1]);
+                return CCS_EINPUT;
+            }
+            tab->bytes[j] = x[0] * 1048576.0;
+            tab->t[j] = x[1] * 1e-6;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (out->ar[j].ranks == tab->ranks) {
+                ydoc_error(d, k, err, "field 'allreduce_us': group size %lld given twice",
+                           (long long)ranks);
+                return CCS_EINPUT;
+            }
+    }
+    return CCS_OK;
+}
+
 /* hw->attn_ref (CCS_ATTN_REF_*): the benchmarked devices of cost/attention.c */
 static const char *const attn_refs[] = {NULL, "a100", "h100"};
 
@@ -550,8 +613,11 @@ int catalog_parse_hw(const ydoc *d, const ynode *map, ccs_hw *out, ccs_err *err)
         get_num(d, map, "intra_efficiency", 1, 1, 1, 1, &out->intra_eff, err) ||
         get_num(d, map, "inter_efficiency", 1, 1, 1, 1, &out->inter_eff, err) ||
         get_frac0(d, map, "variability", &out->variability, err) ||
-        get_choice(d, map, "attention_ref", attn_refs, 3, &out->attn_ref, err))
+        get_choice(d, map, "attention_ref", attn_refs, 3, &out->attn_ref, err) ||
+        parse_allreduce(d, map, out, err))
         return CCS_EINPUT;
+    out->ar_ref_intra_bw = out->intra_bw;
+    out->ar_ref_intra_lat = out->intra_lat;
     ccs_err inner;
     int valid = hw_validate(out, &inner);
     return entry_done(d, map, valid, &inner, err);

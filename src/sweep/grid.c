@@ -108,6 +108,13 @@ static uint64_t hw_hash(const ccs_hw *b, int gen, const ccs_evolution *ev)
         h = absorb_d(h, b->nvls_eff);
         h = absorb_d(h, b->oversub);
     }
+    for (int i = 0; i < CCS_AR_TABLES && b->ar[i].ranks; i++) {
+        h = absorb(h, (uint64_t)(int64_t)b->ar[i].ranks);
+        for (int j = 0; j < b->ar[i].n; j++) {
+            h = absorb_d(h, b->ar[i].bytes[j]);
+            h = absorb_d(h, b->ar[i].t[j]);
+        }
+    }
     if (b->gemm_eff_fp8 > 0) {
         h = absorb_d(h, b->gemm_eff_fp8);
         h = absorb(h, (uint64_t)(int64_t)b->gemm_fp8_ref_k);

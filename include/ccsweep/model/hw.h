@@ -10,6 +10,17 @@
  * published maximum-achievable figures come from large-k shapes. */
 #define CCS_GEMM_REF_K_DEFAULT 4096
 
+/* A measured NCCL all-reduce curve inside the scale-up domain (catalog
+ * allreduce_us): times at increasing buffer sizes for one group size. */
+#define CCS_AR_TABLES 4
+#define CCS_AR_POINTS 16
+typedef struct ccs_ar_table {
+    int32_t ranks; /* group size measured; 0 = unused slot */
+    int32_t n;     /* points */
+    double bytes[CCS_AR_POINTS];
+    double t[CCS_AR_POINTS]; /* s, non-decreasing in bytes */
+} ccs_ar_table;
+
 typedef struct ccs_hw {
     char name[CCS_NAME_MAX];
     int32_t generation;             /* 0 = as catalogued, g = evolved g times */
@@ -45,6 +56,12 @@ typedef struct ccs_hw {
     int8_t attn_ref;     /* CCS_ATTN_REF_*: the benchmarked device whose attention-kernel
                             tables apply (the same SM architecture); NONE: the newest
                             one's, scaled by the GEMM efficiencies (cost/attention.h) */
+    /* measured all-reduce curves (cost/opcost.c, coll_time_direct) and the
+     * fabric they were measured on: intra_bw and intra_lat as catalogued,
+     * which hw_evolve leaves, so evolved hardware scales the curve by the
+     * analytic model's ratio */
+    ccs_ar_table ar[CCS_AR_TABLES];
+    double ar_ref_intra_bw, ar_ref_intra_lat;
 } ccs_hw;
 
 enum { CCS_ATTN_REF_NONE = 0, CCS_ATTN_REF_A100 = 1, CCS_ATTN_REF_H100 = 2 };
