@@ -158,11 +158,12 @@ static void test_bad_entries(void **state)
                  "field 'clock_ratio'", "(0, 1]");
     /* measured all-reduce curves: sizes must increase, times must not fall,
      * a group size is at least 2 and given once */
-    assert_int_equal(load_text("hardware",
-                               "hardware:\n  - name: x\n" HW_OK
-                               "    allreduce_us: {8: [[1, 25], [16, 121]], 4: [[1, 19], [4, 37]]}\n",
-                               path0, &err0),
-                     CCS_OK);
+    assert_int_equal(
+        load_text("hardware",
+                  "hardware:\n  - name: x\n" HW_OK
+                  "    allreduce_us: {8: [[1, 25], [16, 121]], 4: [[1, 19], [4, 37]]}\n",
+                  path0, &err0),
+        CCS_OK);
     expect_error("hardware",
                  "hardware:\n  - name: x\n" HW_OK "    allreduce_us: {8: [[16, 121], [1, 25]]}\n",
                  18, "field 'allreduce_us'", "increasing");
@@ -172,9 +173,8 @@ static void test_bad_entries(void **state)
     expect_error("hardware",
                  "hardware:\n  - name: x\n" HW_OK "    allreduce_us: {1: [[1, 25], [16, 121]]}\n",
                  18, "field 'allreduce_us'", "group size");
-    expect_error("hardware",
-                 "hardware:\n  - name: x\n" HW_OK "    allreduce_us: {8: [1, 25]}\n", 18,
-                 "field 'allreduce_us'", "[MiB, us]");
+    expect_error("hardware", "hardware:\n  - name: x\n" HW_OK "    allreduce_us: {8: [1, 25]}\n",
+                 18, "field 'allreduce_us'", "[MiB, us]");
     expect_error("hardware",
                  "hardware:\n  - name: x\n" HW_OK
                  "    allreduce_us: {8: [[1, 25], [2, 30]], 8: [[1, 25], [2, 30]]}\n",

@@ -324,8 +324,8 @@ static void test_allreduce_measured(void **state)
     o.group = o.per_node = 8;
     o.count = 1;
     const double mib = 1048576.0;
-    const double pts[][2] = {{16, 121e-6}, {32, 195e-6}, {64, 316e-6}, {128, 561e-6},
-                             {24, 158e-6}, {256, 1051e-6}};
+    const double pts[][2] = {{16, 121e-6},  {32, 195e-6}, {64, 316e-6},
+                             {128, 561e-6}, {24, 158e-6}, {256, 1051e-6}};
     for (size_t i = 0; i < sizeof pts / sizeof pts[0]; i++) {
         o.bytes = pts[i][0] * mib;
         assert_rel(cost_synthetic(&c, &o), pts[i][1], 1e-9);
@@ -519,18 +519,12 @@ static void test_attention_tables(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_wave_efficiency),
-        cmocka_unit_test(test_gemm_roofline),
-        cmocka_unit_test(test_gemm_shapes_h100),
-        cmocka_unit_test(test_fp8),
-        cmocka_unit_test(test_attention_efficiency),
-        cmocka_unit_test(test_attention_tables),
-        cmocka_unit_test(test_collective),
-        cmocka_unit_test(test_nvls),
-        cmocka_unit_test(test_allreduce_measured),
-        cmocka_unit_test(test_evolve),
-        cmocka_unit_test(test_memo_identical),
-        cmocka_unit_test(test_memo_prefix),
+        cmocka_unit_test(test_wave_efficiency),      cmocka_unit_test(test_gemm_roofline),
+        cmocka_unit_test(test_gemm_shapes_h100),     cmocka_unit_test(test_fp8),
+        cmocka_unit_test(test_attention_efficiency), cmocka_unit_test(test_attention_tables),
+        cmocka_unit_test(test_collective),           cmocka_unit_test(test_nvls),
+        cmocka_unit_test(test_allreduce_measured),   cmocka_unit_test(test_evolve),
+        cmocka_unit_test(test_memo_identical),       cmocka_unit_test(test_memo_prefix),
     };
     return cmocka_run_group_tests_name("opcost", tests, test_catalog_setup, test_catalog_teardown);
 }

@@ -296,8 +296,7 @@ static const memo_gemm *memo_gemm_get(ccs_costmemo *mm, const ccs_hw *hw, int dt
 /* An all-reduce of `bytes` over `group` ranks inside the scale-up domain on
  * links of bw bytes/s per direction and per-step latency lat: the faster of
  * the ring and NVLS. */
-static double domain_allreduce(const ccs_hw *hw, int32_t group, double bytes, double bw,
-                               double lat)
+static double domain_allreduce(const ccs_hw *hw, int32_t group, double bytes, double bw, double lat)
 {
     double steps, vol = cost_coll_volume(CCS_OP_ALLREDUCE, bytes, group, 0, &steps);
     double t = NCCL_BASE_LAT + steps * lat + vol / (bw * hw->intra_eff);
@@ -368,9 +367,9 @@ static double coll_time_direct(const ccs_cost *c, const ccs_op *op)
             double t = domain_allreduce(hw, op->group, op->bytes, hw->intra_bw * f, hw->intra_lat);
             const ccs_ar_table *tab = ar_table_for(hw, op->group);
             if (tab)
-                t *= ar_table_time(tab, op->bytes) /
-                     domain_allreduce(hw, tab->ranks, op->bytes, hw->ar_ref_intra_bw,
-                                      hw->ar_ref_intra_lat);
+                t *= ar_table_time(tab, op->bytes) / domain_allreduce(hw, tab->ranks, op->bytes,
+                                                                      hw->ar_ref_intra_bw,
+                                                                      hw->ar_ref_intra_lat);
             return t;
         }
         return NCCL_BASE_LAT + steps * hw->intra_lat + vol / intra;
