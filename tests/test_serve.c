@@ -545,6 +545,19 @@ static void test_validation(void **state)
     assert_int_equal(n_on, 72);
     assert_true(on_ttft / n_on < 0.265);
     assert_true(on_itl / n_on <= 0.25);
+    /* README.md states the headline figures; they must be the ones printed here */
+    char text[2][200];
+    snprintf(text[0], sizeof text[0],
+             "the output tokens/s error is %.1f%% mean absolute, %+.1f%% mean signed",
+             100 * abs / n, 100 * sgn / n);
+    snprintf(text[1], sizeof text[1],
+             "Their mean inter-token latency is within %.1f%%, their TTFT within %.1f%%",
+             100 * on_itl / n_on, 100 * on_ttft / n_on);
+    for (int i = 0; i < 2; i++) {
+        if (!readme_has(text[i]))
+            print_error("README.md does not say: %s\n", text[i]);
+        assert_true(readme_has(text[i]));
+    }
 }
 
 /* Three engine iterations of a hand-built schedule, each {decode tokens,

@@ -172,23 +172,6 @@ static void test_moe_megatron(void **state)
     assert_true(r.t_ep_comm > 0);
 }
 
-/* 1 when README.md holds text (its figures are the tests' output). */
-static int readme_has(const char *text)
-{
-    FILE *f = fopen("README.md", "r");
-    if (!f)
-        return 0;
-    static char buf[1 << 20];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    /* the README wraps its lines: compare with every newline a space */
-    for (size_t i = 0; i < n; i++)
-        if (buf[i] == '\n')
-            buf[i] = ' ';
-    return strstr(buf, text) != NULL;
-}
-
 /* Published training throughput (tests/data/nemo_published.csv: NVIDIA's NeMo
  * 24.07 and Megatron-Bridge 25.11/26.02 performance tables; DGX H100, DGX
  * B200 and GB200 NVL72),
@@ -390,6 +373,13 @@ static void test_llm_foundry(void **state)
         assert_int_not_equal(r.status, CCS_ST_INVALID);
         oom += r.status == CCS_ST_OOM;
         double t = atof(v[24]), err = r.t_iter / t - 1;
+        /* CCS_LLMF_ROWS=1: every row's projection, to stderr */
+        if (getenv("CCS_LLMF_ROWS"))
+            fprintf(stderr,
+                    "%s %s seq %d gpus %d zero %d mbs %d gbs %d %s %s: %.3f vs %.3f s (%+.1f%%), "
+                    "compute %.3f, exposed comm %.3f s, MFU %.1f%%\n",
+                    v[0], v[8], p.seq, p.devices, p.zero, p.mbs, p.gbs, v[19], v[20], r.t_iter, t,
+                    100 * err, r.t_compute, r.t_comm_exposed, 100 * r.mfu);
         int g = strcmp(v[8], "a100-40g") == 0 ? 0 : strcmp(v[8], "a100-80g") == 0 ? 1 : 2;
         int b = p.seq <= 2048 ? 0 : p.seq <= 8192 ? 1 : 2;
         gsum[g] += err;
