@@ -533,17 +533,16 @@ static void test_validation(void **state)
     printf("  largest errors:\n");
     for (int i = 0; i < 8 && top[i].what[0]; i++)
         printf("    %+6.1f%%  %s\n", 100 * top[i].e, top[i].what);
-    /* Guards on the measured level (offline and online rows together: mean
-     * |err| 14.9%, signed +11.7%; online TTFT 26.0%): they catch a change that
-     * makes the projection worse. The mean |err| target (<= 15%) and the
-     * online ITL target (within 25%) are met and asserted as such; the
-     * others (|signed| <= 8%, <= 20% per GPU type, online TTFT within 25%)
-     * are not, and the largest errors above say where it misses. */
+    /* The mean |err| target (<= 15%) and the online rows' targets (TTFT and
+     * ITL within 25%) are met and asserted as such. A guard on the measured
+     * level (offline and online rows together: signed +10.0%) catches a
+     * change that makes the projection worse; the targets not met (|signed|
+     * <= 8%, <= 20% per GPU type) are where the largest errors above say. */
     assert_int_equal(n, 760);
     assert_true(abs / n <= 0.15);
-    assert_true(fabs(sgn / n) < 0.12);
+    assert_true(fabs(sgn / n) < 0.11);
     assert_int_equal(n_on, 72);
-    assert_true(on_ttft / n_on < 0.265);
+    assert_true(on_ttft / n_on <= 0.25);
     assert_true(on_itl / n_on <= 0.25);
     /* README.md states the headline figures; they must be the ones printed here */
     char text[2][200];

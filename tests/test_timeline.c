@@ -65,6 +65,12 @@ static void test_korthikanti_iteration_times(void **state)
            100 * worst, 100 * bias / n);
     assert_true(sum / n <= 0.05);
     assert_true(worst <= 0.10);
+    char text[160];
+    snprintf(text, sizeof text, "a100-80g projects a mean absolute error of %.1f%% (max %.1f%%)",
+             100 * sum / n, 100 * worst);
+    if (!readme_has(text))
+        print_error("README.md does not say: %s\n", text);
+    assert_true(readme_has(text));
 }
 
 /* Korthikanti et al. 2022, Table 4 (tests/data/korthikanti2022_layer.csv): one
@@ -616,7 +622,9 @@ static void test_mitigations(void **state)
     project_gen("a100-80g", 0, &p, &comp);
     assert_rel(comp.tp_bytes, 0.5 * base.tp_bytes, 1e-12);
     assert_rel(comp.dp_bytes, 0.5 * base.dp_bytes, 1e-12);
-    assert_true(comp.t_tp_comm < 0.55 * base.t_tp_comm);
+    /* half the bytes take the measured all-reduce curve's time at half the
+     * size ([AR-A100]: less than the full size's, more than half of it) */
+    assert_true(comp.t_tp_comm < base.t_tp_comm && comp.t_tp_comm > 0.5 * base.t_tp_comm);
     p = gpt3_plan();
     p.sp = 0;
     p.innet_reduce = 1;
