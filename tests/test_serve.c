@@ -552,11 +552,8 @@ static void test_validation(void **state)
     snprintf(text[1], sizeof text[1],
              "Their mean inter-token latency is within %.1f%%, their TTFT within %.1f%%",
              100 * on_itl / n_on, 100 * on_ttft / n_on);
-    for (int i = 0; i < 2; i++) {
-        if (!readme_has(text[i]))
-            print_error("README.md does not say: %s\n", text[i]);
-        assert_true(readme_has(text[i]));
-    }
+    for (int i = 0; i < 2; i++)
+        assert_readme_says(text[i]);
 }
 
 /* Three engine iterations of a hand-built schedule, each {decode tokens,

@@ -68,9 +68,7 @@ static void test_korthikanti_iteration_times(void **state)
     char text[160];
     snprintf(text, sizeof text, "a100-80g projects a mean absolute error of %.1f%% (max %.1f%%)",
              100 * sum / n, 100 * worst);
-    if (!readme_has(text))
-        print_error("README.md does not say: %s\n", text);
-    assert_true(readme_has(text));
+    assert_readme_says(text);
 }
 
 /* Korthikanti et al. 2022, Table 4 (tests/data/korthikanti2022_layer.csv): one
@@ -261,9 +259,7 @@ static void published_throughput(const ccs_stack *st)
         char text[160];
         snprintf(text, sizeof text, "`%s` is within %.1f%% (mean signed %+.1f%%)", st->name,
                  100 * sum_abs / n, 100 * sum / n);
-        if (!readme_has(text))
-            print_error("README.md does not say: %s\n", text);
-        assert_true(readme_has(text));
+        assert_readme_says(text);
     }
 }
 
@@ -414,9 +410,7 @@ static void test_llm_foundry(void **state)
     snprintf(text, sizeof text,
              "projects a mean absolute error of %.1f%% and a mean signed error of %+.1f%%",
              100 * sum_abs / n, 100 * sum / n);
-    if (!readme_has(text))
-        print_error("README.md does not say: %s\n", text);
-    assert_true(readme_has(text));
+    assert_readme_says(text);
     assert_int_equal(oom, 0);
     assert_true(fabs(sum / n) <= 0.04);
     assert_true(babs[0] / bn[0] <= 0.10 && babs[1] / bn[1] <= 0.10);

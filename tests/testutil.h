@@ -60,6 +60,17 @@ static inline int readme_has(const char *text)
     return strstr(buf, text) != NULL;
 }
 
+/* Fails the test (at the caller's line), naming the text, unless README.md
+ * holds it. */
+#define assert_readme_says(text)                                                                   \
+    do {                                                                                           \
+        const char *text_ = (text);                                                                \
+        if (!readme_has(text_)) {                                                                  \
+            print_error("README.md does not say: %s\n", text_);                                    \
+            fail();                                                                                \
+        }                                                                                          \
+    } while (0)
+
 /* The catalog shipped in sweeps/catalog; the test fails if it does not load. */
 static inline ccs_catalog *test_catalog(void)
 {
