@@ -379,9 +379,10 @@ static void test_llm_foundry(void **state)
         if (getenv("CCS_LLMF_ROWS"))
             fprintf(stderr,
                     "%s %s seq %d gpus %d zero %d mbs %d gbs %d %s %s: %.3f vs %.3f s (%+.1f%%), "
-                    "compute %.3f, exposed comm %.3f s, MFU %.1f%%\n",
+                    "compute %.3f, exposed comm %.3f s, MFU %.1f%%, memory %.1f GiB\n",
                     v[0], v[8], p.seq, p.devices, p.zero, p.mbs, p.gbs, v[19], v[20], r.t_iter, t,
-                    100 * err, r.t_compute, r.t_comm_exposed, 100 * r.mfu);
+                    100 * err, r.t_compute, r.t_comm_exposed, 100 * r.mfu,
+                    r.mem_total / 1073741824.0);
         int g = strcmp(v[8], "a100-40g") == 0 ? 0 : strcmp(v[8], "a100-80g") == 0 ? 1 : 2;
         int b = p.seq <= 2048 ? 0 : p.seq <= 8192 ? 1 : 2;
         gsum[g] += err;
