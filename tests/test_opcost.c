@@ -253,6 +253,16 @@ static void test_collective(void **state)
     cost_init(&c, a, NULL, NULL, 0, NULL);
     cost_op(&c, &o, &t);
     assert_rel(t.t, 587.8e-6, 1e-12);
+    /* below the curve's smallest size (256 KiB, 44.0 us) the ring model keeps
+     * the measured / model ratio there: 128 KiB takes ring(128 KiB) x 44.0 us
+     * / ring(256 KiB), less than the smallest measured time */
+    double ring_128k = 14e-6 + 14 * a->intra_lat + 1.75 * 131072 / (a->intra_bw * a->intra_eff);
+    double ring_256k = 14e-6 + 14 * a->intra_lat + 1.75 * 262144 / (a->intra_bw * a->intra_eff);
+    o.bytes = 131072;
+    cost_op(&c, &o, &t);
+    assert_rel(t.t, ring_128k * 44.0e-6 / ring_256k, 1e-12);
+    assert_true(t.t < 44.0e-6);
+    o.bytes = 64.0 * 1048576;
     /* across nodes, one member per node: each rank's own NIC */
     o.per_node = 1;
     cost_op(&c, &o, &t);

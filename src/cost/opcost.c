@@ -280,7 +280,10 @@ static const memo_gemm *memo_gemm_get(ccs_costmemo *mm, const ccs_hw *hw, int dt
  * at its size, carried to other group sizes and to evolved links by the
  * ratio of this analytic model there to the model on the measured setup: the
  * alpha-beta model misses the pipeline fill of medium messages (8 H100,
- * 8-32 MiB: 25-40% slower than latency + size / bandwidth). */
+ * 8-32 MiB: 25-40% slower than latency + size / bandwidth). Below the
+ * smallest size measured, the analytic model keeps the measured / analytic
+ * ratio of that size (a curve measured from 8 MiB up says nothing of the
+ * latency floor below it). */
 /* NCCL's fixed latencies (its tuning model, src/graph/tuning.cc,
  * ncclTunerConstantsDefaults, NVIDIA/nccl at 5067397c): every ring or tree
  * collective pays a base latency on top of its per-step hardware latency
@@ -321,14 +324,11 @@ static const ccs_ar_table *ar_table_for(const ccs_hw *hw, int32_t group)
     return best;
 }
 
-/* The measured time at `bytes`: linear between points, the first point's
- * time below them (latency-bound), the last segment's slope above them
- * (bandwidth-bound). */
+/* The measured time at `bytes` (at least the first point's size): linear
+ * between points, the last segment's slope above them (bandwidth-bound). */
 static double ar_table_time(const ccs_ar_table *tab, double bytes)
 {
     int n = tab->n, i = 1;
-    if (bytes <= tab->bytes[0])
-        return tab->t[0];
     while (i < n - 1 && bytes > tab->bytes[i])
         i++;
     double x0 = tab->bytes[i - 1], x1 = tab->bytes[i];
@@ -366,10 +366,13 @@ static double coll_time_direct(const ccs_cost *c, const ccs_op *op)
         if (op->kind == CCS_OP_ALLREDUCE && !innet) {
             double t = domain_allreduce(hw, op->group, op->bytes, hw->intra_bw * f, hw->intra_lat);
             const ccs_ar_table *tab = ar_table_for(hw, op->group);
-            if (tab)
-                t *= ar_table_time(tab, op->bytes) / domain_allreduce(hw, tab->ranks, op->bytes,
-                                                                      hw->ar_ref_intra_bw,
-                                                                      hw->ar_ref_intra_lat);
+            if (tab) {
+                /* the measured / analytic ratio at the size, below the
+                 * smallest measured size the ratio there */
+                double b = fmax(op->bytes, tab->bytes[0]);
+                t *= ar_table_time(tab, b) /
+                     domain_allreduce(hw, tab->ranks, b, hw->ar_ref_intra_bw, hw->ar_ref_intra_lat);
+            }
             return t;
         }
         return NCCL_BASE_LAT + steps * hw->intra_lat + vol / intra;
