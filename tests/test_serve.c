@@ -533,23 +533,20 @@ static void test_validation(void **state)
     printf("  largest errors:\n");
     for (int i = 0; i < 8 && top[i].what[0]; i++)
         printf("    %+6.1f%%  %s\n", 100 * top[i].e, top[i].what);
-    /* The mean |err| target (<= 15%) and the online rows' targets (TTFT and
-     * ITL within 25%) are met and asserted as such. A guard on the measured
-     * level (offline and online rows together: signed +8.9%) catches a
-     * change that makes the projection worse; the targets not met (|signed|
-     * <= 8%, <= 20% per GPU type: B200 32%) are where the largest errors
-     * above say. */
+    /* The targets met are asserted as such: mean |err| <= 15% and |mean
+     * signed err| <= 8% over all rows, the online rows' TTFT and ITL within
+     * 25%, and within 20% on every GPU type but B200, whose tp > 1 runs
+     * miss (guarded at its measured 23.3%; the largest errors above say
+     * where). */
     assert_int_equal(n, 760);
     assert_true(abs / n <= 0.15);
-    assert_true(fabs(sgn / n) < 0.10);
+    assert_true(fabs(sgn / n) <= 0.08);
     assert_int_equal(n_on, 72);
     assert_true(on_ttft / n_on <= 0.25);
     assert_true(on_itl / n_on <= 0.25);
-    /* per GPU type: within 20% (the aim) on every type but B200, whose
-     * tp > 1 runs miss (guarded at its measured 32.0%) */
     assert_int_equal(ngpu, 7);
     for (int i = 0; i < ngpu; i++)
-        assert_true(gpu[i].abs / gpu[i].n <= (strcmp(gpu[i].name, "B200") ? 0.20 : 0.33));
+        assert_true(gpu[i].abs / gpu[i].n <= (strcmp(gpu[i].name, "B200") ? 0.20 : 0.24));
     /* README.md states the headline figures; they must be the ones printed here */
     char text[2][200];
     snprintf(text[0], sizeof text[0],
