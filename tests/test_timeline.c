@@ -310,7 +310,7 @@ static const char *csv_field(const char *s, char *buf, size_t n)
  * bucket. Asserted, where the model reaches the accuracy aimed at: mean
  * signed error within 4%, mean absolute error <= 10% for sequences up to 2k
  * and for 4k-8k, no row out of memory. Asserted as guards of what it reaches
- * today (measured 8.1% overall, sequences >= 16k 10.2%; aimed at: 8%
+ * today (measured 8.2% overall, sequences >= 16k 10.2%; aimed at: 8%
  * overall, 10% for them): mean absolute error <= 9% overall, <= 12% for
  * sequences >= 16k. Asserted as aimed at: <= 10% per GPU (measured 8.9 /
  * 7.5 / 7.7%). */
