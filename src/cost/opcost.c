@@ -9,6 +9,7 @@
 #include "ccsweep/cost/attention.h"
 #include "ccsweep/cost/opmodel.h"
 
+#include <assert.h>
 #include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdint.h>
@@ -328,6 +329,7 @@ static const ccs_ar_table *ar_table_for(const ccs_hw *hw, int32_t group)
  * between points, the last segment's slope above them (bandwidth-bound). */
 static double ar_table_time(const ccs_ar_table *tab, double bytes)
 {
+    assert(tab->n >= 2 && bytes >= tab->bytes[0]);
     int n = tab->n, i = 1;
     while (i < n - 1 && bytes > tab->bytes[i])
         i++;
