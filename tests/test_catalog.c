@@ -416,6 +416,59 @@ static void test_overlay(void **state)
     rmdir(dir);
 }
 
+/* gemm_efficiency_fp4 (NVFP4 GEMMs, serving): read with its depth, in (0, 1],
+ * and only for a device with an fp4 peak. */
+static void test_hw_fp4_efficiency(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/ccsweep-fp4XXXXXX", path[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/hardware.yaml", dir);
+    static const struct {
+        const char *extra, *error; /* the entry's extra line, what the error says */
+    } cases[] = {
+        {"    gemm_efficiency_fp4: 0.5\n", "needs an fp4 peak"},
+        {"    gemm_efficiency_fp4: 1.5\n", "gemm_efficiency_fp4"},
+        {"    gemm_fp4_ref_k: 0\n", "gemm_fp4_ref_k"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[2048];
+        snprintf(text, sizeof text, "hardware:\n" HW_ENTRY("fp4-gpu", 48) "%s", cases[i].extra);
+        write_file(path, text);
+        ccs_catalog *c = test_catalog();
+        ccs_err err;
+        assert_int_equal(catalog_overlay(c, dir, &err), CCS_EINPUT);
+        if (!strstr(err.msg, cases[i].error))
+            fail_msg("case %zu: '%s' does not say '%s'", i, err.msg, cases[i].error);
+        catalog_free(c);
+    }
+    /* with an fp4 peak: read as given; without the field: 0 (the fp8 figures) */
+    write_file(path,
+               "hardware:\n" HW_ENTRY(
+                   "plain-gpu",
+                   48) "  - name: fp4-gpu\n"
+                       "    peak_tflops: {fp32: 10, bf16: 100, fp8: 200, fp4: 400}\n"
+                       "    mem_gib: 48\n    mem_gbps: 1000\n    devices_per_node: 4\n"
+                       "    compute_units: 64\n    gemm_tile: [128, 128]\n    intra_gbps: 100\n"
+                       "    inter_gbps: 10\n    intra_latency_us: 2\n    inter_latency_us: 5\n"
+                       "    kernel_latency_us: 3\n    gemm_efficiency: 0.8\n"
+                       "    mem_efficiency: 0.8\n    intra_efficiency: 0.8\n"
+                       "    inter_efficiency: 0.8\n    gemm_efficiency_fp4: 0.5\n"
+                       "    gemm_fp4_ref_k: 8192\n");
+    ccs_catalog *c = test_catalog();
+    ccs_err err;
+    assert_int_equal(catalog_overlay(c, dir, &err), CCS_OK);
+    const ccs_hw *h = catalog_hw(c, "fp4-gpu");
+    assert_non_null(h);
+    assert_rel(h->peak_fp4, 400e12, 1e-12);
+    assert_rel(h->gemm_eff_fp4, 0.5, 1e-12);
+    assert_int_equal(h->gemm_fp4_ref_k, 8192);
+    assert_true(catalog_hw(c, "plain-gpu")->gemm_eff_fp4 == 0);
+    catalog_free(c);
+    unlink(path);
+    rmdir(dir);
+}
+
 /* Overlays that are not regular files are refused at once, not read (a FIFO
  * would block forever); so are files over 16 MiB and nesting beyond 64. */
 static void test_overlay_files(void **state)
@@ -563,11 +616,12 @@ static void test_layers(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_shipped_catalog),  cmocka_unit_test(test_good_entry),
-        cmocka_unit_test(test_bad_entries),      cmocka_unit_test(test_many_entries),
-        cmocka_unit_test(test_missing_file),     cmocka_unit_test(test_overlay),
-        cmocka_unit_test(test_layers),           cmocka_unit_test(test_overlay_files),
-        cmocka_unit_test(test_overlay_symlinks), cmocka_unit_test(test_add_entries),
+        cmocka_unit_test(test_shipped_catalog),   cmocka_unit_test(test_good_entry),
+        cmocka_unit_test(test_bad_entries),       cmocka_unit_test(test_many_entries),
+        cmocka_unit_test(test_missing_file),      cmocka_unit_test(test_overlay),
+        cmocka_unit_test(test_hw_fp4_efficiency), cmocka_unit_test(test_layers),
+        cmocka_unit_test(test_overlay_files),     cmocka_unit_test(test_overlay_symlinks),
+        cmocka_unit_test(test_add_entries),
     };
     return cmocka_run_group_tests_name("catalog", tests, NULL, NULL);
 }

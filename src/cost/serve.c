@@ -509,13 +509,18 @@ void serve_step(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c, 
     out->decode = decode;
     out->prefill = prefill;
     /* fp4 GEMMs on fp4 units: a copy of the hardware whose fp8 slot holds the
-     * fp4 peak (the GEMM efficiency stays the fp8 one: no fp4 measurement) */
+     * fp4 peak and the measured fp4 GEMM efficiency (the fp8 one where the
+     * catalog has no fp4 measurement) */
     ccs_hw h4;
     ccs_cost c4 = *c;
     int fp4 = fp4_units(p, c->hw);
     if (fp4) {
         h4 = *c->hw;
         h4.peak_flops[CCS_FP8] = h4.peak_fp4;
+        if (h4.gemm_eff_fp4 > 0) {
+            h4.gemm_eff_fp8 = h4.gemm_eff_fp4;
+            h4.gemm_fp8_ref_k = h4.gemm_fp4_ref_k;
+        }
         c4.hw = &h4;
         c4.memo = NULL;
     }

@@ -434,6 +434,8 @@ static const char *const hw_keys[] = {"name",
                                       "gemm_ref_k",
                                       "gemm_efficiency_fp8",
                                       "gemm_fp8_ref_k",
+                                      "gemm_efficiency_fp4",
+                                      "gemm_fp4_ref_k",
                                       "scaleup_domain",
                                       "nvls_efficiency",
                                       "oversubscription",
@@ -587,6 +589,7 @@ int catalog_parse_hw(const ydoc *d, const ynode *map, ccs_hw *out, ccs_err *err)
     out->clock_ratio = 1.0;
     out->gemm_ref_k = CCS_GEMM_REF_K_DEFAULT;
     out->gemm_fp8_ref_k = CCS_GEMM_REF_K_DEFAULT;
+    out->gemm_fp4_ref_k = CCS_GEMM_REF_K_DEFAULT;
     out->oversub = 1.0;
     if (expect_map(d, map, "hardware entry", err) ||
         ydoc_check_keys(d, map, "a hardware entry", hw_keys, err) ||
@@ -599,6 +602,8 @@ int catalog_parse_hw(const ydoc *d, const ynode *map, ccs_hw *out, ccs_err *err)
         get_int(d, map, "gemm_ref_k", 0, 1, CAT_MAX_COUNT, &out->gemm_ref_k, err) ||
         get_int(d, map, "gemm_fp8_ref_k", 0, 1, CAT_MAX_COUNT, &out->gemm_fp8_ref_k, err) ||
         get_num(d, map, "gemm_efficiency_fp8", 0, 1, 1, 1, &out->gemm_eff_fp8, err) ||
+        get_int(d, map, "gemm_fp4_ref_k", 0, 1, CAT_MAX_COUNT, &out->gemm_fp4_ref_k, err) ||
+        get_num(d, map, "gemm_efficiency_fp4", 0, 1, 1, 1, &out->gemm_eff_fp4, err) ||
         get_int(d, map, "scaleup_domain", 0, 1, CAT_MAX_COUNT, &out->scaleup, err) ||
         get_num(d, map, "nvls_efficiency", 0, 1, 1, 1, &out->nvls_eff, err) ||
         get_oversub(d, map, &out->oversub, err) ||

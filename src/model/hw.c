@@ -58,6 +58,18 @@ int hw_validate(const ccs_hw *hw, ccs_err *err)
                     hw->name, hw->gemm_eff_fp8);
         return CCS_EINPUT;
     }
+    if (!(hw->gemm_eff_fp4 >= 0 && hw->gemm_eff_fp4 <= 1)) {
+        ccs_err_set(err, "hardware '%s': field 'gemm_efficiency_fp4' must be in (0, 1] (got %g)",
+                    hw->name, hw->gemm_eff_fp4);
+        return CCS_EINPUT;
+    }
+    if (hw->gemm_eff_fp4 > 0 && !(hw->peak_fp4 > 0)) {
+        ccs_err_set(err,
+                    "hardware '%s': field 'gemm_efficiency_fp4' needs an fp4 peak "
+                    "(peak_tflops.fp4)",
+                    hw->name);
+        return CCS_EINPUT;
+    }
     if (!(hw->variability >= 0 && hw->variability < 0.1)) {
         ccs_err_set(err,
                     "hardware '%s': field 'variability' (relative standard deviation) must be "

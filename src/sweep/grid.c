@@ -119,6 +119,10 @@ static uint64_t hw_hash(const ccs_hw *b, int gen, const ccs_evolution *ev)
         h = absorb_d(h, b->gemm_eff_fp8);
         h = absorb(h, (uint64_t)(int64_t)b->gemm_fp8_ref_k);
     }
+    if (b->gemm_eff_fp4 > 0) {
+        h = absorb_d(h, b->gemm_eff_fp4);
+        h = absorb(h, (uint64_t)(int64_t)b->gemm_fp4_ref_k);
+    }
     for (int d = 0; d < CCS_DTYPE_N; d++)
         h = absorb_d(h, b->peak_flops[d]);
     const double dv[] = {b->mem_cap,   b->mem_bw,     b->intra_bw,   b->inter_bw,    b->intra_lat,

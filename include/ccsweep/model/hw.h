@@ -31,6 +31,7 @@ typedef struct ccs_hw {
     int32_t tile_m, tile_n;         /* output tile of large library GEMM kernels */
     int32_t gemm_ref_k;             /* k of the GEMM shape gemm_eff was measured at */
     int32_t gemm_fp8_ref_k;         /* same for gemm_eff_fp8 */
+    int32_t gemm_fp4_ref_k;         /* same for gemm_eff_fp4 */
     double peak_flops[CCS_DTYPE_N]; /* FLOP/s, dense matrix units; 0 = unsupported */
     double peak_fp4;     /* FLOP/s, dense fp4 (NVFP4) matrix units for serving; 0 = none */
     double mem_cap;      /* bytes of device memory */
@@ -42,6 +43,8 @@ typedef struct ccs_hw {
     double kernel_lat;   /* s, fixed cost of launching one kernel */
     double gemm_eff;     /* achieved fraction of peak by the best large GEMM (measured) */
     double gemm_eff_fp8; /* the same for fp8 GEMMs against the fp8 peak; 0 = gemm_eff */
+    double gemm_eff_fp4; /* the same for fp4 (NVFP4) GEMMs against peak_fp4; 0 = the fp8
+                            figure (serving, cost/serve.c) */
     double clock_ratio;  /* sustained / boost clock under dense matrix load (1 = none) */
     double mem_eff;      /* achieved fraction of mem_bw by large streaming kernels */
     double intra_eff;    /* achieved all-reduce bus bandwidth / intra_bw */
