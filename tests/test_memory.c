@@ -66,6 +66,40 @@ static void test_activation_equations(void **state)
     assert_rel(memory_act_per_layer(&m, &p), 2 * sbh / t, 1e-12);
 }
 
+/* A stack that trains GPT-style blocks without dropout (llm-foundry's MPT
+ * recipes) keeps none of its masks. Korthikanti's per-layer sum, no
+ * parallelism, no recomputation, 16-bit, the attention core unfused:
+ * sbh (34 + 5as/h) of which the two residual dropout masks are 2 sbh and the
+ * attention dropout's mask and output 3as^2b; without them sbh (32 + 2as/h).
+ * The first stage also drops the embedding's mask, sbh per micro-batch in
+ * flight (one here). */
+static void test_no_dropout_stack(void **state)
+{
+    (void)state;
+    ccs_model m = gpt(96, 12288, 96);
+    double s = 2048, b = 1, h = 12288, a = 96;
+    double sbh = s * b * h;
+    ccs_plan p = plan(1, 1, 1, 1, 1, 0, CCS_RECOMPUTE_NONE);
+    ccs_stack st;
+    stack_default(&st);
+    st.no_dropout = 1;
+    ccs_oplist with, without;
+    regions_build(&m, &p, 8, &with);
+    regions_build_stack(&m, &p, 8, &st, &without);
+    assert_int_equal(with.dropout, 1);
+    assert_int_equal(without.dropout, 0);
+    ccs_memory mw, mo;
+    memory_footprint(&m, &p, &with, &mw);
+    memory_footprint(&m, &p, &without, &mo);
+    assert_rel(mw.act_layer, sbh * (34 + 5 * a * s / h), 1e-12);
+    assert_rel(mo.act_layer, sbh * (32 + 2 * a * s / h), 1e-12);
+    assert_rel(mw.activations - mo.activations, 96 * (2 * sbh + 3 * a * s * s * b) + sbh, 1e-9);
+    /* a Llama-style block has no dropout under either stack */
+    m.bias = 0;
+    regions_build(&m, &p, 8, &with);
+    assert_int_equal(with.dropout, 0);
+}
+
 /* Pipeline: the first stage holds p micro-batches of L/p layers (L layers'
  * worth); interleaving multiplies by 1 + (p-1)/(p*vpp) (Korthikanti eq. 7/8). */
 static void test_in_flight(void **state)
@@ -278,9 +312,13 @@ static void test_uneven_cp_memory(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_activation_equations), cmocka_unit_test(test_in_flight),
-        cmocka_unit_test(test_zero_sharding),        cmocka_unit_test(test_measured_memory),
-        cmocka_unit_test(test_uneven_cp_memory),     cmocka_unit_test(test_deepseek_v3_memory),
+        cmocka_unit_test(test_activation_equations),
+        cmocka_unit_test(test_no_dropout_stack),
+        cmocka_unit_test(test_in_flight),
+        cmocka_unit_test(test_zero_sharding),
+        cmocka_unit_test(test_measured_memory),
+        cmocka_unit_test(test_uneven_cp_memory),
+        cmocka_unit_test(test_deepseek_v3_memory),
     };
     return cmocka_run_group_tests_name("memory", tests, test_catalog_setup, test_catalog_teardown);
 }

@@ -19,7 +19,8 @@
 #include <assert.h>
 #include <math.h>
 
-double memory_act_per_layer(const ccs_model *m, const ccs_plan *p)
+/* memory_act_per_layer with the dropout masks kept (dropout 1) or not */
+static double act_per_layer(const ccs_model *m, const ccs_plan *p, int dropout)
 {
     assert(m && p && p->tp >= 1 && p->mbs >= 1 && p->seq >= 1 && m->heads >= 1);
     /* with context parallelism a rank keeps s/cp tokens; its queries' scores
@@ -27,7 +28,7 @@ double memory_act_per_layer(const ccs_model *m, const ccs_plan *p)
     double skv = p->seq, s = skv / plan_cp(p);
     double b = p->mbs, h = m->hidden, t = p->tp, f = m->ffn, a = m->heads;
     double e = dtype_bytes(p->dtype) < 2 ? 2 : dtype_bytes(p->dtype);
-    double dr = m->bias ? 1.0 : 0.0; /* dropout masks, one byte per element */
+    double dr = dropout ? 1.0 : 0.0; /* dropout masks, one byte per element */
     int sp = p->sp && p->tp > 1;
     double sbh = s * b * h;
     double kv = (double)m->kv_heads / m->heads;
@@ -61,6 +62,11 @@ double memory_act_per_layer(const ccs_model *m, const ccs_plan *p)
     if (p->flash_attn)
         core = 4.0 * a * s * b; /* fp32 log-sum-exp per row */
     return repl / (sp ? t : 1) + (split + core) / t + lat;
+}
+
+double memory_act_per_layer(const ccs_model *m, const ccs_plan *p)
+{
+    return act_per_layer(m, p, m->bias);
 }
 
 /* Memory of one stage: its parameters (pe of them routed-expert weights)
@@ -101,11 +107,11 @@ void memory_footprint(const ccs_model *m, const ccs_plan *p, const ccs_oplist *o
     double lf = ops->layers_first, lm = ops->layers_mid, ll = ops->layers_last;
     double df = ops->dense_first, dl = ops->dense_last;
     double mb = plan_micro_batches(p);
-    double layer = memory_act_per_layer(m, p), dlayer = layer;
+    double layer = act_per_layer(m, p, ops->dropout), dlayer = layer;
     if (model_dense_layers(m) > 0) {
         ccs_model dv;
         model_dense_variant(m, &dv);
-        dlayer = memory_act_per_layer(&dv, p);
+        dlayer = act_per_layer(&dv, p, ops->dropout);
     }
     double e = dtype_bytes(p->dtype) < 2 ? 2 : dtype_bytes(p->dtype);
     double sbh_t = (double)p->seq / plan_cp(p) * p->mbs * m->hidden / p->tp;
@@ -116,7 +122,7 @@ void memory_footprint(const ccs_model *m, const ccs_plan *p, const ccs_oplist *o
     double il = p->vpp > 1 ? 1.0 + (p->pp - 1.0) / (p->pp * (double)p->vpp) : 1.0;
     double act_first = ((lf - df) * layer + df * dlayer) * inflight * il;
     /* embedding dropout mask per in-flight micro-batch (Korthikanti eq. 5) */
-    if (m->bias)
+    if (ops->dropout)
         act_first += sbh_t * (sp ? 1 : p->tp) * inflight;
     /* last stage: one micro-batch in flight, plus the output head's final norm
      * output and fp32 logits (Korthikanti section 4.3: 4sbh/t (1 + v/h)) */

@@ -822,6 +822,9 @@ void regions_build_stack(const ccs_model *m, const ccs_plan *p, int devices_per_
     out->zero3_units = st->zero3_units;
     dims x;
     dims_of(m, p, devices_per_node, &x);
+    if (st->no_dropout)
+        x.dropout = 0;
+    out->dropout = x.dropout > 0;
     layer_ops(&B, &x, m, p);
     embed_head_ops(&B, &x, m);
     stage_load ld = stage_params(m, p, &x, out);

@@ -651,19 +651,10 @@ int catalog_parse_evolution(const ydoc *d, const ynode *map, ccs_evolution *out,
     return CCS_OK;
 }
 
-static const char *const stack_keys[] = {"name",
-                                         "description",
-                                         "attention_kernel",
-                                         "grad_dtype",
-                                         "eltwise_factor",
-                                         "op_overhead_us",
-                                         "layer_overhead_us",
-                                         "iter_overhead_ms",
-                                         "comm_units",
-                                         "tp_overlap_share",
-                                         "zero3_units",
-                                         "sources",
-                                         NULL};
+static const char *const stack_keys[] = {
+    "name",           "description",       "attention_kernel", "grad_dtype", "eltwise_factor",
+    "op_overhead_us", "layer_overhead_us", "iter_overhead_ms", "comm_units", "tp_overlap_share",
+    "zero3_units",    "dropout",           "sources",          NULL};
 
 /* gradient types a stack may keep (ccs_dtype order) */
 static const char *const grad_dtypes[] = {"fp32", NULL, "bf16", "fp16"};
@@ -686,6 +677,10 @@ int catalog_parse_stack(const ydoc *d, const ynode *map, ccs_stack *out, ccs_err
         get_range(d, map, "tp_overlap_share", 0, 1, 1, &out->tp_overlap_share, err) ||
         get_range(d, map, "zero3_units", 0, 1024, 1, &out->zero3_units, err))
         return CCS_EINPUT;
+    int8_t dropout = 1;
+    if (get_bool(d, map, "dropout", &dropout, err))
+        return CCS_EINPUT;
+    out->no_dropout = (int8_t)!dropout;
     ccs_err inner;
     int valid = stack_validate(out, &inner);
     return entry_done(d, map, valid, &inner, err);

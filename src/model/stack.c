@@ -41,10 +41,11 @@ int stack_is_default(const ccs_stack *s)
 {
     const ccs_stack *d = &default_stack;
     return !strcmp(s->name, d->name) && s->attn_kernel == d->attn_kernel &&
-           s->grad_dtype == d->grad_dtype && s->eltwise_factor == d->eltwise_factor &&
-           s->op_overhead == d->op_overhead && s->layer_overhead == d->layer_overhead &&
-           s->iter_overhead == d->iter_overhead && s->comm_units == d->comm_units &&
-           s->tp_overlap_share == d->tp_overlap_share && s->zero3_units == d->zero3_units;
+           s->grad_dtype == d->grad_dtype && s->no_dropout == d->no_dropout &&
+           s->eltwise_factor == d->eltwise_factor && s->op_overhead == d->op_overhead &&
+           s->layer_overhead == d->layer_overhead && s->iter_overhead == d->iter_overhead &&
+           s->comm_units == d->comm_units && s->tp_overlap_share == d->tp_overlap_share &&
+           s->zero3_units == d->zero3_units;
 }
 
 /* The largest overhead an entry may give, s: one second per kernel already
@@ -88,6 +89,10 @@ int stack_validate(const ccs_stack *s, ccs_err *err)
     }
     if (!(s->zero3_units >= 0 && s->zero3_units <= 1024)) {
         ccs_err_set(err, "stack '%s': field 'zero3_units': expected a count in [0, 1024]", s->name);
+        return CCS_EINPUT;
+    }
+    if (s->no_dropout != 0 && s->no_dropout != 1) {
+        ccs_err_set(err, "stack '%s': field 'dropout': expected true or false", s->name);
         return CCS_EINPUT;
     }
     if (!(s->tp_overlap_share >= 0 && s->tp_overlap_share <= 1)) {

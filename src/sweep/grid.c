@@ -171,6 +171,8 @@ static uint64_t scenario_key(const ccs_grid *g, const ccs_scenario *s)
         const int64_t fs[] = {st->attn_kernel, st->grad_dtype};
         for (size_t i = 0; i < sizeof fs / sizeof fs[0]; i++)
             h = absorb(h, (uint64_t)fs[i]);
+        if (st->no_dropout) /* absorbed only when set: older entries keep their keys */
+            h = absorb(h, 1);
         const double ds[] = {st->eltwise_factor, st->op_overhead, st->layer_overhead,
                              st->iter_overhead,  st->comm_units,  st->tp_overlap_share,
                              st->zero3_units};

@@ -73,6 +73,20 @@ check "a stack listed twice: exit 1" "[ $rc -eq 1 ] && grep -q 'listed twice' '$
 $B run "$T/bad3.yaml" --db "$T/bad3.db" >/dev/null 2>"$T/err"; rc=$?
 check "an inline stack with a bad field: exit 1 naming it" "[ $rc -eq 1 ] && grep -q 'bad3.yaml:14' '$T/err' && grep -q comm_units '$T/err'"
 
+# dropout: false (a stack whose recipes train GPT-style blocks without dropout)
+{ cat "$T/base.yaml"; printf '  stack:\n    - megatron-core\n    - name: nodrop\n      dropout: false\n'; } >"$T/nd.yaml"
+mpirun --oversubscribe -n 2 $B run "$T/nd.yaml" --db "$T/nd.db" --quiet >/dev/null 2>"$T/err"; rc=$?
+pair() { q "$T/nd.db" "SELECT count(*) FROM results_view a JOIN results_view b
+  ON b.model = a.model AND b.hardware = a.hardware AND b.tp = a.tp AND b.pp = a.pp AND b.zero = a.zero
+  WHERE a.stack = 'megatron-core' AND b.stack = 'nodrop' AND a.mem_total IS NOT NULL AND $1"; }
+check "dropout: false: exit 0 ($rc); GPT-3's rows hold less memory ($(pair "a.model = 'gpt3-175b' AND b.mem_total < a.mem_total") of $(pair "a.model = 'gpt3-175b'")), Llama 3's the same ($(pair "a.model = 'llama3-8b' AND b.mem_total = a.mem_total AND b.t_iter = a.t_iter") of $(pair "a.model = 'llama3-8b'"))" \
+    "[ $rc -eq 0 ] && [ \$(pair \"a.model = 'gpt3-175b' AND b.mem_total < a.mem_total\") -gt 0 ] &&
+     [ \$(pair \"a.model = 'gpt3-175b' AND b.mem_total < a.mem_total\") = \$(pair \"a.model = 'gpt3-175b'\") ] &&
+     [ \$(pair \"a.model = 'llama3-8b' AND b.mem_total = a.mem_total AND b.t_iter = a.t_iter\") = \$(pair \"a.model = 'llama3-8b'\") ]"
+{ cat "$T/base.yaml"; printf '  stack:\n    - name: x\n      dropout: sometimes\n'; } >"$T/bad4.yaml"
+$B run "$T/bad4.yaml" --db "$T/bad4.db" >/dev/null 2>"$T/err"; rc=$?
+check "an inline stack with dropout neither true nor false: exit 1 naming it" "[ $rc -eq 1 ] && grep -q 'bad4.yaml:14' '$T/err' && grep -q dropout '$T/err'"
+
 # search under a stack: the JSON names it, and its best plan is costed under it
 $B search --model llama3-8b --hw h100-sxm --devices 64 --seq 8192 --top 1 --stack pytorch-fsdp1 --json >"$T/s1.json"; rc1=$?
 $B search --model llama3-8b --hw h100-sxm --devices 64 --seq 8192 --top 1 --json >"$T/s0.json"; rc0=$?

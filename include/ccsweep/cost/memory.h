@@ -19,7 +19,9 @@ typedef struct ccs_memory {
 
 /* Activation bytes one Transformer layer stores for the backward pass, per
  * device, for one micro-batch (Korthikanti et al. 2022, section 4, generalised
- * to GQA, gated FFNs, dropout-free blocks and 16/32-bit activations). */
+ * to GQA, gated FFNs, dropout-free blocks and 16/32-bit activations), with
+ * dropout masks where the model has dropout (GPT-style blocks: m->bias); the
+ * footprint takes the oplist's dropout, which a stack may turn off. */
 double memory_act_per_layer(const ccs_model *m, const ccs_plan *p);
 
 /* Footprint of plan p (valid per plan_check) for model m, whose operator

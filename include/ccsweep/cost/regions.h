@@ -111,6 +111,8 @@ typedef struct ccs_oplist {
     double params_dense_block;  /* same for a dense-FFN block (== params_block without) */
     double grad_bytes;          /* bytes per gradient element the stack keeps and reduces */
     double zero3_units;         /* the stack's unsharded blocks under ZeRO-3 (memory.h) */
+    int32_t dropout;            /* 1: the blocks run dropout (GPT-style blocks, unless the
+                                   stack trains without); memory_footprint keeps its masks */
 } ccs_oplist;
 
 /* Build the operator list of plan p (already valid per plan_check) for model m.

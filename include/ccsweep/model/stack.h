@@ -30,6 +30,9 @@ typedef struct ccs_stack {
     char name[CCS_NAME_MAX];
     int8_t attn_kernel;      /* ccs_attn_kernel, for plans with a fused kernel (flash_attn) */
     int8_t grad_dtype;       /* ccs_dtype of the gradient buffers and their reduction */
+    int8_t no_dropout;       /* 1: the stack's recipes train without dropout (p = 0 launches
+                                no kernel): no dropout passes or masks, even in GPT-style
+                                blocks (which have them otherwise) */
     double eltwise_factor;   /* memory traffic of the element-wise ops relative to
                                 Megatron's fused kernels (>= 1; eager frameworks run one
                                 kernel per operator) */
