@@ -332,10 +332,12 @@ static void test_missing_file(void **state)
     catalog_free(c);
 }
 
-/* A minimal but complete hardware entry in the catalog's format. */
-#define HW_ENTRY(name, gib)                                                                        \
+/* A minimal but complete hardware entry in the catalog's format, with the
+ * peak_tflops map given (PEAKS) or {fp32: 10, bf16: 100}. */
+#define HW_ENTRY(name, gib) HW_ENTRY_PEAKS(name, gib, "{fp32: 10, bf16: 100}")
+#define HW_ENTRY_PEAKS(name, gib, peaks)                                                           \
     "  - name: " name "\n"                                                                         \
-    "    peak_tflops: {fp32: 10, bf16: 100}\n"                                                     \
+    "    peak_tflops: " peaks "\n"                                                                 \
     "    mem_gib: " #gib "\n"                                                                      \
     "    mem_gbps: 1000\n    devices_per_node: 4\n    compute_units: 64\n"                         \
     "    gemm_tile: [128, 128]\n    intra_gbps: 100\n    inter_gbps: 10\n"                         \
@@ -443,18 +445,11 @@ static void test_hw_fp4_efficiency(void **state)
         catalog_free(c);
     }
     /* with an fp4 peak: read as given; without the field: 0 (the fp8 figures) */
-    write_file(path,
-               "hardware:\n" HW_ENTRY(
-                   "plain-gpu",
-                   48) "  - name: fp4-gpu\n"
-                       "    peak_tflops: {fp32: 10, bf16: 100, fp8: 200, fp4: 400}\n"
-                       "    mem_gib: 48\n    mem_gbps: 1000\n    devices_per_node: 4\n"
-                       "    compute_units: 64\n    gemm_tile: [128, 128]\n    intra_gbps: 100\n"
-                       "    inter_gbps: 10\n    intra_latency_us: 2\n    inter_latency_us: 5\n"
-                       "    kernel_latency_us: 3\n    gemm_efficiency: 0.8\n"
-                       "    mem_efficiency: 0.8\n    intra_efficiency: 0.8\n"
-                       "    inter_efficiency: 0.8\n    gemm_efficiency_fp4: 0.5\n"
-                       "    gemm_fp4_ref_k: 8192\n");
+    const char *fp4 = HW_ENTRY_PEAKS("fp4-gpu", 48, "{fp32: 10, bf16: 100, fp8: 200, fp4: 400}");
+    char text[2048];
+    snprintf(text, sizeof text, "hardware:\n%s%s%s", HW_ENTRY("plain-gpu", 48), fp4,
+             "    gemm_efficiency_fp4: 0.5\n    gemm_fp4_ref_k: 8192\n");
+    write_file(path, text);
     ccs_catalog *c = test_catalog();
     ccs_err err;
     assert_int_equal(catalog_overlay(c, dir, &err), CCS_OK);

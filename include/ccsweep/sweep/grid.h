@@ -19,10 +19,10 @@
  * cp_comm ring, ep 1, capacity_factor 0, pp_first/pp_last 0), cp, cp_comm,
  * ep, pp_first, pp_last as integers and capacity_factor as bits; then, only
  * for a software stack other than the default (plan.stack), its name (six
- * words), attention kernel and gradient type as integers and its
- * eltwise_factor, op, layer and iteration overheads, comm_units,
- * tp_overlap_share and zero3_units as bits (and 1 when it trains without
- * dropout). The model
+ * words), attention kernel and gradient type as integers, 1 when it trains
+ * without dropout (nothing otherwise), and its eltwise_factor, op, layer and
+ * iteration overheads, comm_units, tp_overlap_share and zero3_units as bits.
+ * The model
  * hash absorbs the name (NUL-padded to 48 bytes, six words), layers, hidden,
  * heads, kv_heads, ffn, vocab, max_pos, gated, bias, tied (and, for a mixture
  * of experts, experts, top_k, shared_experts, moe_ffn); the hardware hash the
