@@ -536,6 +536,74 @@ static void test_attention_tables(void **state)
                465.0 * 484 / 617 / 792.1 * 0.801, 1e-3);
 }
 
+/* The loss as a stack computes it, by hand for MPT-125M's head (d 768,
+ * vocabulary 50368, padded to 394 x 128 = 50432) at micro-batch 26 x 2048
+ * tokens: E = 26 x 2048 x 50432 logits. Megatron's vocab-parallel
+ * cross-entropy on fp32 logits moves 3 x 4 bytes per logit forward and 2 x 4
+ * backward; a fused kernel over the bf16 logits reads them (2 bytes)
+ * forward, reads them and writes their gradient (2 + 2) backward; each
+ * training metric evaluation adds, forward, the cast to an fp32 copy (read
+ * 2, write 4) and log_softmax over it (read 4, write 4): 14 bytes. The
+ * element-wise bytes of the head regions, apart from the final norm (its
+ * own kind). */
+static void head_bytes(const ccs_model *m, const ccs_plan *p, const ccs_stack *st, double *fwd,
+                       double *bwd)
+{
+    ccs_oplist ops;
+    regions_build_stack(m, p, 8, st, &ops);
+    *fwd = *bwd = 0;
+    for (int i = 0; i < ops.n; i++) {
+        const ccs_op *op = &ops.ops[i];
+        if (op->kind != CCS_OP_ELEMENTWISE)
+            continue;
+        if (op->region == CCS_RG_HEAD_FWD)
+            *fwd += op->bytes * op->count;
+        if (op->region == CCS_RG_HEAD_BWD)
+            *bwd += op->bytes * op->count;
+    }
+}
+
+static void test_loss_traffic(void **state)
+{
+    (void)state;
+    ccs_model m;
+    memset(&m, 0, sizeof m);
+    ccs_strlcpy(m.name, "mpt-125m", sizeof m.name);
+    m.layers = 12;
+    m.hidden = 768;
+    m.heads = m.kv_heads = 12;
+    m.ffn = 3072;
+    m.vocab = 50368;
+    m.bias = m.tied = 1;
+    model_fill_defaults(&m);
+    ccs_plan p;
+    plan_defaults(&p);
+    p.devices = p.dp = 1;
+    p.mbs = p.gbs = 26;
+    p.seq = 2048;
+    p.flash_attn = 1;
+    const double E = 26.0 * 2048 * 50432;
+    ccs_stack st;
+    stack_default(&st);
+    double f, b;
+    head_bytes(&m, &p, &st, &f, &b);
+    assert_rel(f, 12 * E, 1e-12);
+    assert_rel(b, 8 * E, 1e-12);
+    st.fused_loss = 1;
+    head_bytes(&m, &p, &st, &f, &b);
+    assert_rel(f, 2 * E, 1e-12);
+    assert_rel(b, 4 * E, 1e-12);
+    st.logit_metrics = 2;
+    head_bytes(&m, &p, &st, &f, &b);
+    assert_rel(f, (2 + 2 * 14) * E, 1e-12);
+    assert_rel(b, 4 * E, 1e-12);
+    /* llm-foundry's entry is that stack's loss */
+    const ccs_stack *lf = catalog_stack(test_cat(), "llm-foundry");
+    assert_non_null(lf);
+    assert_int_equal(lf->fused_loss, 1);
+    assert_int_equal(lf->logit_metrics, 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -545,6 +613,7 @@ int main(void)
         cmocka_unit_test(test_collective),           cmocka_unit_test(test_nvls),
         cmocka_unit_test(test_allreduce_measured),   cmocka_unit_test(test_evolve),
         cmocka_unit_test(test_memo_identical),       cmocka_unit_test(test_memo_prefix),
+        cmocka_unit_test(test_loss_traffic),
     };
     return cmocka_run_group_tests_name("opcost", tests, test_catalog_setup, test_catalog_teardown);
 }

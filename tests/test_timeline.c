@@ -303,17 +303,17 @@ static const char *csv_field(const char *s, char *buf, size_t n)
  * row's seconds per optimizer step derived from the published tokens/s, the
  * launch settings as its header gives them), projected under the stack the
  * runs used (llm-foundry: FSDP1, flash-attn's flash_attn_triton.py, fp32
- * gradient reduction, no dropout) with the per-block FSDP units overlapped
- * (bucketed). MPT is a GPT-style model: biases, tied embedding, GeLU MLP,
- * learned positions (an ad-hoc model here). Every run ran, so every projection must
- * fit its device. The test prints the error table by GPU and by sequence
- * bucket. Asserted, where the model reaches the accuracy aimed at: mean
- * signed error within 4%, mean absolute error <= 10% for sequences up to 2k
- * and for 4k-8k, no row out of memory. Asserted as guards of what it reaches
- * today (measured 8.3% overall, sequences >= 16k 10.2%; aimed at: 8%
- * overall, 10% for them): mean absolute error <= 9% overall, <= 12% for
- * sequences >= 16k. Asserted as aimed at: <= 10% per GPU (measured 9.3 /
- * 7.6 / 7.8%). */
+ * gradient reduction, no dropout, flash-attn's fused cross-entropy, Composer's
+ * two training metrics on every micro-batch's logits) with the per-block FSDP
+ * units overlapped (bucketed). MPT is a GPT-style model: biases, tied
+ * embedding, GeLU MLP, learned positions (an ad-hoc model here). Every run
+ * ran, so every projection must fit its device. The test prints the error
+ * table by GPU and by sequence bucket. Asserted, the accuracy aimed at: mean
+ * absolute error <= 8% overall and <= 10% within each GPU type and for
+ * sequences up to 2k and 4k-8k, mean signed error within 4%, no row out of
+ * memory (measured: 7.4% and -1.8%; by GPU 7.7 / 6.7 / 7.7%). Asserted as a
+ * guard of what it reaches today (measured 10.1%; aimed at: 10%): <= 12%
+ * for sequences >= 16k. */
 static void test_llm_foundry(void **state)
 {
     (void)state;
@@ -414,8 +414,8 @@ static void test_llm_foundry(void **state)
     assert_readme_says(text);
     assert_int_equal(oom, 0);
     assert_true(fabs(sum / n) <= 0.04);
+    assert_true(sum_abs / n <= 0.08);
     assert_true(babs[0] / bn[0] <= 0.10 && babs[1] / bn[1] <= 0.10);
-    assert_true(sum_abs / n <= 0.09);
     for (int g = 0; g < 3; g++)
         assert_true(gabs[g] / gn[g] <= 0.10);
     assert_true(babs[2] / bn[2] <= 0.12);

@@ -20,6 +20,8 @@ typedef struct builder {
     int dtype;
     double compress; /* plan's communication-compression bytes factor */
     double grad_b;   /* bytes per gradient element (the stack's gradient type) */
+    int fused_loss;  /* the stack's loss: 1 fused over 16-bit logits, 0 Megatron's fp32 one */
+    int metrics;     /* the stack's training-metric evaluations of the logits per micro-batch */
 } builder;
 
 /* The sizes of one block on one rank. The letters b, s, h, a, t, v are those
@@ -639,9 +641,9 @@ static void embed_head_ops(builder *B, const dims *x, const ccs_model *m)
     mem(B, CCS_OP_ELEMENTWISE, CCS_RG_EMBED_BWD, 2 * full + x->V / x->t * x->h * 4, x->tok * x->h);
 
     /* Output head (last stage): final norm, logits GEMM against the vocabulary
-     * shard, vocabulary-parallel cross-entropy in fp32 with two small
-     * all-reduces (max and sum), and its backward. */
-    double logits = x->tok * x->V / x->t * 4.0;
+     * shard, the cross-entropy with two small all-reduces (max and sum) across
+     * the vocabulary shards, and its backward. */
+    double elems = x->tok * x->V / x->t, logits = elems * 4.0;
     /* the output layer is not a Transformer Engine module: 16-bit under fp8 */
     int layer_dtype = B->dtype;
     if (B->dtype == CCS_FP8)
@@ -650,9 +652,30 @@ static void embed_head_ops(builder *B, const dims *x, const ccs_model *m)
     if (x->sp)
         coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, CCS_RG_HEAD_TP, full, x->tp, x->tp_node, 1);
     gemm(B, CCS_RG_HEAD_FWD, x->tok, x->V / x->t, x->h, 1, x->e);
-    mem(B, CCS_OP_ELEMENTWISE, CCS_RG_HEAD_FWD, 3 * logits, 4 * logits / 4.0);
-    coll(B, CCS_OP_ALLREDUCE, CCS_COMM_TP, CCS_RG_HEAD_TP, x->tok * 4.0, x->tp, x->tp_node, 2);
-    mem(B, CCS_OP_ELEMENTWISE, CCS_RG_HEAD_BWD, 2 * logits, logits / 4.0);
+    if (B->fused_loss) {
+        /* one kernel over the 16-bit logits the GEMM wrote (flash-attn's
+         * cross_entropy: fp32 inside the kernel only): forward reads them
+         * once (a loss and a log-sum-exp per row out), backward reads them
+         * again and writes their gradient */
+        mem(B, CCS_OP_ELEMENTWISE, CCS_RG_HEAD_FWD, elems * x->e, 4 * elems);
+        coll(B, CCS_OP_ALLREDUCE, CCS_COMM_TP, CCS_RG_HEAD_TP, x->tok * 4.0, x->tp, x->tp_node, 2);
+        mem(B, CCS_OP_ELEMENTWISE, CCS_RG_HEAD_BWD, 2 * elems * x->e, 2 * elems);
+    } else {
+        /* Megatron's vocab_parallel_cross_entropy on the logits cast to fp32 */
+        mem(B, CCS_OP_ELEMENTWISE, CCS_RG_HEAD_FWD, 3 * logits, 4 * logits / 4.0);
+        coll(B, CCS_OP_ALLREDUCE, CCS_COMM_TP, CCS_RG_HEAD_TP, x->tok * 4.0, x->tp, x->tp_node, 2);
+        mem(B, CCS_OP_ELEMENTWISE, CCS_RG_HEAD_BWD, 2 * logits, logits / 4.0);
+    }
+    /* Training metrics on the micro-batch's logits, after its backward pass
+     * and outside autograd (Composer's trainer evaluates the model's train
+     * metrics on every micro-batch): each an unfused torch cross-entropy,
+     * which autocast runs in fp32: the 16-bit logits cast to an fp32 copy
+     * (read e, write 4 bytes), log_softmax over it (read 4, write 4; the
+     * row's max and sum passes hit the cache), nll_loss gathering one element
+     * a row. */
+    if (B->metrics > 0)
+        mem(B, CCS_OP_ELEMENTWISE, CCS_RG_HEAD_FWD, B->metrics * elems * (x->e + 12),
+            B->metrics * 5 * elems);
     gemm_bwd(B, CCS_RG_HEAD_BWD, x->tok, x->V / x->t, x->h, x->e);
     coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, CCS_RG_HEAD_TP, full,
          x->tp, x->tp_node, 1);
@@ -817,7 +840,7 @@ void regions_build_stack(const ccs_model *m, const ccs_plan *p, int devices_per_
     if (!st)
         st = stack_default_entry();
     double grad_b = dtype_bytes(st->grad_dtype);
-    builder B = {out, p->dtype, p->comm_compress, grad_b};
+    builder B = {out, p->dtype, p->comm_compress, grad_b, st->fused_loss, st->logit_metrics};
     out->grad_bytes = grad_b;
     out->zero3_units = st->zero3_units;
     dims x;

@@ -42,6 +42,7 @@ int stack_is_default(const ccs_stack *s)
     const ccs_stack *d = &default_stack;
     return !strcmp(s->name, d->name) && s->attn_kernel == d->attn_kernel &&
            s->grad_dtype == d->grad_dtype && s->no_dropout == d->no_dropout &&
+           s->fused_loss == d->fused_loss && s->logit_metrics == d->logit_metrics &&
            s->eltwise_factor == d->eltwise_factor && s->op_overhead == d->op_overhead &&
            s->layer_overhead == d->layer_overhead && s->iter_overhead == d->iter_overhead &&
            s->comm_units == d->comm_units && s->tp_overlap_share == d->tp_overlap_share &&
@@ -93,6 +94,16 @@ int stack_validate(const ccs_stack *s, ccs_err *err)
     }
     if (s->no_dropout != 0 && s->no_dropout != 1) {
         ccs_err_set(err, "stack '%s': field 'dropout': expected true or false", s->name);
+        return CCS_EINPUT;
+    }
+    if (s->fused_loss != 0 && s->fused_loss != 1) {
+        ccs_err_set(err, "stack '%s': field 'loss_kernel': expected vocab-parallel or fused",
+                    s->name);
+        return CCS_EINPUT;
+    }
+    if (s->logit_metrics < 0 || s->logit_metrics > CCS_STACK_MAX_METRICS) {
+        ccs_err_set(err, "stack '%s': field 'logit_metrics': expected a count in [0, %d]", s->name,
+                    CCS_STACK_MAX_METRICS);
         return CCS_EINPUT;
     }
     if (!(s->tp_overlap_share >= 0 && s->tp_overlap_share <= 1)) {

@@ -87,6 +87,26 @@ check "dropout: false: exit 0 ($rc); GPT-3's rows hold less memory ($(pair "a.mo
 $B run "$T/bad4.yaml" --db "$T/bad4.db" >/dev/null 2>"$T/err"; rc=$?
 check "an inline stack with dropout neither true nor false: exit 1 naming it" "[ $rc -eq 1 ] && grep -q 'bad4.yaml:14' '$T/err' && grep -q dropout '$T/err'"
 
+# the loss: fused over 16-bit logits (less traffic than Megatron's fp32 one),
+# and training metrics on every micro-batch's logits (more)
+{ cat "$T/base.yaml"; printf '  stack:\n    - megatron-core\n    - name: fused\n      loss_kernel: fused\n    - name: metrics\n      logit_metrics: 2\n'; } >"$T/loss.yaml"
+mpirun --oversubscribe -n 2 $B run "$T/loss.yaml" --db "$T/loss.db" --quiet >/dev/null 2>"$T/err"; rc=$?
+lpair() { q "$T/loss.db" "SELECT count(*) FROM results_view a JOIN results_view b
+  ON b.model = a.model AND b.hardware = a.hardware AND b.tp = a.tp AND b.pp = a.pp AND b.zero = a.zero
+  WHERE a.stack = 'megatron-core' AND b.stack = '$1' AND a.status = 'ok' AND b.status = 'ok' AND $2"; }
+nl=$(lpair fused 1)
+# (the compute changes; an iteration bound by a link's busy time keeps its length)
+check "loss_kernel fused: exit 0 ($rc); every plan computes faster ($(lpair fused 'b.t_compute < a.t_compute AND b.t_iter <= a.t_iter') of $nl)" \
+    "[ $rc -eq 0 ] && [ $nl -gt 0 ] && [ \$(lpair fused 'b.t_compute < a.t_compute AND b.t_iter <= a.t_iter') = $nl ]"
+check "logit_metrics 2: every plan computes slower ($(lpair metrics 'b.t_compute > a.t_compute AND b.t_iter >= a.t_iter') of $(lpair metrics 1)), memory the same" \
+    "[ \$(lpair metrics 1) -gt 0 ] && [ \$(lpair metrics 'b.t_compute > a.t_compute AND b.t_iter >= a.t_iter AND b.mem_total = a.mem_total') = \$(lpair metrics 1) ]"
+{ cat "$T/base.yaml"; printf '  stack:\n    - name: x\n      loss_kernel: flash\n'; } >"$T/bad5.yaml"
+$B run "$T/bad5.yaml" --db "$T/bad5.db" >/dev/null 2>"$T/err"; rc=$?
+check "an inline stack with an unknown loss_kernel: exit 1 naming it" "[ $rc -eq 1 ] && grep -q 'bad5.yaml:14' '$T/err' && grep -q loss_kernel '$T/err'"
+{ cat "$T/base.yaml"; printf '  stack:\n    - name: x\n      logit_metrics: 1.5\n'; } >"$T/bad6.yaml"
+$B run "$T/bad6.yaml" --db "$T/bad6.db" >/dev/null 2>"$T/err"; rc=$?
+check "an inline stack with a fractional logit_metrics: exit 1 naming it" "[ $rc -eq 1 ] && grep -q 'bad6.yaml:14' '$T/err' && grep -q 'logit_metrics.*whole' '$T/err'"
+
 # search under a stack: the JSON names it, and its best plan is costed under it
 $B search --model llama3-8b --hw h100-sxm --devices 64 --seq 8192 --top 1 --stack pytorch-fsdp1 --json >"$T/s1.json"; rc1=$?
 $B search --model llama3-8b --hw h100-sxm --devices 64 --seq 8192 --top 1 --json >"$T/s0.json"; rc0=$?

@@ -26,6 +26,9 @@ typedef enum ccs_attn_kernel {
     CCS_ATTN_N
 } ccs_attn_kernel;
 
+/* the most training-metric evaluations of the logits a stack may give */
+#define CCS_STACK_MAX_METRICS 16
+
 typedef struct ccs_stack {
     char name[CCS_NAME_MAX];
     int8_t attn_kernel;      /* ccs_attn_kernel, for plans with a fused kernel (flash_attn) */
@@ -33,6 +36,10 @@ typedef struct ccs_stack {
     int8_t no_dropout;       /* 1: the stack's recipes train without dropout (p = 0 launches
                                 no kernel): no dropout passes or masks, even in GPT-style
                                 blocks (which have them otherwise) */
+    int8_t fused_loss;       /* 1: the loss is one fused cross-entropy kernel over the 16-bit
+                                logits (flash-attn's); 0: Megatron's fp32 vocab-parallel one */
+    int8_t logit_metrics;    /* unfused cross-entropy evaluations of the logits per micro-batch
+                                outside autograd (training metrics), each in fp32 under autocast */
     double eltwise_factor;   /* memory traffic of the element-wise ops relative to
                                 Megatron's fused kernels (>= 1; eager frameworks run one
                                 kernel per operator) */

@@ -20,7 +20,8 @@
  * ep, pp_first, pp_last as integers and capacity_factor as bits; then, only
  * for a software stack other than the default (plan.stack), its name (six
  * words), attention kernel and gradient type as integers, 1 when it trains
- * without dropout (nothing otherwise), and its eltwise_factor, op, layer and
+ * without dropout, then 2 + fused_loss + 2 x logit_metrics when either is
+ * set (nothing for each otherwise), and its eltwise_factor, op, layer and
  * iteration overheads, comm_units, tp_overlap_share and zero3_units as bits.
  * The model
  * hash absorbs the name (NUL-padded to 48 bytes, six words), layers, hidden,
