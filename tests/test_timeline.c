@@ -309,11 +309,10 @@ static const char *csv_field(const char *s, char *buf, size_t n)
  * embedding, GeLU MLP, learned positions (an ad-hoc model here). Every run
  * ran, so every projection must fit its device. The test prints the error
  * table by GPU and by sequence bucket. Asserted, the accuracy aimed at: mean
- * absolute error <= 8% overall and <= 10% within each GPU type and for
- * sequences up to 2k and 4k-8k, mean signed error within 4%, no row out of
- * memory (measured: 7.4% and -1.8%; by GPU 7.7 / 6.7 / 7.7%). Asserted as a
- * guard of what it reaches today (measured 10.1%; aimed at: 10%): <= 12%
- * for sequences >= 16k. */
+ * absolute error <= 8% overall and <= 10% within each GPU type and each
+ * sequence bucket (<= 2k, 4k-8k, >= 16k), mean signed error within 4%, no row
+ * out of memory (measured: 6.0% and -3.0%; by GPU 7.4 / 4.9 / 5.4%; by
+ * bucket 7.0 / 5.8 / 3.3%). */
 static void test_llm_foundry(void **state)
 {
     (void)state;
@@ -415,10 +414,10 @@ static void test_llm_foundry(void **state)
     assert_int_equal(oom, 0);
     assert_true(fabs(sum / n) <= 0.04);
     assert_true(sum_abs / n <= 0.08);
-    assert_true(babs[0] / bn[0] <= 0.10 && babs[1] / bn[1] <= 0.10);
+    for (int b = 0; b < 3; b++)
+        assert_true(babs[b] / bn[b] <= 0.10);
     for (int g = 0; g < 3; g++)
         assert_true(gabs[g] / gn[g] <= 0.10);
-    assert_true(babs[2] / bn[2] <= 0.12);
 }
 
 /* A published MoE training cost: DeepSeek-V3 takes 180K H800 GPU hours per
