@@ -100,6 +100,50 @@ static void test_no_dropout_stack(void **state)
     assert_int_equal(with.dropout, 0);
 }
 
+/* The head under a stack's loss, by hand for a 24-layer GPT (h 2048, vocab
+ * 51200) at 65536 tokens with full recompute: the fp32 logits Korthikanti
+ * counts (4 bytes a logit) and a fused loss's 16-bit logits with their
+ * 16-bit gradient (2 + 2) hold the same; in fp32 arithmetic the fused loss
+ * keeps 4 + 4. Two training metrics after the backward pass, the blocks'
+ * activations freed, hold the 16-bit logits and one metric's two fp32
+ * tensors: (2 + 8) x 51200 / 2048 = 250 bytes a token-hidden element
+ * (sbh), above the recomputed blocks' checkpoints plus the head here. */
+static void test_loss_memory(void **state)
+{
+    (void)state;
+    ccs_model m = gpt(24, 2048, 16);
+    m.max_pos = 65536;
+    ccs_plan p = plan(1, 1, 1, 1, 1, 0, CCS_RECOMPUTE_FULL);
+    p.seq = 65536;
+    double sbh = 65536.0 * 2048;
+    ccs_stack st;
+    stack_default(&st);
+    ccs_oplist ops;
+    ccs_memory base, fused, metrics;
+    regions_build_stack(&m, &p, 8, &st, &ops);
+    memory_footprint(&m, &p, &ops, &base);
+    st.fused_loss = 1;
+    regions_build_stack(&m, &p, 8, &st, &ops);
+    memory_footprint(&m, &p, &ops, &fused);
+    assert_rel(fused.activations, base.activations, 1e-12);
+    st.logit_metrics = 2;
+    regions_build_stack(&m, &p, 8, &st, &ops);
+    memory_footprint(&m, &p, &ops, &metrics);
+    assert_true(250 * sbh > base.activations);
+    assert_rel(metrics.activations, 250 * sbh, 1e-12);
+    assert_rel(metrics.total - base.total, 250 * sbh - base.activations, 1e-9);
+    /* fp32 arithmetic: a fused loss's logits and gradient are 4 + 4 bytes,
+     * Megatron's fp32 logits 4: the head grows by 4 x 51200 / 2048 = 100 sbh */
+    p.dtype = CCS_FP32;
+    st.logit_metrics = 0;
+    regions_build_stack(&m, &p, 8, &st, &ops);
+    memory_footprint(&m, &p, &ops, &fused);
+    st.fused_loss = 0;
+    regions_build_stack(&m, &p, 8, &st, &ops);
+    memory_footprint(&m, &p, &ops, &base);
+    assert_rel(fused.activations - base.activations, 100 * sbh, 1e-9);
+}
+
 /* Pipeline: the first stage holds p micro-batches of L/p layers (L layers'
  * worth); interleaving multiplies by 1 + (p-1)/(p*vpp) (Korthikanti eq. 7/8). */
 static void test_in_flight(void **state)
@@ -312,13 +356,10 @@ static void test_uneven_cp_memory(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_activation_equations),
-        cmocka_unit_test(test_no_dropout_stack),
-        cmocka_unit_test(test_in_flight),
-        cmocka_unit_test(test_zero_sharding),
-        cmocka_unit_test(test_measured_memory),
-        cmocka_unit_test(test_uneven_cp_memory),
-        cmocka_unit_test(test_deepseek_v3_memory),
+        cmocka_unit_test(test_activation_equations), cmocka_unit_test(test_no_dropout_stack),
+        cmocka_unit_test(test_loss_memory),          cmocka_unit_test(test_in_flight),
+        cmocka_unit_test(test_zero_sharding),        cmocka_unit_test(test_measured_memory),
+        cmocka_unit_test(test_uneven_cp_memory),     cmocka_unit_test(test_deepseek_v3_memory),
     };
     return cmocka_run_group_tests_name("memory", tests, test_catalog_setup, test_catalog_teardown);
 }

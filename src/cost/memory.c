@@ -125,15 +125,22 @@ void memory_footprint(const ccs_model *m, const ccs_plan *p, const ccs_oplist *o
     if (ops->dropout)
         act_first += sbh_t * (sp ? 1 : p->tp) * inflight;
     /* last stage: one micro-batch in flight, plus the output head's final norm
-     * output and fp32 logits (Korthikanti section 4.3: 4sbh/t (1 + v/h)) */
-    double V = regions_padded_vocab(m, p->tp);
-    double head = sbh_t * (e + 4.0 * V / m->hidden);
+     * output and fp32 logits (Korthikanti section 4.3: 4sbh/t (1 + v/h)); a
+     * fused loss keeps the 16-bit logits and, in its backward, their 16-bit
+     * gradient beside them (flash-attn's cross_entropy writes a new tensor) */
+    double V = regions_padded_vocab(m, p->tp), vh = V / m->hidden;
+    double logit_b = ops->fused_loss ? e : 4.0;
+    double head = sbh_t * (e + (ops->fused_loss ? 2 * e : 4.0) * vh);
+    /* training metrics run after the backward pass, the blocks' activations
+     * freed: the kept logits, each metric's fp32 copy of them and its
+     * log_softmax output (one metric at a time); the stage holds the larger */
+    double metrics = ops->logit_metrics > 0 ? sbh_t * (logit_b + 8.0) * vh : 0;
     if (p->pp == 1) {
-        stage_add(&S, ops->params_stage_first, (lf - df) * ex, act_first + head);
+        stage_add(&S, ops->params_stage_first, (lf - df) * ex, fmax(act_first + head, metrics));
     } else {
         stage_add(&S, ops->params_stage_first, (lf - df) * ex, act_first);
         stage_add(&S, ops->params_stage_last, (ll - dl) * ex,
-                  ((ll - dl) * layer + dl * dlayer) * il + head);
+                  fmax(((ll - dl) * layer + dl * dlayer) * il + head, metrics));
         /* middle stage k (1 = the second) keeps min(p - k, m) micro-batches in
          * flight: the second is the fullest of those without dense-FFN blocks
          * in front of it; the ones before the last holding dense blocks are

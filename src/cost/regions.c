@@ -848,6 +848,8 @@ void regions_build_stack(const ccs_model *m, const ccs_plan *p, int devices_per_
     if (st->no_dropout)
         x.dropout = 0;
     out->dropout = x.dropout > 0;
+    out->fused_loss = st->fused_loss;
+    out->logit_metrics = st->logit_metrics;
     layer_ops(&B, &x, m, p);
     embed_head_ops(&B, &x, m);
     stage_load ld = stage_params(m, p, &x, out);

@@ -113,6 +113,8 @@ typedef struct ccs_oplist {
     double zero3_units;         /* the stack's unsharded blocks under ZeRO-3 (memory.h) */
     int32_t dropout;            /* 1: the blocks run dropout (GPT-style blocks, unless the
                                    stack trains without); memory_footprint keeps its masks */
+    int32_t fused_loss;         /* the stack's loss_kernel: 1 fused over 16-bit logits */
+    int32_t logit_metrics;      /* the stack's metric evaluations of the logits (memory.h) */
 } ccs_oplist;
 
 /* Build the operator list of plan p (already valid per plan_check) for model m.
