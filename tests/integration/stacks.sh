@@ -69,43 +69,45 @@ check "an unknown stack: exit 1 naming file, line and field, no database" \
 { cat "$T/base.yaml"; printf '  stack: [llm-foundry, llm-foundry]\n'; } >"$T/bad2.yaml"
 $B run "$T/bad2.yaml" --db "$T/bad2.db" >/dev/null 2>"$T/err"; rc=$?
 check "a stack listed twice: exit 1" "[ $rc -eq 1 ] && grep -q 'listed twice' '$T/err'"
-{ cat "$T/base.yaml"; printf '  stack:\n    - name: x\n      comm_units: many\n'; } >"$T/bad3.yaml"
-$B run "$T/bad3.yaml" --db "$T/bad3.db" >/dev/null 2>"$T/err"; rc=$?
-check "an inline stack with a bad field: exit 1 naming it" "[ $rc -eq 1 ] && grep -q 'bad3.yaml:14' '$T/err' && grep -q comm_units '$T/err'"
+# bad_field N FIELD VALUE WHAT [PATTERN]: an inline stack whose FIELD is VALUE
+# exits 1 naming the file's line 14 (the field's) and PATTERN (the field)
+bad_field() {
+    { cat "$T/base.yaml"; printf '  stack:\n    - name: x\n      %s: %s\n' "$2" "$3"; } >"$T/bad$1.yaml"
+    $B run "$T/bad$1.yaml" --db "$T/bad$1.db" >/dev/null 2>"$T/err"; rc=$?
+    check "an inline stack with $4: exit 1 naming it" \
+        "[ $rc -eq 1 ] && grep -q 'bad$1.yaml:14' '$T/err' && grep -q '${5:-$2}' '$T/err'"
+}
+bad_field 3 comm_units many "a bad field"
 
 # dropout: false (a stack whose recipes train GPT-style blocks without dropout)
 { cat "$T/base.yaml"; printf '  stack:\n    - megatron-core\n    - name: nodrop\n      dropout: false\n'; } >"$T/nd.yaml"
 mpirun --oversubscribe -n 2 $B run "$T/nd.yaml" --db "$T/nd.db" --quiet >/dev/null 2>"$T/err"; rc=$?
-pair() { q "$T/nd.db" "SELECT count(*) FROM results_view a JOIN results_view b
+# pairs DB STACK COND: plans of DB under megatron-core (a) and under STACK (b)
+# alike but for the stack, both projected (ok or oom), for which COND holds
+pairs() { q "$1" "SELECT count(*) FROM results_view a JOIN results_view b
   ON b.model = a.model AND b.hardware = a.hardware AND b.tp = a.tp AND b.pp = a.pp AND b.zero = a.zero
-  WHERE a.stack = 'megatron-core' AND b.stack = 'nodrop' AND a.mem_total IS NOT NULL AND $1"; }
+  WHERE a.stack = 'megatron-core' AND b.stack = '$2' AND a.mem_total IS NOT NULL
+    AND b.mem_total IS NOT NULL AND $3"; }
+pair() { pairs "$T/nd.db" nodrop "$1"; }
 check "dropout: false: exit 0 ($rc); GPT-3's rows hold less memory ($(pair "a.model = 'gpt3-175b' AND b.mem_total < a.mem_total") of $(pair "a.model = 'gpt3-175b'")), Llama 3's the same ($(pair "a.model = 'llama3-8b' AND b.mem_total = a.mem_total AND b.t_iter = a.t_iter") of $(pair "a.model = 'llama3-8b'"))" \
     "[ $rc -eq 0 ] && [ \$(pair \"a.model = 'gpt3-175b' AND b.mem_total < a.mem_total\") -gt 0 ] &&
      [ \$(pair \"a.model = 'gpt3-175b' AND b.mem_total < a.mem_total\") = \$(pair \"a.model = 'gpt3-175b'\") ] &&
      [ \$(pair \"a.model = 'llama3-8b' AND b.mem_total = a.mem_total AND b.t_iter = a.t_iter\") = \$(pair \"a.model = 'llama3-8b'\") ]"
-{ cat "$T/base.yaml"; printf '  stack:\n    - name: x\n      dropout: sometimes\n'; } >"$T/bad4.yaml"
-$B run "$T/bad4.yaml" --db "$T/bad4.db" >/dev/null 2>"$T/err"; rc=$?
-check "an inline stack with dropout neither true nor false: exit 1 naming it" "[ $rc -eq 1 ] && grep -q 'bad4.yaml:14' '$T/err' && grep -q dropout '$T/err'"
+bad_field 4 dropout sometimes "dropout neither true nor false"
 
 # the loss: fused over 16-bit logits (less traffic than Megatron's fp32 one),
 # and training metrics on every micro-batch's logits (more)
 { cat "$T/base.yaml"; printf '  stack:\n    - megatron-core\n    - name: fused\n      loss_kernel: fused\n    - name: metrics\n      logit_metrics: 2\n'; } >"$T/loss.yaml"
 mpirun --oversubscribe -n 2 $B run "$T/loss.yaml" --db "$T/loss.db" --quiet >/dev/null 2>"$T/err"; rc=$?
-lpair() { q "$T/loss.db" "SELECT count(*) FROM results_view a JOIN results_view b
-  ON b.model = a.model AND b.hardware = a.hardware AND b.tp = a.tp AND b.pp = a.pp AND b.zero = a.zero
-  WHERE a.stack = 'megatron-core' AND b.stack = '$1' AND a.status = 'ok' AND b.status = 'ok' AND $2"; }
+lpair() { pairs "$T/loss.db" "$1" "a.status = 'ok' AND b.status = 'ok' AND $2"; }
 nl=$(lpair fused 1)
 # (the compute changes; an iteration bound by a link's busy time keeps its length)
 check "loss_kernel fused: exit 0 ($rc); every plan computes faster ($(lpair fused 'b.t_compute < a.t_compute AND b.t_iter <= a.t_iter') of $nl)" \
     "[ $rc -eq 0 ] && [ $nl -gt 0 ] && [ \$(lpair fused 'b.t_compute < a.t_compute AND b.t_iter <= a.t_iter') = $nl ]"
 check "logit_metrics 2: every plan computes slower ($(lpair metrics 'b.t_compute > a.t_compute AND b.t_iter >= a.t_iter') of $(lpair metrics 1)), memory never less" \
     "[ \$(lpair metrics 1) -gt 0 ] && [ \$(lpair metrics 'b.t_compute > a.t_compute AND b.t_iter >= a.t_iter AND b.mem_total >= a.mem_total') = \$(lpair metrics 1) ]"
-{ cat "$T/base.yaml"; printf '  stack:\n    - name: x\n      loss_kernel: flash\n'; } >"$T/bad5.yaml"
-$B run "$T/bad5.yaml" --db "$T/bad5.db" >/dev/null 2>"$T/err"; rc=$?
-check "an inline stack with an unknown loss_kernel: exit 1 naming it" "[ $rc -eq 1 ] && grep -q 'bad5.yaml:14' '$T/err' && grep -q loss_kernel '$T/err'"
-{ cat "$T/base.yaml"; printf '  stack:\n    - name: x\n      logit_metrics: 1.5\n'; } >"$T/bad6.yaml"
-$B run "$T/bad6.yaml" --db "$T/bad6.db" >/dev/null 2>"$T/err"; rc=$?
-check "an inline stack with a fractional logit_metrics: exit 1 naming it" "[ $rc -eq 1 ] && grep -q 'bad6.yaml:14' '$T/err' && grep -q 'logit_metrics.*whole' '$T/err'"
+bad_field 5 loss_kernel flash "an unknown loss_kernel"
+bad_field 6 logit_metrics 1.5 "a fractional logit_metrics" 'logit_metrics.*whole'
 
 # search under a stack: the JSON names it, and its best plan is costed under it
 $B search --model llama3-8b --hw h100-sxm --devices 64 --seq 8192 --top 1 --stack pytorch-fsdp1 --json >"$T/s1.json"; rc1=$?
