@@ -615,6 +615,58 @@ static void test_loss_traffic(void **state)
     assert_int_equal(lf->logit_metrics, 2);
 }
 
+/* Bias gradients as separate reductions, by hand for MPT-125M (h 768, 12
+ * heads, FFN 3072, biased) at micro-batch 26 x 2048 tokens, tp 1: the
+ * backward of a block reads each biased linear's output gradient once more,
+ * QKV 3 x 768 = 2304, the projection 768, FC1 3072 and FC2 768: 6912
+ * elements a token, 2 bytes each: 26 x 2048 x 6912 x 2 bytes a block; nothing when the stack
+ * fuses them (the default) or when the model has no biases. */
+static double block_bwd_bytes(const ccs_model *m, const ccs_plan *p, const ccs_stack *st)
+{
+    ccs_oplist ops;
+    regions_build_stack(m, p, 8, st, &ops);
+    double b = 0;
+    for (int i = 0; i < ops.n_layer; i++) {
+        const ccs_op *op = &ops.ops[i];
+        if (op->kind == CCS_OP_ELEMENTWISE &&
+            (op->region == CCS_RG_BWD_ATTN || op->region == CCS_RG_BWD_MLP))
+            b += op->bytes * op->count;
+    }
+    return b;
+}
+
+static void test_bias_grad_traffic(void **state)
+{
+    (void)state;
+    ccs_model m;
+    memset(&m, 0, sizeof m);
+    ccs_strlcpy(m.name, "mpt-125m", sizeof m.name);
+    m.layers = 12;
+    m.hidden = 768;
+    m.heads = m.kv_heads = 12;
+    m.ffn = 3072;
+    m.vocab = 50368;
+    m.bias = m.tied = 1;
+    model_fill_defaults(&m);
+    ccs_plan p;
+    plan_defaults(&p);
+    p.devices = p.dp = 1;
+    p.mbs = p.gbs = 26;
+    p.seq = 2048;
+    p.flash_attn = 1;
+    ccs_stack st;
+    stack_default(&st);
+    double fused = block_bwd_bytes(&m, &p, &st);
+    st.bias_grad_sep = 1;
+    double sep = block_bwd_bytes(&m, &p, &st);
+    assert_rel(sep - fused, 26.0 * 2048 * 6912 * 2, 1e-12);
+    m.bias = 0;
+    stack_default(&st);
+    fused = block_bwd_bytes(&m, &p, &st);
+    st.bias_grad_sep = 1;
+    assert_rel(block_bwd_bytes(&m, &p, &st), fused, 1e-12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -624,7 +676,7 @@ int main(void)
         cmocka_unit_test(test_collective),           cmocka_unit_test(test_nvls),
         cmocka_unit_test(test_allreduce_measured),   cmocka_unit_test(test_evolve),
         cmocka_unit_test(test_memo_identical),       cmocka_unit_test(test_memo_prefix),
-        cmocka_unit_test(test_loss_traffic),
+        cmocka_unit_test(test_loss_traffic),         cmocka_unit_test(test_bias_grad_traffic),
     };
     return cmocka_run_group_tests_name("opcost", tests, test_catalog_setup, test_catalog_teardown);
 }

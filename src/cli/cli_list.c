@@ -104,16 +104,17 @@ static void print_evolutions(const ccs_catalog *cat)
 
 static void print_stacks(const ccs_catalog *cat)
 {
-    printf("%-22s %-9s %5s %8s %8s %8s %6s %7s %6s %7s %-14s %7s\n", "name", "attention", "grads",
-           "kernel_us", "layer_us", "iter_ms", "comm", "tp_ovl", "zero3", "dropout", "loss",
-           "metrics");
+    printf("%-22s %-9s %5s %8s %8s %8s %6s %7s %6s %7s %-14s %7s %s\n", "name", "attention",
+           "grads", "kernel_us", "layer_us", "iter_ms", "comm", "tp_ovl", "zero3", "dropout",
+           "loss", "metrics", "bias_grad");
     for (size_t i = 0; i < catalog_n_stacks(cat); i++) {
         const ccs_stack *s = catalog_stack_at(cat, i);
-        printf("%-22s %-9s %5s %8.1f %8.1f %8.2f %6.1f %7.2f %6.0f %7s %-14s %7d\n", s->name,
+        printf("%-22s %-9s %5s %8.1f %8.1f %8.2f %6.1f %7.2f %6.0f %7s %-14s %7d %s\n", s->name,
                attn_kernel_name(s->attn_kernel), dtype_name(s->grad_dtype), s->op_overhead * 1e6,
                s->layer_overhead * 1e6, s->iter_overhead * 1e3, s->comm_units, s->tp_overlap_share,
                s->zero3_units, s->no_dropout ? "no" : "yes",
-               s->fused_loss ? "fused" : "vocab-parallel", s->logit_metrics);
+               s->fused_loss ? "fused" : "vocab-parallel", s->logit_metrics,
+               s->bias_grad_sep ? "separate" : "fused");
     }
 }
 
@@ -181,7 +182,8 @@ static void fill_stack(const ccs_catalog *cat, size_t i, list_val *v)
                           NUM(st->tp_overlap_share),
                           NUM(!st->no_dropout),
                           TXT(st->fused_loss ? "fused" : "vocab-parallel"),
-                          NUM(st->logit_metrics)};
+                          NUM(st->logit_metrics),
+                          TXT(st->bias_grad_sep ? "separate" : "fused")};
     memcpy(v, r, sizeof r);
 }
 
@@ -198,7 +200,7 @@ static const list_kind kinds[] = {
      catalog_n_evolutions,
      fill_evolution},
     {{"name", "attention", "grads", "op_overhead", "layer_overhead", "iter_overhead", "comm_units",
-      "tp_overlap_share", "dropout", "loss_kernel", "logit_metrics"},
+      "tp_overlap_share", "dropout", "loss_kernel", "logit_metrics", "bias_grad"},
      catalog_n_stacks,
      fill_stack},
 };

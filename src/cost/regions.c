@@ -22,6 +22,7 @@ typedef struct builder {
     double grad_b;   /* bytes per gradient element (the stack's gradient type) */
     int fused_loss;  /* the stack's loss: 1 fused over 16-bit logits, 0 Megatron's fp32 one */
     int metrics;     /* the stack's training-metric evaluations of the logits per micro-batch */
+    int bias_sep;    /* the stack's bias gradients: 1 reduction kernels of their own */
 } builder;
 
 /* The sizes of one block on one rank. The letters b, s, h, a, t, v are those
@@ -58,6 +59,7 @@ typedef struct dims {
     double E, topk, shared, fm, f1m, cap;
     double rn;   /* node-limited routing: nodes a token's experts may span (0: any) */
     int dropout; /* 1 when the blocks train with dropout (models with biases) */
+    int bias;    /* 1 when the linear layers have biases (GPT-style blocks) */
     int sp;      /* sequence parallelism in effect (asked for, and tp > 1) */
     /* group sizes of tensor, context and expert parallelism, and how many of
      * each group's members share a node (the rest of the group is off-node) */
@@ -220,6 +222,19 @@ static void attn_proj_fwd(builder *B, const dims *x, int rc)
     gemm(B, rc, x->tok, kv, x->kl, 1, x->e);
 }
 
+/* A biased linear layer's bias gradient under a stack that computes it as a
+ * kernel of its own: the output gradient summed over the tokens, read once
+ * (Megatron-LM's LinearWithGradAccumulationAndAsyncCommunication.backward:
+ * grad_output.sum(dim=0); its bias-GeLU and bias-dropout-add paths leave the
+ * same sum to autograd, as eager PyTorch's linear does). Transformer Engine
+ * takes it in the weight-gradient GEMM's epilogue: nothing. elems: the
+ * gradient's elements on this rank. Nothing without biases. */
+static void bias_grad(builder *B, const dims *x, int rc, double elems)
+{
+    if (x->bias && B->bias_sep)
+        mem(B, CCS_OP_ELEMENTWISE, rc, elems * x->e, elems);
+}
+
 /* An fp8 linear layer's backward: its output gradient cast, then the input-
  * and weight-gradient GEMMs. */
 static void linear_bwd(builder *B, int rc, double m, double n, double k, double e)
@@ -337,12 +352,14 @@ static void mlp_bwd(builder *B, const dims *x, int rc, int rt)
     double full = x->b * x->s * x->h * x->e;
     double inner = x->tok * x->f / x->t * x->e;
     mem(B, CCS_OP_ELEMENTWISE, rc, act * (2 + (x->dropout ? 1 / x->e : 0)), act / x->e);
-    if (x->sp) /* backward of the reduce-scatter */
+    bias_grad(B, x, rc, act / x->e); /* FC2's (row-parallel: whole, on the sq tokens) */
+    if (x->sp)                       /* backward of the reduce-scatter */
         coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
     fp8_cast(B, rc, x->tok * x->h);
     gemm_bwd(B, rc, x->tok, x->h, x->f / x->t, x->e);
     /* GeLU backward reads x and dy, writes dx; SwiGLU reads gate, up, dy, writes two */
     mem(B, CCS_OP_ELEMENTWISE, rc, inner * (x->f1 > x->f / x->t ? 5 : 3), 12 * inner / x->e);
+    bias_grad(B, x, rc, x->tok * x->f1); /* FC1's */
     if (x->sp)
         sp_regather(B, x, rt);
     fp8_cast(B, rc, x->tok * x->f1);
@@ -498,6 +515,7 @@ static void attn_bwd(builder *B, const dims *x, const ccs_plan *p, int rc, int r
     double full = x->b * x->s * x->h * x->e;
     double sc = x->b * x->at * x->s * x->skv;
     mem(B, CCS_OP_ELEMENTWISE, rc, act * (2 + (x->dropout ? 1 / x->e : 0)), act / x->e);
+    bias_grad(B, x, rc, act / x->e); /* the output projection's (row-parallel) */
     if (x->sp)
         coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
     fp8_cast(B, rc, x->tok * x->h);
@@ -532,6 +550,7 @@ static void attn_bwd(builder *B, const dims *x, const ccs_plan *p, int rc, int r
         gemm(B, rc, x->skv, x->dq, x->s, x->b * x->at, x->e);
     }
     B->dtype = saved;
+    bias_grad(B, x, rc, x->tok * x->qkv); /* QKV's */
     if (x->sp) /* re-gather the QKV input for its weight gradient, as for FC1 */
         sp_regather(B, x, rt);
     attn_proj_bwd(B, x, rc, rt);
@@ -579,6 +598,7 @@ static void dims_of(const ccs_model *m, const ccs_plan *p, int devices_per_node,
     x->V = regions_padded_vocab(m, p->tp);
     x->tok = x->b * x->s;
     x->dropout = m->bias; /* GPT-style blocks train with dropout, Llama-style without */
+    x->bias = m->bias;
     x->tp_node = members_per_node(p->tp, 1, devices_per_node);
     /* Megatron-Core rank order tp, cp, dp, pp: cp ranks are tp apart */
     x->cp_node = members_per_node(x->cp, p->tp, devices_per_node);
@@ -840,7 +860,13 @@ void regions_build_stack(const ccs_model *m, const ccs_plan *p, int devices_per_
     if (!st)
         st = stack_default_entry();
     double grad_b = dtype_bytes(st->grad_dtype);
-    builder B = {out, p->dtype, p->comm_compress, grad_b, st->fused_loss, st->logit_metrics};
+    builder B = {out,
+                 p->dtype,
+                 p->comm_compress,
+                 grad_b,
+                 st->fused_loss,
+                 st->logit_metrics,
+                 st->bias_grad_sep};
     out->grad_bytes = grad_b;
     out->zero3_units = st->zero3_units;
     dims x;

@@ -43,10 +43,10 @@ int stack_is_default(const ccs_stack *s)
     return !strcmp(s->name, d->name) && s->attn_kernel == d->attn_kernel &&
            s->grad_dtype == d->grad_dtype && s->no_dropout == d->no_dropout &&
            s->fused_loss == d->fused_loss && s->logit_metrics == d->logit_metrics &&
-           s->eltwise_factor == d->eltwise_factor && s->op_overhead == d->op_overhead &&
-           s->layer_overhead == d->layer_overhead && s->iter_overhead == d->iter_overhead &&
-           s->comm_units == d->comm_units && s->tp_overlap_share == d->tp_overlap_share &&
-           s->zero3_units == d->zero3_units;
+           s->bias_grad_sep == d->bias_grad_sep && s->eltwise_factor == d->eltwise_factor &&
+           s->op_overhead == d->op_overhead && s->layer_overhead == d->layer_overhead &&
+           s->iter_overhead == d->iter_overhead && s->comm_units == d->comm_units &&
+           s->tp_overlap_share == d->tp_overlap_share && s->zero3_units == d->zero3_units;
 }
 
 /* The largest overhead an entry may give, s: one second per kernel already
@@ -99,6 +99,10 @@ int stack_validate(const ccs_stack *s, ccs_err *err)
     if (s->fused_loss != 0 && s->fused_loss != 1) {
         ccs_err_set(err, "stack '%s': field 'loss_kernel': expected vocab-parallel or fused",
                     s->name);
+        return CCS_EINPUT;
+    }
+    if (s->bias_grad_sep != 0 && s->bias_grad_sep != 1) {
+        ccs_err_set(err, "stack '%s': field 'bias_grad': expected fused or separate", s->name);
         return CCS_EINPUT;
     }
     if (s->logit_metrics < 0 || s->logit_metrics > CCS_STACK_MAX_METRICS) {

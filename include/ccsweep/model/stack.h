@@ -40,6 +40,8 @@ typedef struct ccs_stack {
                                 logits (flash-attn's); 0: Megatron's fp32 vocab-parallel one */
     int8_t logit_metrics;    /* unfused cross-entropy evaluations of the logits per micro-batch
                                 outside autograd (training metrics), each in fp32 under autocast */
+    int8_t bias_grad_sep;    /* 1: each bias gradient is a reduction kernel of its own over the
+                                output gradient; 0: fused into a GEMM's epilogue */
     double eltwise_factor;   /* memory traffic of the element-wise ops relative to
                                 Megatron's fused kernels (>= 1; eager frameworks run one
                                 kernel per operator) */

@@ -21,7 +21,8 @@
  * for a software stack other than the default (plan.stack), its name (six
  * words), attention kernel and gradient type as integers, 1 when it trains
  * without dropout, then 2 + fused_loss + 2 x logit_metrics when either is
- * set (nothing for each otherwise), and its eltwise_factor, op, layer and
+ * set, then 64 when its bias gradients are separate kernels (nothing for each
+ * otherwise), and its eltwise_factor, op, layer and
  * iteration overheads, comm_units, tp_overlap_share and zero3_units as bits.
  * The model
  * hash absorbs the name (NUL-padded to 48 bytes, six words), layers, hidden,
