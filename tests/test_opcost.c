@@ -547,6 +547,27 @@ static void test_attention_tables(void **state)
                465.0 * 484 / 617 / 792.1 * 0.801, 1e-3);
 }
 
+/* MPT-125M (llm-foundry's: 12 layers, d 768, 12 heads, FFN 3072, vocabulary
+ * 50368, biased, tied) at micro-batch 26 x 2048 tokens on one device, fused
+ * attention: the shape the loss and bias-gradient counts below use. */
+static void mpt125m(ccs_model *m, ccs_plan *p)
+{
+    memset(m, 0, sizeof *m);
+    ccs_strlcpy(m->name, "mpt-125m", sizeof m->name);
+    m->layers = 12;
+    m->hidden = 768;
+    m->heads = m->kv_heads = 12;
+    m->ffn = 3072;
+    m->vocab = 50368;
+    m->bias = m->tied = 1;
+    model_fill_defaults(m);
+    plan_defaults(p);
+    p->devices = p->dp = 1;
+    p->mbs = p->gbs = 26;
+    p->seq = 2048;
+    p->flash_attn = 1;
+}
+
 /* The loss as a stack computes it, by hand for MPT-125M's head (d 768,
  * vocabulary 50368, padded to 394 x 128 = 50432) at micro-batch 26 x 2048
  * tokens: E = 26 x 2048 x 50432 logits. Megatron's vocab-parallel
@@ -578,21 +599,8 @@ static void test_loss_traffic(void **state)
 {
     (void)state;
     ccs_model m;
-    memset(&m, 0, sizeof m);
-    ccs_strlcpy(m.name, "mpt-125m", sizeof m.name);
-    m.layers = 12;
-    m.hidden = 768;
-    m.heads = m.kv_heads = 12;
-    m.ffn = 3072;
-    m.vocab = 50368;
-    m.bias = m.tied = 1;
-    model_fill_defaults(&m);
     ccs_plan p;
-    plan_defaults(&p);
-    p.devices = p.dp = 1;
-    p.mbs = p.gbs = 26;
-    p.seq = 2048;
-    p.flash_attn = 1;
+    mpt125m(&m, &p);
     const double E = 26.0 * 2048 * 50432;
     ccs_stack st;
     stack_default(&st);
@@ -639,21 +647,8 @@ static void test_bias_grad_traffic(void **state)
 {
     (void)state;
     ccs_model m;
-    memset(&m, 0, sizeof m);
-    ccs_strlcpy(m.name, "mpt-125m", sizeof m.name);
-    m.layers = 12;
-    m.hidden = 768;
-    m.heads = m.kv_heads = 12;
-    m.ffn = 3072;
-    m.vocab = 50368;
-    m.bias = m.tied = 1;
-    model_fill_defaults(&m);
     ccs_plan p;
-    plan_defaults(&p);
-    p.devices = p.dp = 1;
-    p.mbs = p.gbs = 26;
-    p.seq = 2048;
-    p.flash_attn = 1;
+    mpt125m(&m, &p);
     ccs_stack st;
     stack_default(&st);
     double fused = block_bwd_bytes(&m, &p, &st);
