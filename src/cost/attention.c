@@ -192,7 +192,7 @@ static double fwd_bwd_ratio(int kernel)
  * dimension is its lineage's: it starts from Phil Tillet's Triton kernel and
  * compiles with Triton, whose [FA2-A100] bars lose little from d = 64 to 128
  * (causal at 16k: 80 and 80; unmasked 100 and 95) where FlashAttention's
- * CUDA kernels lose 15-25% (97 and 83; 110 and 83). So at each sequence
+ * CUDA kernels lose 14-25% (97 and 83; 110 and 83). So at each sequence
  * length and mask: the mean of FlashAttention's d = 64 and 128 bars, times
  * the Triton kernel's bar at hd over the mean of its own two. */
 static double table_rate(int dev, int kernel, int pass, int causal, double hd, double seq)
