@@ -112,9 +112,8 @@ static void print_stacks(const ccs_catalog *cat)
         printf("%-22s %-9s %5s %8.1f %8.1f %8.2f %6.1f %7.2f %6.0f %7s %-14s %7d %s\n", s->name,
                attn_kernel_name(s->attn_kernel), dtype_name(s->grad_dtype), s->op_overhead * 1e6,
                s->layer_overhead * 1e6, s->iter_overhead * 1e3, s->comm_units, s->tp_overlap_share,
-               s->zero3_units, s->no_dropout ? "no" : "yes",
-               s->fused_loss ? "fused" : "vocab-parallel", s->logit_metrics,
-               s->bias_grad_sep ? "separate" : "fused");
+               s->zero3_units, s->no_dropout ? "no" : "yes", ccs_loss_kernel_names[s->fused_loss],
+               s->logit_metrics, ccs_bias_grad_names[s->bias_grad_sep]);
     }
 }
 
@@ -181,9 +180,9 @@ static void fill_stack(const ccs_catalog *cat, size_t i, list_val *v)
                           NUM(st->comm_units),
                           NUM(st->tp_overlap_share),
                           NUM(!st->no_dropout),
-                          TXT(st->fused_loss ? "fused" : "vocab-parallel"),
+                          TXT(ccs_loss_kernel_names[st->fused_loss]),
                           NUM(st->logit_metrics),
-                          TXT(st->bias_grad_sep ? "separate" : "fused")};
+                          TXT(ccs_bias_grad_names[st->bias_grad_sep])};
     memcpy(v, r, sizeof r);
 }
 

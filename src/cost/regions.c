@@ -663,7 +663,7 @@ static void embed_head_ops(builder *B, const dims *x, const ccs_model *m)
     /* Output head (last stage): final norm, logits GEMM against the vocabulary
      * shard, the cross-entropy with two small all-reduces (max and sum) across
      * the vocabulary shards, and its backward. */
-    double elems = x->tok * x->V / x->t, logits = elems * 4.0;
+    double elems = x->tok * x->V / x->t;
     /* the output layer is not a Transformer Engine module: 16-bit under fp8 */
     int layer_dtype = B->dtype;
     if (B->dtype == CCS_FP8)
@@ -672,20 +672,19 @@ static void embed_head_ops(builder *B, const dims *x, const ccs_model *m)
     if (x->sp)
         coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, CCS_RG_HEAD_TP, full, x->tp, x->tp_node, 1);
     gemm(B, CCS_RG_HEAD_FWD, x->tok, x->V / x->t, x->h, 1, x->e);
-    if (B->fused_loss) {
-        /* one kernel over the 16-bit logits the GEMM wrote (flash-attn's
-         * cross_entropy: fp32 inside the kernel only): forward reads them
-         * once (a loss and a log-sum-exp per row out), backward reads them
-         * again and writes their gradient */
-        mem(B, CCS_OP_ELEMENTWISE, CCS_RG_HEAD_FWD, elems * x->e, 4 * elems);
-        coll(B, CCS_OP_ALLREDUCE, CCS_COMM_TP, CCS_RG_HEAD_TP, x->tok * 4.0, x->tp, x->tp_node, 2);
-        mem(B, CCS_OP_ELEMENTWISE, CCS_RG_HEAD_BWD, 2 * elems * x->e, 2 * elems);
-    } else {
-        /* Megatron's vocab_parallel_cross_entropy on the logits cast to fp32 */
-        mem(B, CCS_OP_ELEMENTWISE, CCS_RG_HEAD_FWD, 3 * logits, 4 * logits / 4.0);
-        coll(B, CCS_OP_ALLREDUCE, CCS_COMM_TP, CCS_RG_HEAD_TP, x->tok * 4.0, x->tp, x->tp_node, 2);
-        mem(B, CCS_OP_ELEMENTWISE, CCS_RG_HEAD_BWD, 2 * logits, logits / 4.0);
-    }
+    /* bytes per logit forward and backward, FLOPs per logit backward (4
+     * forward either way):
+     * Megatron's vocab_parallel_cross_entropy on the logits cast to fp32
+     * (three passes forward, two backward); a fused loss is one kernel over
+     * the 16-bit logits the GEMM wrote (flash-attn's cross_entropy, fp32
+     * inside the kernel only): forward reads them once (a loss and a
+     * log-sum-exp per row out), backward reads them again and writes their
+     * gradient */
+    double fwd_b = B->fused_loss ? x->e : 12.0, bwd_b = B->fused_loss ? 2 * x->e : 8.0;
+    double bwd_f = B->fused_loss ? 2.0 : 1.0;
+    mem(B, CCS_OP_ELEMENTWISE, CCS_RG_HEAD_FWD, fwd_b * elems, 4 * elems);
+    coll(B, CCS_OP_ALLREDUCE, CCS_COMM_TP, CCS_RG_HEAD_TP, x->tok * 4.0, x->tp, x->tp_node, 2);
+    mem(B, CCS_OP_ELEMENTWISE, CCS_RG_HEAD_BWD, bwd_b * elems, bwd_f * elems);
     /* Training metrics on the micro-batch's logits, after its backward pass
      * and outside autograd (Composer's trainer evaluates the model's train
      * metrics on every micro-batch): each an unfused torch cross-entropy,

@@ -669,12 +669,6 @@ static const char *const stack_keys[] = {"name",
                                          "sources",
                                          NULL};
 
-/* how a stack computes its loss (ccs_stack.fused_loss) */
-static const char *const loss_kernels[] = {"vocab-parallel", "fused"};
-
-/* how a stack computes its bias gradients (ccs_stack.bias_grad_sep) */
-static const char *const bias_grads[] = {"fused", "separate"};
-
 /* gradient types a stack may keep (ccs_dtype order) */
 static const char *const grad_dtypes[] = {"fp32", NULL, "bf16", "fp16"};
 
@@ -695,17 +689,12 @@ int catalog_parse_stack(const ydoc *d, const ynode *map, ccs_stack *out, ccs_err
         get_range(d, map, "comm_units", 0, 4096, 1, &out->comm_units, err) ||
         get_range(d, map, "tp_overlap_share", 0, 1, 1, &out->tp_overlap_share, err) ||
         get_range(d, map, "zero3_units", 0, 1024, 1, &out->zero3_units, err) ||
-        get_choice(d, map, "loss_kernel", loss_kernels, 2, &out->fused_loss, err) ||
-        get_choice(d, map, "bias_grad", bias_grads, 2, &out->bias_grad_sep, err))
+        get_choice(d, map, "loss_kernel", ccs_loss_kernel_names, 2, &out->fused_loss, err) ||
+        get_choice(d, map, "bias_grad", ccs_bias_grad_names, 2, &out->bias_grad_sep, err))
         return CCS_EINPUT;
-    double metrics = 0;
-    if (get_range(d, map, "logit_metrics", 0, CCS_STACK_MAX_METRICS, 1, &metrics, err))
+    int32_t metrics = 0;
+    if (get_int(d, map, "logit_metrics", 0, 0, CCS_STACK_MAX_METRICS, &metrics, err))
         return CCS_EINPUT;
-    if (metrics != (int)metrics) {
-        ydoc_error(d, ynode_get(d, map, "logit_metrics"), err,
-                   "field 'logit_metrics': expected a whole count (got %g)", metrics);
-        return CCS_EINPUT;
-    }
     out->logit_metrics = (int8_t)metrics;
     int8_t dropout = 1;
     if (get_bool(d, map, "dropout", &dropout, err))

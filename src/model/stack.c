@@ -7,6 +7,9 @@
 const char *const ccs_attn_kernel_names[CCS_ATTN_N] = {"gemm-rel", "fa2",     "fa3", "cudnn",
                                                        "triton",   "unfused", "fa1", "fa-triton"};
 
+const char *const ccs_loss_kernel_names[2] = {"vocab-parallel", "fused"};
+const char *const ccs_bias_grad_names[2] = {"fused", "separate"};
+
 const char *attn_kernel_name(int k)
 {
     return k >= 0 && k < CCS_ATTN_N ? ccs_attn_kernel_names[k] : "?";

@@ -76,6 +76,11 @@ int stack_validate(const ccs_stack *s, ccs_err *err);
  * for unknown text. */
 const char *attn_kernel_name(int k);
 extern const char *const ccs_attn_kernel_names[CCS_ATTN_N]; /* attn_kernel_name's names */
+
+/* The catalog's words for a stack's loss_kernel (indexed by fused_loss) and
+ * bias_grad (indexed by bias_grad_sep). */
+extern const char *const ccs_loss_kernel_names[2];
+extern const char *const ccs_bias_grad_names[2];
 int attn_kernel_parse(const char *s);
 
 #endif
