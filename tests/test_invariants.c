@@ -14,7 +14,8 @@
  *   - a fused attention kernel is never slower than the unfused one (under
  *     the default stack: see the comparison);
  *   - twice the link bandwidth is never slower;
- *   - the next hardware generation is never slower.
+ *   - the next hardware generation is never slower;
+ *   - a ZeRO stage that keeps less memory moves more DP bytes (free_lunch).
  * Comparisons hold the model, batch, devices and plan fixed, so each compares
  * equal work. Each plan runs under the next of the catalog's software stacks
  * in turn (their attention kernels, gradient types, overheads and the
@@ -103,6 +104,76 @@ static long long_sequences(ccs_catalog *cat, long *failures, long *mfu_over)
                     fail_plan("useful FLOP rate above the best GEMM's (long sequence)", m, hw, &p,
                               u, b);
                 *mfu_over += r.mfu > b;
+            }
+    return n;
+}
+
+/* One schedule decides gradient memory and DP traffic. Every model on every
+ * device, 64 and 512 devices, tp 1 or 8, pp 1 or 4, mbs 1 or 2, each stack in
+ * turn, more than one micro-batch: a ZeRO-2/3 plan A against the same plan B
+ * at ZeRO-1 reducing its gradients once (A's dp_overlap, or last-microbatch
+ * where A's is bucketed). If A keeps less memory it must move more DP bytes:
+ * a shard of the gradients is kept only by reducing every micro-batch (ZeRO-2)
+ * and sharded weights are gathered again (ZeRO-3). And ZeRO-1 against ZeRO-0
+ * in the same mode: sharding the optimizer is free in bytes, a reduce-scatter
+ * and an all-gather being the ring all-reduce's two halves (Rajbhandari et al.
+ * 2020, section 7.2.1), lighter only where the gather moves 16-bit weights
+ * (w bytes) in place of gradients (g bytes) and runs once, after the step,
+ * where r reductions run (r = m bucketed, else 1): at least
+ * (r g + w) / (2 r g) of ZeRO-0's bytes. Returns the pairs checked; counts violations. */
+static long free_lunch(ccs_catalog *cat, long *failures)
+{
+    long n = 0;
+    for (size_t mi = 0; mi < catalog_n_models(cat); mi++)
+        for (size_t hi = 0; hi < catalog_n_hw(cat); hi++)
+            for (int k = 0; k < 16 * 3; k++) {
+                const ccs_model *m = catalog_model_at(cat, mi);
+                const ccs_hw *hw = catalog_hw_at(cat, hi);
+                ccs_plan a;
+                plan_defaults(&a);
+                a.devices = k & 1 ? 512 : 64;
+                a.tp = k & 2 ? 8 : 1;
+                a.pp = k & 4 ? 4 : 1;
+                a.mbs = k & 8 ? 2 : 1;
+                a.dp_overlap = (int8_t)(k / 16);
+                a.seq = m->seq > 0 ? m->seq : 2048;
+                a.gbs = m->gbs > 0 ? m->gbs : 512;
+                a.dtype = hw->peak_flops[CCS_BF16] > 0 ? CCS_BF16 : CCS_FP16;
+                if (plan_derive(&a) != CCS_R_OK || plan_check(m, hw, &a) != CCS_R_OK || a.dp < 2 ||
+                    plan_micro_batches(&a) < 2)
+                    continue;
+                stack = catalog_stack_at(cat, (size_t)n % catalog_n_stacks(cat));
+                ccs_plan b = a;
+                b.zero = 1;
+                if (b.dp_overlap == CCS_DPOV_BUCKETED)
+                    b.dp_overlap = CCS_DPOV_LAST_MICRO;
+                ccs_result rb, ra;
+                project(m, hw, 0, b, &rb);
+                for (int z = 2; z <= 3; z++) {
+                    a.zero = (int8_t)z;
+                    project(m, hw, 0, a, &ra);
+                    n++;
+                    if (ra.mem_total < rb.mem_total * (1 - EPS) &&
+                        ra.dp_bytes <= rb.dp_bytes * (1 + EPS) && (*failures)++ < 5)
+                        fail_plan("less memory than ZeRO-1 reducing once, no more DP bytes", m, hw,
+                                  &a, ra.dp_bytes, rb.dp_bytes);
+                }
+                ccs_plan c = b;
+                c.dp_overlap = a.dp_overlap;
+                c.zero = 1;
+                project(m, hw, 0, c, &rb);
+                c.zero = 0;
+                ccs_result r0;
+                project(m, hw, 0, c, &r0);
+                n++;
+                /* reductions per iteration: every micro-batch's when bucketed; the
+                 * gather runs once, after the step */
+                double g = dtype_bytes(stack->grad_dtype), w = dtype_bytes(a.dtype);
+                double red = c.dp_overlap == CCS_DPOV_BUCKETED ? plan_micro_batches(&c) : 1;
+                if (rb.dp_bytes < r0.dp_bytes * (red * g + w) / (2 * red * g) * (1 - EPS) &&
+                    (*failures)++ < 5)
+                    fail_plan("ZeRO-1 lighter than its gather explains", m, hw, &c, rb.dp_bytes,
+                              r0.dp_bytes);
             }
     return n;
 }
@@ -199,6 +270,9 @@ static void test_invariants_sweep(void **state)
                                     }
         }
     }
+    long lunches = free_lunch(cat, &failures);
+    printf("  %ld ZeRO pairs checked: less memory costs DP bytes (no free lunch)\n", lunches);
+    assert_true(lunches >= 5000);
     long longs = long_sequences(cat, &failures, &mfu_over);
     printf("  %ld long-sequence plans (32k and 128k tokens) checked for the useful FLOP rate\n",
            longs);

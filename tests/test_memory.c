@@ -184,6 +184,26 @@ static void test_zero_sharding(void **state)
         assert_rel(mem.grads, P * 4 / (z >= 2 ? 8 : 1), 1e-12);
         assert_rel(mem.optimizer, P * 12 / (z >= 1 ? 8 : 1), 1e-12);
     }
+    /* Eight micro-batches (gbs 64 over 8 replicas): a ZeRO-2/3 shard of the
+     * gradients is kept only when every micro-batch's gradients are
+     * reduce-scattered under its backward (bucketed, as DeepSpeed ZeRO-2 and
+     * FSDP outside no_sync run); reduced once, after the last (none,
+     * last-microbatch), they accumulate whole: 4 B/param, ZeRO-1's. */
+    for (int z = 2; z <= 3; z++)
+        for (int ov = CCS_DPOV_NONE; ov <= CCS_DPOV_BUCKETED; ov++) {
+            ccs_plan p = plan(1, 1, 64, 1, 1, 0, CCS_RECOMPUTE_NONE);
+            p.dp = 8;
+            p.devices = 8;
+            p.zero = (int8_t)z;
+            p.dp_overlap = (int8_t)ov;
+            assert_int_equal(plan_micro_batches(&p), 8);
+            ccs_oplist ops;
+            regions_build(&m, &p, 8, &ops);
+            memory_footprint(&m, &p, &ops, &mem);
+            double P = ops.params_stage_first;
+            assert_rel(mem.grads, P * 4 / (ov == CCS_DPOV_BUCKETED ? 8 : 1), 1e-12);
+            assert_rel(mem.optimizer, P * 12 / 8, 1e-12);
+        }
 }
 
 /* DeepSeek-V3 on 2048 H800 as it was trained (arXiv 2412.19437, Sec. 3.2: PP

@@ -227,7 +227,10 @@ static void published_throughput(const ccs_stack *st)
         p.flash_attn = 1;
         p.sp = tp > 1;
         p.tp_overlap = tp > 1;
-        p.dp_overlap = CCS_DPOV_LAST_MICRO;
+        /* FSDP (zero 3) keeps only a shard of the gradients, so it
+         * reduce-scatters every micro-batch's (plan_grads_sharded); the
+         * distributed optimizer reduces once, overlapped with the last */
+        p.dp_overlap = zero >= 2 ? CCS_DPOV_BUCKETED : CCS_DPOV_LAST_MICRO;
         ccs_result r;
         ccs_cost c;
         plan_derive(&p);

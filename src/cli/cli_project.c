@@ -432,6 +432,10 @@ static void print_human(const ccs_model *m, const ccs_hw *hw, const char *evo, c
     printf("  %-20s weights %.2f + grads %.2f + optimizer %.2f + activations %.2f GiB\n",
            "memory/device", gib(r->mem_weights), gib(r->mem_grads), gib(r->mem_optimizer),
            gib(r->mem_activations));
+    if (p->zero >= 2 && !plan_grads_sharded(p))
+        printf("  %-20s kept whole until the last of %d micro-batches and reduced once (zero "
+               "%d shards them only with --dp-overlap bucketed, reduced every micro-batch)\n",
+               "gradients", r->micro_batches, p->zero);
     printf("  %-20s %.4g FLOP/iter, MFU %.1f%%, HFU %.1f%%, %.4g tokens/s\n", "throughput",
            r->model_flops, 100 * r->mfu, 100 * r->hfu, r->tokens_per_s);
     printf("  %-20s tp %.4g, dp %.4g, pp %.4g bytes/device/iter\n", "traffic", r->tp_bytes,

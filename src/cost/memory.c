@@ -4,7 +4,8 @@
  * fp32 main gradients): 16-bit weights (2 B/param), fp32 gradients (4), Adam
  * fp32 master weights, momentum and variance (12): 18 B/param; fp32 training
  * keeps 4 + 4 + 8. ZeRO-1 shards the optimizer states, ZeRO-2 also the
- * gradients, ZeRO-3 also the weights, over the dp ranks.
+ * gradients, ZeRO-3 also the weights, over the dp ranks; the gradients stay
+ * whole where the plan reduces them once per iteration (plan_grads_sharded).
  *
  * Activations: Korthikanti et al. 2022 (arXiv 2205.05198) eqs. 1-6: per layer
  * sbh(34 + 5as/h) bytes unparallelised; tensor parallelism splits 24sbh + 5as^2b
@@ -98,8 +99,9 @@ void memory_footprint(const ccs_model *m, const ccs_plan *p, const ccs_oplist *o
     /* ZeRO shards over the gradient group: dp * cp ranks for dense weights,
      * the dp * cp / ep that hold the same experts for expert weights */
     double dp = (double)p->dp * plan_cp(p), edp = dp / plan_ep(p);
-    double ws = p->zero >= 3 ? dp : 1, gs = p->zero >= 2 ? dp : 1, os = p->zero >= 1 ? dp : 1;
-    double wse = p->zero >= 3 ? edp : 1, gse = p->zero >= 2 ? edp : 1, ose = p->zero >= 1 ? edp : 1;
+    int gsh = plan_grads_sharded(p);
+    double ws = p->zero >= 3 ? dp : 1, gs = gsh ? dp : 1, os = p->zero >= 1 ? dp : 1;
+    double wse = p->zero >= 3 ? edp : 1, gse = gsh ? edp : 1, ose = p->zero >= 1 ? edp : 1;
     /* total starts below any stage's, so that the first stage offered is kept */
     stage_mem S = {w_b / ws + g_b / gs + o_b / os, w_b / wse + g_b / gse + o_b / ose, -1, 0, 0, 0};
     double ex = ops->params_block_expert; /* per expert block, device */
@@ -159,12 +161,14 @@ void memory_footprint(const ccs_model *m, const ccs_plan *p, const ccs_oplist *o
     }
     double params = S.params, pe = S.pe;
     /* ZeRO-3 / FSDP working set: the stack's unsharded blocks (the one
-     * computing and the ones prefetched) and one block's unsharded gradients
-     * before their reduce-scatter (PyTorch FSDP1 keeps at most two
-     * all-gathered units in flight, torch/distributed/fsdp/_limiter_utils.py) */
+     * computing and the ones prefetched) and, where only shards are kept, one
+     * block's unsharded gradients before their reduce-scatter (PyTorch FSDP1
+     * keeps at most two all-gathered units in flight,
+     * torch/distributed/fsdp/_limiter_utils.py); whole gradients are counted
+     * in grads already */
     double unsharded = 0;
     if (p->zero >= 3 && ops->zero3_units > 0)
-        unsharded = ops->params_block * (ops->zero3_units * w_b + g_b);
+        unsharded = ops->params_block * (ops->zero3_units * w_b + (gsh ? g_b : 0));
     S.total += unsharded;
     out->weights = (params - pe) * w_b / ws + pe * w_b / wse + unsharded;
     out->grads = (params - pe) * g_b / gs + pe * g_b / gse;

@@ -130,6 +130,24 @@ int32_t plan_micro_batches(const ccs_plan *p)
     return per > 0 ? (int32_t)(p->gbs / per) : 0;
 }
 
+/* The frameworks' two schedules for ZeRO-2/3 gradients under accumulation:
+ * - reduced after every micro-batch, only the shard kept: DeepSpeed ZeRO-2
+ *   (deepspeed/runtime/zero/stage_1_and_2.py, reduce_ready_partitions_and_
+ *   remove_grads: "if self.partition_gradients or
+ *   self.is_gradient_accumulation_boundary", so stage 2 reduces on every
+ *   backward and stage 1 only at the boundary), and PyTorch FSDP's
+ *   post-backward reduce-scatter outside no_sync;
+ * - kept whole until the last micro-batch: FSDP's no_sync (FSDP1) and
+ *   set_requires_gradient_sync(False) (FSDP2), whose documentation says the
+ *   gradients then accumulate unsharded, and Megatron-Core's distributed
+ *   optimizer, whose gradient buffer holds every local parameter's main
+ *   gradient and is reduce-scattered in finish_grad_sync after the last
+ *   micro-batch (megatron/core/distributed/param_and_grad_buffer.py). */
+int plan_grads_sharded(const ccs_plan *p)
+{
+    return p->zero >= 2 && (p->dp_overlap == CCS_DPOV_BUCKETED || plan_micro_batches(p) <= 1);
+}
+
 int plan_check(const ccs_model *m, const ccs_hw *hw, const ccs_plan *p)
 {
     if (p->tp <= 0 || p->pp <= 0 || p->dp <= 0 || p->vpp <= 0 || p->mbs <= 0 || p->gbs <= 0 ||

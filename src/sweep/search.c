@@ -455,9 +455,10 @@ const char *search_same_text(const ccs_search *s, const search_hit *h, char *buf
 
 /* 1 when no switch setting lets shape sh fit: its least memory (full
  * recompute, flash attention, sequence parallelism when valid, ZeRO 3 over
- * dp > 1) does not fit either. Each of those settings only lowers memory, so
- * the shape's other plans are out of memory without projecting them (the
- * unit test checks the count against projecting every plan). */
+ * dp > 1 with bucketed reduction, the one schedule that keeps only a shard of
+ * the gradients: plan_grads_sharded) does not fit either. Each of those settings only lowers
+ * memory, so the shape's other plans are out of memory without projecting them (the unit test
+ * checks the count against projecting every plan). */
 static int shape_cannot_fit(const ccs_search *s, int64_t sh)
 {
     ccs_plan p;
@@ -466,6 +467,7 @@ static int shape_cannot_fit(const ccs_search *s, int64_t sh)
     p.recompute = CCS_RECOMPUTE_FULL;
     p.flash_attn = 1;
     p.zero = p.dp > 1 ? 3 : 0;
+    p.dp_overlap = p.dp > 1 ? CCS_DPOV_BUCKETED : CCS_DPOV_NONE;
     p.sp = p.tp > 1;
     if (p.sp && plan_check(&s->m, &s->hw, &p) != CCS_R_OK)
         p.sp = 0;

@@ -126,6 +126,14 @@ void plan_stage_dense(const ccs_model *m, const ccs_plan *p, int32_t first, int3
 /* Micro-batches per iteration per pipeline: gbs / (mbs * dp). */
 int32_t plan_micro_batches(const ccs_plan *p);
 
+/* 1 when plan p holds only its shard of the gradients between micro-batches,
+ * 0 when it keeps them whole. One schedule decides memory and traffic: a
+ * shard can only be kept if every micro-batch's gradients are reduced under
+ * its own backward pass (ZeRO-2/3 with dp_overlap bucketed, or one
+ * micro-batch); otherwise they accumulate unsharded until the last one and
+ * are reduce-scattered once, at ZeRO-1's memory. */
+int plan_grads_sharded(const ccs_plan *p);
+
 /* Short identifier ("tp_heads") and sentence ("tp does not divide heads") of a reason. */
 const char *plan_reason_name(int reason);
 const char *plan_reason_text(int reason);
