@@ -206,6 +206,33 @@ static void test_zero_sharding(void **state)
         }
 }
 
+/* What autograd keeps when a stack runs a Llama 3 8B block eagerly (h 4096,
+ * 8 of 32 heads for keys and values, SwiGLU f 14336), seq 8192, mbs 1, tp 1,
+ * bf16, no recompute, flash attention: each of the two RMSNorms keeps its
+ * input's fp32 copy and its normalized bf16 output where a fused norm keeps
+ * the bf16 input (+4 B an element: 2 x 4 h), SDPA the keys and values
+ * repeated to 32 heads (2 x 2 h (1 - 8/32)), SwiGLU the silu output (2 f):
+ * s (8 x 4096 + 4 x 4096 x 0.75 + 2 x 14336) = 8192 x 73,728 bytes more. */
+static void test_eager_memory(void **state)
+{
+    (void)state;
+    const ccs_model *m = catalog_model(test_cat(), "llama3-8b");
+    assert_non_null(m);
+    ccs_plan p = plan(1, 1, 1, 1, 1, 0, CCS_RECOMPUTE_NONE);
+    p.seq = 8192;
+    p.flash_attn = 1;
+    ccs_stack st;
+    stack_default(&st);
+    ccs_oplist ops;
+    ccs_memory fused, eager;
+    regions_build_stack(m, &p, 8, &st, &ops);
+    memory_footprint(m, &p, &ops, &fused);
+    st.eager = 1;
+    regions_build_stack(m, &p, 8, &st, &ops);
+    memory_footprint(m, &p, &ops, &eager);
+    assert_rel(eager.act_layer - fused.act_layer, 8192.0 * 73728, 1e-12);
+}
+
 /* DeepSeek-V3 on 2048 H800 as it was trained (arXiv 2412.19437, Sec. 3.2: PP
  * 16, EP 64, ZeRO-1 over the 128 data-parallel ranks, no TP; fp8, sequence
  * 4096, 15360 sequences; micro-batch 1 and stages of 3 + 14 x 4 + 2 blocks
@@ -378,8 +405,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_activation_equations), cmocka_unit_test(test_no_dropout_stack),
         cmocka_unit_test(test_loss_memory),          cmocka_unit_test(test_in_flight),
-        cmocka_unit_test(test_zero_sharding),        cmocka_unit_test(test_measured_memory),
-        cmocka_unit_test(test_uneven_cp_memory),     cmocka_unit_test(test_deepseek_v3_memory),
+        cmocka_unit_test(test_zero_sharding),        cmocka_unit_test(test_eager_memory),
+        cmocka_unit_test(test_measured_memory),      cmocka_unit_test(test_uneven_cp_memory),
+        cmocka_unit_test(test_deepseek_v3_memory),
     };
     return cmocka_run_group_tests_name("memory", tests, test_catalog_setup, test_catalog_teardown);
 }

@@ -20,8 +20,14 @@
 #include <assert.h>
 #include <math.h>
 
-/* memory_act_per_layer with the dropout masks kept (dropout 1) or not */
-static double act_per_layer(const ccs_model *m, const ccs_plan *p, int dropout)
+/* memory_act_per_layer with the dropout masks kept (dropout 1) or not, and
+ * what autograd keeps when the stack runs the block eagerly (eager 1; the
+ * operators of regions.c): each RMSNorm keeps its input's fp32 copy and its
+ * normalized output before the weight (+4 bytes an element over a fused
+ * norm's input, whatever e), SwiGLU the silu output beside its inputs and
+ * the product (+e an inner element), and attention the key-value heads
+ * repeated to every query head (+2e (1 - g/a) sbh). */
+static double act_per_layer(const ccs_model *m, const ccs_plan *p, int dropout, int eager)
 {
     assert(m && p && p->tp >= 1 && p->mbs >= 1 && p->seq >= 1 && m->heads >= 1);
     /* with context parallelism a rank keeps s/cp tokens; its queries' scores
@@ -49,12 +55,18 @@ static double act_per_layer(const ccs_model *m, const ccs_plan *p, int dropout)
         qkvo = e * s * b * a * (2 * qk + 2 * vd);
         lat = 2 * e * s * b * ((double)m->q_lora_rank + m->kv_lora_rank);
     }
-    double split = qkvo + e * s * b * f * (m->gated ? 3 : 2);
+    if (eager && !m->bias && !model_is_mla(m)) {
+        repl += 2 * 4.0 * sbh;
+        qkvo += 2 * e * sbh * (1 - kv);
+    }
+    double split = qkvo + e * s * b * f * (m->gated ? 3 + (eager ? 1 : 0) : 2);
     if (m->experts > 0) {
         /* every token's top_k routed copies (padded to capacity) and the shared
          * experts keep their inner tensors, and the permuted FC1 inputs */
         double copies = m->top_k * (p->capacity_factor > 0 ? p->capacity_factor : 1);
-        split = qkvo + e * s * b * m->moe_ffn * (m->gated ? 3 : 2) * (copies + m->shared_experts) +
+        split = qkvo +
+                e * s * b * m->moe_ffn * (m->gated ? 3 + (eager ? 1 : 0) : 2) *
+                    (copies + m->shared_experts) +
                 e * sbh * copies;
     }
     double core = 0;
@@ -67,7 +79,7 @@ static double act_per_layer(const ccs_model *m, const ccs_plan *p, int dropout)
 
 double memory_act_per_layer(const ccs_model *m, const ccs_plan *p)
 {
-    return act_per_layer(m, p, m->bias);
+    return act_per_layer(m, p, m->bias, 0);
 }
 
 /* Memory of one stage: its parameters (pe of them routed-expert weights)
@@ -109,11 +121,11 @@ void memory_footprint(const ccs_model *m, const ccs_plan *p, const ccs_oplist *o
     double lf = ops->layers_first, lm = ops->layers_mid, ll = ops->layers_last;
     double df = ops->dense_first, dl = ops->dense_last;
     double mb = plan_micro_batches(p);
-    double layer = act_per_layer(m, p, ops->dropout), dlayer = layer;
+    double layer = act_per_layer(m, p, ops->dropout, ops->eager), dlayer = layer;
     if (model_dense_layers(m) > 0) {
         ccs_model dv;
         model_dense_variant(m, &dv);
-        dlayer = act_per_layer(&dv, p, ops->dropout);
+        dlayer = act_per_layer(&dv, p, ops->dropout, ops->eager);
     }
     double e = dtype_bytes(p->dtype) < 2 ? 2 : dtype_bytes(p->dtype);
     double sbh_t = (double)p->seq / plan_cp(p) * p->mbs * m->hidden / p->tp;

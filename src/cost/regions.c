@@ -23,6 +23,7 @@ typedef struct builder {
     int fused_loss;  /* the stack's loss: 1 fused over 16-bit logits, 0 Megatron's fp32 one */
     int metrics;     /* the stack's training-metric evaluations of the logits per micro-batch */
     int bias_sep;    /* the stack's bias gradients: 1 reduction kernels of their own */
+    int eager;       /* the stack's element-wise operators: 1 as eager PyTorch runs them */
 } builder;
 
 /* The sizes of one block on one rank. The letters b, s, h, a, t, v are those
@@ -60,6 +61,8 @@ typedef struct dims {
     double rn;   /* node-limited routing: nodes a token's experts may span (0: any) */
     int dropout; /* 1 when the blocks train with dropout (models with biases) */
     int bias;    /* 1 when the linear layers have biases (GPT-style blocks) */
+    int rotary;  /* 1 when queries and keys are rotated (Llama-style blocks: no biases, no
+                    learned positions; latent attention rotates inside its projections) */
     int sp;      /* sequence parallelism in effect (asked for, and tp > 1) */
     /* group sizes of tensor, context and expert parallelism, and how many of
      * each group's members share a node (the rest of the group is off-node) */
@@ -157,6 +160,98 @@ static void sp_regather(builder *b, const dims *x, int rt)
 {
     double full = x->b * x->s * x->h * x->e;
     coll(b, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
+}
+
+/* ---- element-wise operators, fused or as eager PyTorch runs them -----------
+ * A fused stack (Megatron-Core with Transformer Engine, torch.compile) runs
+ * each norm, activation and rotation as one kernel reading its inputs and
+ * writing its outputs once. An eager one (builder.eager) runs the model's
+ * PyTorch code operator by operator, forward and autograd's backward. Counted
+ * from the code of the reference FSDP2 trainer's Llama model
+ * (pytorch/torchtitan torchtitan/models/llama/model.py and norms.py, 2024-25,
+ * on PyTorch 2.4-2.8, whose torch.nn.RMSNorm was a composite of ATen ops in
+ * eager mode: aten/src/ATen/native/layer_norm.cpp rms_norm, until the fused
+ * CUDA kernel of pytorch/pytorch pull 153666). Bytes per element, e = 2
+ * (bf16), c = e + 4 for a cast between e and fp32 (nothing when e = 4):
+ *   RMSNorm forward, _norm(x.float()).type_as(x) * weight: x.float() c,
+ *     pow(2) 8, mean 4, (+ eps, rsqrt: per row), x * rsqrt 8, type_as c,
+ *     * weight 2e: 36 at e = 2.
+ *   RMSNorm backward: * weight: dx 2e and dweight's product 3e and sum e;
+ *     type_as c; x * rsqrt: g * rsqrt 8, g * x 12 and its row sum 4; mean's
+ *     expand / N 4; pow: x.pow(1) 8, * 2 8, * g 12; the two gradients of the
+ *     fp32 x summed 12; x.float() c: 92 at e = 2.
+ *   LayerNorm (GPT-style blocks): ATen's native kernels, forward 2e,
+ *     backward dx 3e (dy, x in, dx out) and the weight and bias gradients'
+ *     second read of dy and x 2e.
+ *   Either norm's input gradient is then added to the residual stream's by
+ *     autograd, 3e; a fused norm's backward takes the residual in (4e).
+ *   SwiGLU, w2(silu(w1 x) * w3 x), per inner element: forward silu 2e, mul
+ *     3e; backward the mul's two products 3e each, silu's backward 3e. A
+ *     fused kernel: 3e forward, 5e backward. GeLU is one kernel either way.
+ *   Rotary embedding of q and k (apply_rotary_emb: view_as_complex of the
+ *     fp32 copy, times freqs_cis, view_as_real, type_as): forward c, complex
+ *     product 8, c: 20 at e = 2; backward the same three. A fused kernel
+ *     (Transformer Engine's fused RoPE): 2e each way.
+ *   Grouped-query attention (repeat_kv: expand, then reshape, a copy): K and
+ *     V read at the key-value heads' width and written at the query heads',
+ *     forward; summed back, backward. Fused kernels take GQA as it is.
+ *   The residual adds (x + h): 3e forward either way; their backward passes
+ *     the gradient through (no kernel), Megatron's bias-dropout-add kernel
+ *     reads and writes it (2e). */
+
+/* the bytes of a cast between e-byte elements and fp32 */
+static double cast_bytes(const dims *x)
+{
+    return x->e < 4 ? x->e + 4 : 0;
+}
+
+/* A block's norm forward over elems elements of this rank. */
+static void norm_fwd(builder *B, const dims *x, int rc, double elems)
+{
+    double bytes = 2 * x->e;
+    if (B->eager && !x->bias)
+        bytes = 2 * cast_bytes(x) + 20 + 2 * x->e;
+    mem(B, CCS_OP_LAYERNORM, rc, bytes * elems, 8 * elems);
+}
+
+/* Its backward, with the residual stream's gradient added in. */
+static void norm_bwd(builder *B, const dims *x, int rc, double elems)
+{
+    double bytes = 4 * x->e;
+    if (B->eager)
+        bytes = (x->bias ? 5 * x->e : 2 * cast_bytes(x) + 68 + 6 * x->e) + 3 * x->e;
+    mem(B, CCS_OP_LAYERNORM, rc, bytes * elems, 10 * elems);
+}
+
+/* The residual add's backward (bias-dropout-add's when fused): act bytes */
+static void residual_bwd(builder *B, const dims *x, int rc, double act)
+{
+    if (B->eager && !x->dropout)
+        return; /* autograd passes the gradient through */
+    mem(B, CCS_OP_ELEMENTWISE, rc, act * (2 + (x->dropout ? 1 / x->e : 0)), act / x->e);
+}
+
+/* The activation's forward (bwd 0) or backward (bwd 1) over this rank's
+ * inner tensor of inner bytes: gated (SwiGLU) or GeLU. */
+static void act_fn(builder *B, const dims *x, int rc, double inner, int gated, int bwd)
+{
+    double units = gated ? (bwd ? 5 : 3) : (bwd ? 3 : 2);
+    if (B->eager && gated)
+        units = bwd ? 9 : 5;
+    mem(B, CCS_OP_ELEMENTWISE, rc, inner * units, (bwd ? 12 : 8) * inner / x->e);
+}
+
+/* Rotary embedding of this rank's queries and keys and, when eager, the
+ * key-value heads repeated for grouped-query attention: the same bytes
+ * forward and backward. */
+static void rope_ops(builder *B, const dims *x, int rc)
+{
+    if (!x->rotary)
+        return;
+    double qk = x->tok * (x->at + x->gt) * x->dq;
+    mem(B, CCS_OP_ELEMENTWISE, rc, (B->eager ? 2 * cast_bytes(x) + 8 : 2 * x->e) * qk, 3 * qk);
+    if (B->eager && x->gt < x->at)
+        mem(B, CCS_OP_ELEMENTWISE, rc, 2 * x->tok * (x->gt + x->at) * x->dq * x->e, 0);
 }
 
 double regions_padded_vocab(const ccs_model *m, int tp)
@@ -275,10 +370,11 @@ static void attn_fwd(builder *B, const dims *x, const ccs_plan *p, int rc, int r
     double full = x->b * x->s * x->h * x->e;  /* TP collective buffer */
     double sc = x->b * x->at * x->s * x->skv; /* attention score elements */
     if (!core_only) {
-        mem(B, CCS_OP_LAYERNORM, rc, 2 * act, 8 * act / x->e);
+        norm_fwd(B, x, rc, act / x->e);
         if (x->sp)
             coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
         attn_proj_fwd(B, x, rc);
+        rope_ops(B, x, rc);
     }
     /* fp8 recipes cast only the linear layers' GEMMs to fp8; dot-product
      * attention stays in 16-bit (Transformer Engine's fp8 attention is opt-in:
@@ -329,12 +425,12 @@ static void mlp_fwd(builder *B, const dims *x, int rc, int rt)
     double act = x->b * x->sq * x->h * x->e;
     double full = x->b * x->s * x->h * x->e;
     double inner = x->tok * x->f / x->t * x->e;
-    mem(B, CCS_OP_LAYERNORM, rc, 2 * act, 8 * act / x->e);
+    norm_fwd(B, x, rc, act / x->e);
     if (x->sp)
         coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
     gemm(B, rc, x->tok, x->f1, x->h, 1, x->e);
     /* bias-GeLU reads and writes the inner tensor; SwiGLU reads two, writes one */
-    mem(B, CCS_OP_ELEMENTWISE, rc, inner * (x->f1 > x->f / x->t ? 3 : 2), 8 * inner / x->e);
+    act_fn(B, x, rc, inner, x->f1 > x->f / x->t, 0);
     fp8_cast(B, rc, x->tok * x->f / x->t);
     gemm(B, rc, x->tok, x->h, x->f / x->t, 1, x->e);
     coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, rt, full, x->tp,
@@ -351,14 +447,14 @@ static void mlp_bwd(builder *B, const dims *x, int rc, int rt)
     double act = x->b * x->sq * x->h * x->e;
     double full = x->b * x->s * x->h * x->e;
     double inner = x->tok * x->f / x->t * x->e;
-    mem(B, CCS_OP_ELEMENTWISE, rc, act * (2 + (x->dropout ? 1 / x->e : 0)), act / x->e);
+    residual_bwd(B, x, rc, act);
     bias_grad(B, x, rc, act / x->e); /* FC2's (row-parallel: whole, on the sq tokens) */
     if (x->sp)                       /* backward of the reduce-scatter */
         coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
     fp8_cast(B, rc, x->tok * x->h);
     gemm_bwd(B, rc, x->tok, x->h, x->f / x->t, x->e);
     /* GeLU backward reads x and dy, writes dx; SwiGLU reads gate, up, dy, writes two */
-    mem(B, CCS_OP_ELEMENTWISE, rc, inner * (x->f1 > x->f / x->t ? 5 : 3), 12 * inner / x->e);
+    act_fn(B, x, rc, inner, x->f1 > x->f / x->t, 1);
     bias_grad(B, x, rc, x->tok * x->f1); /* FC1's */
     if (x->sp)
         sp_regather(B, x, rt);
@@ -368,7 +464,7 @@ static void mlp_bwd(builder *B, const dims *x, int rc, int rt)
     coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, rt, full, x->tp,
          x->tp_node, 1);
     /* norm backward reads x, dy and the residual gradient, writes dx */
-    mem(B, CCS_OP_LAYERNORM, rc, 4 * act, 10 * act / x->e);
+    norm_bwd(B, x, rc, act / x->e);
 }
 
 /* A mixture-of-experts FFN forward (Megatron-Core's alltoall token
@@ -441,7 +537,7 @@ static void moe_fwd(builder *B, const dims *x, int rc, int rt, int rep)
 {
     moe_sizes z = moe_size(x);
     double act = z.act, full = z.full, tr = z.tr, el = z.el, per = z.per, sent = z.sent;
-    mem(B, CCS_OP_LAYERNORM, rc, 2 * act, 8 * act / x->e);
+    norm_fwd(B, x, rc, act / x->e);
     gemm(B, rc, tr, x->E, x->h, 1, x->e); /* router */
     mem(B, CCS_OP_ELEMENTWISE, rc, tr * x->E * 4 * 2 + 2 * sent,
         tr * x->E * 8); /* top-k, permute */
@@ -450,7 +546,7 @@ static void moe_fwd(builder *B, const dims *x, int rc, int rt, int rep)
         coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, sent * x->t, x->tp, x->tp_node, 1);
     gemm(B, rc, per, x->f1m, x->h, el, x->e);
     double inner = el * per * x->fm * x->e;
-    mem(B, CCS_OP_ELEMENTWISE, rc, inner * (x->f1m > x->fm ? 3 : 2), 8 * inner / x->e);
+    act_fn(B, x, rc, inner, x->f1m > x->fm, 0);
     fp8_cast(B, rc, el * per * x->fm);
     gemm(B, rc, per, x->h, x->fm, el, x->e);
     coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, rt,
@@ -485,7 +581,7 @@ static void moe_bwd(builder *B, const dims *x, int rc, int rt, int rep)
     gemm(B, rc, per, x->fm, x->h, el, x->e); /* FC2 input gradient */
     gemm(B, rc, x->fm, x->h, per, el, x->e); /* FC2 weight gradient */
     double inner = el * per * x->fm * x->e;
-    mem(B, CCS_OP_ELEMENTWISE, rc, inner * (x->f1m > x->fm ? 5 : 3), 12 * inner / x->e);
+    act_fn(B, x, rc, inner, x->f1m > x->fm, 1);
     fp8_cast(B, rc, el * per * x->f1m);
     gemm(B, rc, per, x->h, x->f1m, el, x->e); /* FC1 input gradient */
     gemm(B, rc, x->h, x->f1m, per, el, x->e); /* FC1 weight gradient */
@@ -503,7 +599,7 @@ static void moe_bwd(builder *B, const dims *x, int rc, int rt, int rep)
              x->tp_node, 1);
     }
     gemm_bwd(B, rc, tr, x->E, x->h, x->e); /* router */
-    mem(B, CCS_OP_LAYERNORM, rc, 4 * act, 10 * act / x->e);
+    norm_bwd(B, x, rc, act / x->e);
 }
 
 /* One attention block backward (regions as attn_fwd): the residual and
@@ -514,7 +610,7 @@ static void attn_bwd(builder *B, const dims *x, const ccs_plan *p, int rc, int r
     double act = x->b * x->sq * x->h * x->e;
     double full = x->b * x->s * x->h * x->e;
     double sc = x->b * x->at * x->s * x->skv;
-    mem(B, CCS_OP_ELEMENTWISE, rc, act * (2 + (x->dropout ? 1 / x->e : 0)), act / x->e);
+    residual_bwd(B, x, rc, act);
     bias_grad(B, x, rc, act / x->e); /* the output projection's (row-parallel) */
     if (x->sp)
         coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, rt, full, x->tp, x->tp_node, 1);
@@ -550,13 +646,14 @@ static void attn_bwd(builder *B, const dims *x, const ccs_plan *p, int rc, int r
         gemm(B, rc, x->skv, x->dq, x->s, x->b * x->at, x->e);
     }
     B->dtype = saved;
+    rope_ops(B, x, rc);
     bias_grad(B, x, rc, x->tok * x->qkv); /* QKV's */
     if (x->sp) /* re-gather the QKV input for its weight gradient, as for FC1 */
         sp_regather(B, x, rt);
     attn_proj_bwd(B, x, rc, rt);
     coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, rt, full, x->tp,
          x->tp_node, 1);
-    mem(B, CCS_OP_LAYERNORM, rc, 4 * act, 10 * act / x->e);
+    norm_bwd(B, x, rc, act / x->e);
 }
 
 /* ---- regions_build in phases -----------------------------------------------
@@ -599,6 +696,7 @@ static void dims_of(const ccs_model *m, const ccs_plan *p, int devices_per_node,
     x->tok = x->b * x->s;
     x->dropout = m->bias; /* GPT-style blocks train with dropout, Llama-style without */
     x->bias = m->bias;
+    x->rotary = !m->bias && !m->max_pos && !model_is_mla(m);
     x->tp_node = members_per_node(p->tp, 1, devices_per_node);
     /* Megatron-Core rank order tp, cp, dp, pp: cp ranks are tp apart */
     x->cp_node = members_per_node(x->cp, p->tp, devices_per_node);
@@ -668,7 +766,7 @@ static void embed_head_ops(builder *B, const dims *x, const ccs_model *m)
     int layer_dtype = B->dtype;
     if (B->dtype == CCS_FP8)
         B->dtype = CCS_BF16;
-    mem(B, CCS_OP_LAYERNORM, CCS_RG_HEAD_FWD, 2 * act, 8 * act / x->e);
+    norm_fwd(B, x, CCS_RG_HEAD_FWD, act / x->e);
     if (x->sp)
         coll(B, CCS_OP_ALLGATHER, CCS_COMM_TP, CCS_RG_HEAD_TP, full, x->tp, x->tp_node, 1);
     gemm(B, CCS_RG_HEAD_FWD, x->tok, x->V / x->t, x->h, 1, x->e);
@@ -698,7 +796,7 @@ static void embed_head_ops(builder *B, const dims *x, const ccs_model *m)
     gemm_bwd(B, CCS_RG_HEAD_BWD, x->tok, x->V / x->t, x->h, x->e);
     coll(B, x->sp ? CCS_OP_REDUCESCATTER : CCS_OP_ALLREDUCE, CCS_COMM_TP, CCS_RG_HEAD_TP, full,
          x->tp, x->tp_node, 1);
-    mem(B, CCS_OP_LAYERNORM, CCS_RG_HEAD_BWD, 4 * act, 10 * act / x->e);
+    norm_bwd(B, x, CCS_RG_HEAD_BWD, act / x->e);
     B->dtype = layer_dtype;
 }
 
@@ -865,7 +963,8 @@ void regions_build_stack(const ccs_model *m, const ccs_plan *p, int devices_per_
                  grad_b,
                  st->fused_loss,
                  st->logit_metrics,
-                 st->bias_grad_sep};
+                 st->bias_grad_sep,
+                 st->eager};
     out->grad_bytes = grad_b;
     out->zero3_units = st->zero3_units;
     dims x;
@@ -874,6 +973,7 @@ void regions_build_stack(const ccs_model *m, const ccs_plan *p, int devices_per_
         x.dropout = 0;
     out->dropout = x.dropout > 0;
     out->fused_loss = st->fused_loss;
+    out->eager = st->eager;
     out->logit_metrics = st->logit_metrics;
     layer_ops(&B, &x, m, p);
     embed_head_ops(&B, &x, m);

@@ -666,6 +666,7 @@ static const char *const stack_keys[] = {"name",
                                          "loss_kernel",
                                          "logit_metrics",
                                          "bias_grad",
+                                         "elementwise",
                                          "sources",
                                          NULL};
 
@@ -690,7 +691,8 @@ int catalog_parse_stack(const ydoc *d, const ynode *map, ccs_stack *out, ccs_err
         get_range(d, map, "tp_overlap_share", 0, 1, 1, &out->tp_overlap_share, err) ||
         get_range(d, map, "zero3_units", 0, 1024, 1, &out->zero3_units, err) ||
         get_choice(d, map, "loss_kernel", ccs_loss_kernel_names, 2, &out->fused_loss, err) ||
-        get_choice(d, map, "bias_grad", ccs_bias_grad_names, 2, &out->bias_grad_sep, err))
+        get_choice(d, map, "bias_grad", ccs_bias_grad_names, 2, &out->bias_grad_sep, err) ||
+        get_choice(d, map, "elementwise", ccs_elementwise_names, 2, &out->eager, err))
         return CCS_EINPUT;
     int32_t metrics = 0;
     if (get_int(d, map, "logit_metrics", 0, 0, CCS_STACK_MAX_METRICS, &metrics, err))

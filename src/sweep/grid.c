@@ -177,6 +177,8 @@ static uint64_t scenario_key(const ccs_grid *g, const ccs_scenario *s)
             h = absorb(h, 2 + (uint64_t)st->fused_loss + 2 * (uint64_t)st->logit_metrics);
         if (st->bias_grad_sep) /* likewise (above every value the line before absorbs) */
             h = absorb(h, 64);
+        if (st->eager) /* likewise */
+            h = absorb(h, 65);
         const double ds[] = {st->eltwise_factor, st->op_overhead, st->layer_overhead,
                              st->iter_overhead,  st->comm_units,  st->tp_overlap_share,
                              st->zero3_units};

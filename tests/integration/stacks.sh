@@ -97,7 +97,7 @@ bad_field 4 dropout sometimes "dropout neither true nor false"
 
 # the loss: fused over 16-bit logits (less traffic than Megatron's fp32 one),
 # and training metrics on every micro-batch's logits (more)
-{ cat "$T/base.yaml"; printf '  stack:\n    - megatron-core\n    - name: fused\n      loss_kernel: fused\n    - name: metrics\n      logit_metrics: 2\n    - name: bgrad\n      bias_grad: separate\n'; } >"$T/loss.yaml"
+{ cat "$T/base.yaml"; printf '  stack:\n    - megatron-core\n    - name: fused\n      loss_kernel: fused\n    - name: metrics\n      logit_metrics: 2\n    - name: bgrad\n      bias_grad: separate\n    - name: eager\n      elementwise: eager\n'; } >"$T/loss.yaml"
 mpirun --oversubscribe -n 2 $B run "$T/loss.yaml" --db "$T/loss.db" --quiet >/dev/null 2>"$T/err"; rc=$?
 lpair() { pairs "$T/loss.db" "$1" "a.status = 'ok' AND b.status = 'ok' AND $2"; }
 nl=$(lpair fused 1)
@@ -110,6 +110,13 @@ check "logit_metrics 2: every plan computes slower ($(lpair metrics 'b.t_compute
 check "bias_grad separate: gpt3-175b computes slower ($(lpair bgrad "a.model = 'gpt3-175b' AND b.t_compute > a.t_compute") of $(lpair bgrad "a.model = 'gpt3-175b'")), llama3-8b the same ($(lpair bgrad "a.model = 'llama3-8b' AND b.t_iter = a.t_iter") of $(lpair bgrad "a.model = 'llama3-8b'"))" \
     "[ \$(lpair bgrad \"a.model = 'gpt3-175b'\") -gt 0 ] && [ \$(lpair bgrad \"a.model = 'gpt3-175b' AND b.t_compute > a.t_compute\") = \$(lpair bgrad \"a.model = 'gpt3-175b'\") ] &&
      [ \$(lpair bgrad \"a.model = 'llama3-8b'\") -gt 0 ] && [ \$(lpair bgrad \"a.model = 'llama3-8b' AND b.t_iter = a.t_iter\") = \$(lpair bgrad \"a.model = 'llama3-8b'\") ]"
+# eager element-wise kernels: every plan of both models computes slower, and
+# Llama 3's (RMSNorm's fp32 copies, SwiGLU, repeated key-value heads) keeps
+# more memory where activations are kept
+check "elementwise eager: every plan computes slower ($(lpair eager 'b.t_compute > a.t_compute') of $(lpair eager 1)), llama3-8b's never less memory, more without full recompute ($(lpair eager "a.model = 'llama3-8b' AND b.mem_total > a.mem_total"))" \
+    "[ \$(lpair eager 1) -gt 0 ] && [ \$(lpair eager 'b.t_compute > a.t_compute AND b.t_iter >= a.t_iter') = \$(lpair eager 1) ] &&
+     [ \$(lpair eager \"a.model = 'llama3-8b' AND b.mem_total < a.mem_total\") = 0 ] && [ \$(lpair eager \"a.model = 'llama3-8b' AND b.mem_total > a.mem_total\") -gt 0 ]"
+bad_field 8 elementwise unfused "elementwise neither fused nor eager"
 bad_field 5 loss_kernel flash "an unknown loss_kernel"
 bad_field 7 bias_grad maybe "bias_grad neither fused nor separate"
 bad_field 6 logit_metrics 1.5 "a fractional logit_metrics" 'logit_metrics.*expected an integer.*1\.5'

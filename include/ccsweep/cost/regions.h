@@ -114,6 +114,7 @@ typedef struct ccs_oplist {
     int32_t dropout;            /* 1: the blocks run dropout (GPT-style blocks, unless the
                                    stack trains without); memory_footprint keeps its masks */
     int32_t fused_loss;         /* the stack's loss_kernel: 1 fused over 16-bit logits */
+    int32_t eager;              /* the stack's elementwise: 1 eager (what autograd saves) */
     int32_t logit_metrics;      /* the stack's metric evaluations of the logits (memory.h) */
 } ccs_oplist;
 

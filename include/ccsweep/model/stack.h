@@ -42,6 +42,10 @@ typedef struct ccs_stack {
                                 outside autograd (training metrics), each in fp32 under autocast */
     int8_t bias_grad_sep;    /* 1: each bias gradient is a reduction kernel of its own over the
                                 output gradient; 0: fused into a GEMM's epilogue */
+    int8_t eager;            /* 1: the block's element-wise operators run as eager PyTorch
+                                runs the model's code, each its own kernels (RMSNorm's
+                                composite, rotary embedding in complex fp32, SwiGLU's two
+                                kernels, autograd's residual sums: regions.c); 0: fused */
     double eltwise_factor;   /* memory traffic of the element-wise ops relative to
                                 Megatron's fused kernels (>= 1; eager frameworks run one
                                 kernel per operator) */
@@ -81,6 +85,8 @@ extern const char *const ccs_attn_kernel_names[CCS_ATTN_N]; /* attn_kernel_name'
  * bias_grad (indexed by bias_grad_sep). */
 extern const char *const ccs_loss_kernel_names[2];
 extern const char *const ccs_bias_grad_names[2];
+/* and its elementwise (indexed by eager) */
+extern const char *const ccs_elementwise_names[2];
 int attn_kernel_parse(const char *s);
 
 #endif
