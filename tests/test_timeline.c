@@ -188,14 +188,17 @@ static void test_moe_megatron(void **state)
  * absolute error within 8% and the mean signed error within 5%: no systematic
  * bias there. The four Blackwell rows (one a bf16 DeepSeek-V3 with expert
  * parallelism) come out fast (the test prints by how much): their bias is not
- * asserted. */
+ * asserted. Every row fits under megatron-core-te, the stack these runs
+ * use; under the default stack's fp32 main gradients gpt3-175b on 512 GPUs
+ * (mbs 2) does not (81.2 GiB with the CUDA context and NCCL's buffers): the
+ * rows out of memory are printed, their times still compared. */
 static void published_throughput(const ccs_stack *st)
 {
     printf("  stack %s:\n", st ? st->name : "megatron-core (the default)");
     FILE *f = fopen("tests/data/nemo_published.csv", "r");
     assert_non_null(f);
     char line[256];
-    int n = 0, uneven = 0, cp = 0;
+    int n = 0, uneven = 0, cp = 0, oom = 0;
     double sum_abs = 0, sum = 0;
     while (fgets(line, sizeof line, f)) {
         char src[32], hw[32], name[64], dt[16];
@@ -237,11 +240,15 @@ static void published_throughput(const ccs_stack *st)
         cost_init(&c, h, NULL, NULL, 0, &p);
         cost_set_stack(&c, st);
         timeline_project(m, &p, &c, &r, NULL);
-        assert_int_equal(r.status, CCS_ST_OK);
+        /* a run that ran fits under the stack it ran (the default stack's
+         * fp32 main gradients are another software setting) */
+        assert_true(r.status == CCS_ST_OK || (!st && r.status == CCS_ST_OOM));
+        oom += r.status == CCS_ST_OOM;
         double tok = r.tokens_per_s / gpus, err = tok / pub - 1;
         printf("  %-8s %-11s %-12s %-4s %4d GPUs tp %d pp %2d cp %d vpp %2d ep %2d: %6.0f "
-               "tokens/s/GPU, measured %6.0f (%+.1f%%)\n",
-               src, hw, name, dt, gpus, tp, pp, cpn, vpp, ep, tok, pub, 100 * err);
+               "tokens/s/GPU, measured %6.0f (%+.1f%%), %.1f GiB%s\n",
+               src, hw, name, dt, gpus, tp, pp, cpn, vpp, ep, tok, pub, 100 * err,
+               r.mem_total / 1073741824.0, r.status == CCS_ST_OOM ? ", out of memory" : "");
         assert_true(fabs(err) <= 0.20);
         if (strcmp(hw, "h100-sxm") == 0) {
             sum_abs += fabs(err);
@@ -254,8 +261,9 @@ static void published_throughput(const ccs_stack *st)
     fclose(f);
     assert_int_equal(n, 10);
     assert_true(uneven >= 2 && cp >= 4);
-    printf("  h100-sxm: mean absolute error %.1f%%, mean signed error %+.1f%%\n", 100 * sum_abs / n,
-           100 * sum / n);
+    printf("  h100-sxm: mean absolute error %.1f%%, mean signed error %+.1f%%; %d rows out of "
+           "memory\n",
+           100 * sum_abs / n, 100 * sum / n, oom);
     assert_true(sum_abs / n <= 0.08);
     assert_true(fabs(sum / n) <= 0.05);
     if (st) {

@@ -429,9 +429,10 @@ static void print_human(const ccs_model *m, const ccs_hw *hw, const char *evo, c
     pct_line("pipeline bubble", r->t_bubble, r->t_iter);
     printf("  %-20s %12.4f s  (dp %.4f s, %.0f%% of tp + dp comm hidden)\n", "comm total",
            r->t_comm, r->t_dp_comm, 100 * r->hidden_fraction);
-    printf("  %-20s weights %.2f + grads %.2f + optimizer %.2f + activations %.2f GiB\n",
+    printf("  %-20s weights %.2f + grads %.2f + optimizer %.2f + activations %.2f + CUDA "
+           "context and NCCL %.2f GiB\n",
            "memory/device", gib(r->mem_weights), gib(r->mem_grads), gib(r->mem_optimizer),
-           gib(r->mem_activations));
+           gib(r->mem_activations), gib(memory_reserve(p)));
     if (p->zero >= 2 && !plan_grads_sharded(p))
         printf("  %-20s kept whole until the last of %d micro-batches and reduced once (zero "
                "%d shards them only with --dp-overlap bucketed, reduced every micro-batch)\n",

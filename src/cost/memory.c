@@ -77,6 +77,36 @@ static double act_per_layer(const ccs_model *m, const ccs_plan *p, int dropout, 
     return repl / (sp ? t : 1) + (split + core) / t + lat;
 }
 
+/* What the process holds beside its tensors (memory_reserve):
+ * - the CUDA context with the kernels a training step loads: 0.92 GiB on an
+ *   A100 80GB with every kernel loaded (torch 2.1.1+cu121 eagerly loading
+ *   its modules; 0.47 GiB lazily after one operator, which grows as a step's
+ *   kernels load), measured by the same command on one GPU across releases
+ *   (stas00/ml-engineering training/performance/README.md, "Preloaded CUDA
+ *   kernels memory usage"); no other device's figure published;
+ * - per NCCL communicator, 12 MiB a channel (NVIDIA/nccl src/init.cc: a
+ *   connection's Simple 4 MiB + LL128 4.6875 MiB + LL 0.5 MiB buffers,
+ *   allocated in cuMem's 2 MiB granules as 10 MiB and 2 MiB, as nccl issue
+ *   1685 logs them) over NCCL's 32 ring channels at most (MAXCHANNELS / 2,
+ *   the [NCCL-CTA] citation of stacks.yaml): 384 MiB, between the 388 MiB
+ *   measured per extra group (sgl-project/sglang pull 35538) and the 544-688
+ *   MB per group on 4 A100s (nccl issue 964). One communicator per group the
+ *   plan has: TP, CP, DP (its dp x cp ranks), PP, EP and the expert-data-
+ *   parallel group, as Megatron-Core's parallel_state.py creates them.
+ * Not counted: NVLink SHARP buffers (NCCL_NVLS_ENABLE; 256 MiB a GPU from
+ * NCCL 2.26), the caching allocator's fragmentation, cuBLAS workspaces (32
+ * MiB a stream on Hopper). */
+#define MEM_CUDA_CONTEXT (0.92 * 1073741824.0)
+#define MEM_NCCL_COMM (32 * 12 * 1048576.0)
+
+double memory_reserve(const ccs_plan *p)
+{
+    int64_t dpg = (int64_t)p->dp * plan_cp(p), ep = plan_ep(p);
+    int comms = (p->tp > 1) + (plan_cp(p) > 1) + (dpg > 1) + (p->pp > 1) + (ep > 1) +
+                (ep > 1 && dpg / ep > 1);
+    return MEM_CUDA_CONTEXT + comms * MEM_NCCL_COMM;
+}
+
 double memory_act_per_layer(const ccs_model *m, const ccs_plan *p)
 {
     return act_per_layer(m, p, m->bias, 0);

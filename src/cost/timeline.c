@@ -598,8 +598,8 @@ void timeline_project(const ccs_model *m, const ccs_plan *p, const ccs_cost *c, 
     out->mem_grads = mem.grads;
     out->mem_optimizer = mem.optimizer;
     out->mem_activations = mem.activations;
-    out->mem_total = mem.total;
-    out->fits = mem.total <= c->hw->mem_cap;
+    out->mem_total = mem.total + memory_reserve(p);
+    out->fits = out->mem_total <= c->hw->mem_cap;
 
     ccs_analytic an;
     analytic_compute(m, p, &ops, has_dense ? &dops : NULL, &an);

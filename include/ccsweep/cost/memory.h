@@ -30,4 +30,10 @@ double memory_act_per_layer(const ccs_model *m, const ccs_plan *p);
 void memory_footprint(const ccs_model *m, const ccs_plan *p, const ccs_oplist *ops,
                       ccs_memory *out);
 
+/* Bytes of device memory a training process of plan p holds beside its
+ * tensors, which the plan cannot use: the CUDA context and the buffers of
+ * one NCCL communicator per parallel group the plan has (memory.c). A plan
+ * fits where its footprint plus this is within the device's memory. */
+double memory_reserve(const ccs_plan *p);
+
 #endif

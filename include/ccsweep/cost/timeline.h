@@ -36,11 +36,11 @@ typedef struct ccs_result {
     double comm_fraction;     /* t_comm_exposed / t_iter */
     double hidden_fraction;   /* share of TP + CP + DP communication hidden under compute */
     double mem_weights, mem_grads, mem_optimizer, mem_activations; /* bytes per device */
-    double mem_total;                                              /* bytes per device */
-    double params;                                                 /* model parameters */
-    double model_flops;                                            /* per iteration, all devices */
-    double hw_flops; /* per iteration, all devices, incl. recompute */
-    double mfu;      /* model_flops / (t_iter * devices * peak), Megatron/PaLM */
+    double mem_total;   /* bytes per device: the parts and memory_reserve's */
+    double params;      /* model parameters */
+    double model_flops; /* per iteration, all devices */
+    double hw_flops;    /* per iteration, all devices, incl. recompute */
+    double mfu;         /* model_flops / (t_iter * devices * peak), Megatron/PaLM */
     double tokens_per_s;
     double tp_bytes, dp_bytes, pp_bytes; /* sent per device per iteration */
     double ccr;                          /* analytic per-layer FLOPs/TP byte, 0 when tp == 1 */
