@@ -65,6 +65,19 @@ static void test_enums(void **state)
     assert_true(eval("recompute > none"));
     assert_true(eval("dtype == bf16"));
     assert_false(eval("dtype == 'fp8'"));
+    /* dp_overlap is a mode (CCS_DPOV_*), not a boolean: bucketed (code 2)
+     * equals its own name only, and 'none' takes the kind of the side it is
+     * compared with (a recompute mode and a dp_overlap mode both have it) */
+    vals[EXPR_F_DP_OVERLAP] = CCS_DPOV_BUCKETED;
+    assert_true(eval("dp_overlap == bucketed"));
+    assert_true(eval("dp_overlap != none and dp_overlap != 'last-microbatch'"));
+    assert_true(eval("dp_overlap > \"last-microbatch\"")); /* none < last < bucketed */
+    vals[EXPR_F_DP_OVERLAP] = CCS_DPOV_LAST_MICRO;
+    assert_true(eval("dp_overlap == 'last-microbatch'"));
+    assert_false(eval("dp_overlap == bucketed or dp_overlap == none"));
+    vals[EXPR_F_DP_OVERLAP] = CCS_DPOV_NONE;
+    assert_true(eval("none == dp_overlap and (none) == dp_overlap and none == none"));
+    assert_false(eval("recompute == none")); /* selective */
 }
 
 static void test_results_flag(void **state)
@@ -111,6 +124,13 @@ static const struct {
     {"not tp", 1, "'not' needs a boolean"},
     {"-fits", 1, "unary sign"},
     {"dtype == full", 7, "cannot compare a dtype with a recompute mode"},
+    {"dtype == none", 7, "cannot compare a dtype with a mode name"},
+    {"dp_overlap", 1, "got a dp_overlap mode"},
+    {"dp_overlap == true", 12, "cannot compare a dp_overlap mode with a boolean"},
+    {"dp_overlap and tp > 1", 12, "'and' needs booleans, got a dp_overlap mode"},
+    {"dp_overlap == last-microbatch", 15, "quote it"},
+    {"dp_overlap == 'ring'", 12, "cannot compare a dp_overlap mode with a cp_comm mode"},
+    {"none", 1, "got a mode name"},
 };
 
 static void test_errors(void **state)
