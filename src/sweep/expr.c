@@ -194,12 +194,45 @@ typedef struct parser {
     ccs_err *err;
 } parser;
 
+/* Bytes of the UTF-8 character at s: 1 for ASCII or a byte that starts no
+ * well-formed sequence, so a message never quotes half a character. */
+static size_t u8_len(const char *s)
+{
+    unsigned char c = (unsigned char)*s;
+    size_t n = c >= 0xf0 && c < 0xf8 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+    if (c >= 0xf8)
+        return 1;
+    for (size_t i = 1; i < n; i++)
+        if (((unsigned char)s[i] & 0xc0) != 0x80)
+            return 1;
+    return n;
+}
+
+/* Up to n bytes of s into dst (size bytes, NUL-terminated), cut between
+ * characters; "..." marks a cut. */
+static void clip(char *dst, size_t size, const char *s, size_t n)
+{
+    size_t k = 0;
+    while (k < n && s[k]) {
+        size_t c = u8_len(s + k);
+        if (k + c + 4 > size)
+            break;
+        k += c;
+    }
+    memcpy(dst, s, k);
+    strcpy(dst + k, k < n && s[k] ? "..." : "");
+}
+
 static void perr(parser *p, size_t at, const char *fmt, const char *arg)
 {
     if (p->failed)
         return;
     p->failed = 1;
-    p->err_col = (int)at + 1;
+    /* the column in characters, as an editor (and libyaml's marks) count */
+    int col = 1;
+    for (size_t i = 0; i < at && p->text[i]; i++)
+        col += ((unsigned char)p->text[i] & 0xc0) != 0x80;
+    p->err_col = col;
     char msg[300];
     snprintf(msg, sizeof msg, fmt, arg ? arg : "");
     ccs_err_set(p->err, "column %d: %s", p->err_col, msg);
@@ -225,10 +258,16 @@ static void next(parser *p)
     if (isdigit((unsigned char)c) || (c == '.' && isdigit((unsigned char)s[p->pos + 1]))) {
         char *end;
         p->num = strtod(s + p->pos, &end);
+        int hex = c == '0' && (s[p->pos + 1] == 'x' || s[p->pos + 1] == 'X');
         p->pos = (size_t)(end - s);
-        p->tk = isalpha((unsigned char)*end) || *end == '_' ? TK_BAD : TK_NUM;
+        p->tk = hex || isalpha((unsigned char)*end) || *end == '_' || !isfinite(p->num) ? TK_BAD
+                                                                                        : TK_NUM;
         p->tlen = p->pos - p->tstart;
-        if (p->tk == TK_BAD)
+        if (hex)
+            perr(p, p->tstart, "hexadecimal number: write numbers in decimal", NULL);
+        else if (p->tk == TK_BAD && !isfinite(p->num))
+            perr(p, p->tstart, "number out of range", NULL);
+        else if (p->tk == TK_BAD)
             perr(p, p->tstart, "malformed number", NULL);
         return;
     }
@@ -281,7 +320,11 @@ static void next(parser *p)
     if (c == '=')
         perr(p, p->tstart, "'=' is not an operator; compare with '=='", NULL);
     else {
-        char ch[2] = {c, 0};
+        char ch[8];
+        p->tlen = u8_len(s + p->pos);
+        clip(ch, sizeof ch, s + p->pos, p->tlen);
+        if ((unsigned char)c >= 0x80 && p->tlen == 1) /* not UTF-8: its code */
+            snprintf(ch, sizeof ch, "\\x%02x", (unsigned char)c);
         perr(p, p->tstart, "unexpected character '%s'", ch);
     }
 }
@@ -418,9 +461,8 @@ static int parse_primary(parser *p)
     case TK_STR:
     case TK_IDENT: {
         char name[64];
-        size_t n = p->tlen < sizeof name - 1 ? p->tlen : sizeof name - 1;
-        memcpy(name, p->text + p->tstart, n);
-        name[n] = 0;
+        clip(name, sizeof name, p->text + p->tstart, p->tlen);
+        size_t n = strlen(name);
         int is_str = p->tk == TK_STR;
         if (is_str)
             at--; /* point at the opening quote */
@@ -472,10 +514,8 @@ static int parse_primary(parser *p)
         perr(p, at, "unexpected end of expression", NULL);
         return T_BOOL;
     default: {
-        char tok[16];
-        size_t n = p->tlen < sizeof tok - 1 ? p->tlen : sizeof tok - 1;
-        memcpy(tok, p->text + p->tstart, n);
-        tok[n] = 0;
+        char tok[24];
+        clip(tok, sizeof tok, p->text + p->tstart, p->tlen);
         perr(p, at, "expected a number, a field or '(', got '%s'", tok);
         return T_BOOL;
     }
@@ -666,8 +706,11 @@ ccs_expr *expr_compile(const char *text, ccs_err *err, int *err_col)
     parser p = {.text = text, .e = e, .err = err};
     next(&p);
     int t = p.failed ? T_BOOL : parse_or(&p);
-    if (!p.failed && p.tk != TK_END)
-        perr(&p, p.tstart, "unexpected '%s' after a complete expression", p.text + p.tstart);
+    if (!p.failed && p.tk != TK_END) {
+        char rest[64];
+        clip(rest, sizeof rest, p.text + p.tstart, strlen(p.text + p.tstart));
+        perr(&p, p.tstart, "unexpected '%s' after a complete expression", rest);
+    }
     if (!p.failed && t != T_BOOL)
         type_error(&p, 0, "the filter must be a condition (true or false)", t);
     if (p.failed) {

@@ -99,7 +99,9 @@ typedef enum expr_field {
 typedef struct ccs_expr ccs_expr;
 
 /* Compile text. On error returns NULL, sets err to "column C: message" and
- * *err_col (may be NULL) to the 1-based column in text where the problem is.
+ * *err_col (may be NULL) to the 1-based column in text where the problem is,
+ * in UTF-8 characters (a message quotes a character whole). Numbers are
+ * decimal and finite.
  * Types are checked here: and/or/not need booleans, arithmetic and ordering
  * need numbers (or enum values of the same kind; a mode name several enums
  * have, 'none', takes the kind of the side it is compared with), the whole
