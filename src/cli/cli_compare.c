@@ -313,7 +313,11 @@ static void print_text(const ccs_model *m, const ccs_plan *job, const compare_ar
             if (c[i].found)                                                                        \
                 snprintf(cell, sizeof cell, FMT, __VA_ARGS__);                                     \
             else                                                                                   \
-                ccs_strlcpy(cell, "no plan fits", sizeof cell);                                    \
+                ccs_strlcpy(cell,                                                                  \
+                            c[i].st.fit || c[i].st.filtered == c[i].st.plans                       \
+                                ? "none passes --where"                                            \
+                                : "no plan fits",                                                  \
+                            sizeof cell);                                                          \
             (void)p, (void)r;                                                                      \
             printf(" %*s", w, cell);                                                               \
         }                                                                                          \
@@ -346,8 +350,20 @@ static void print_text(const ccs_model *m, const ccs_plan *job, const compare_ar
         ROW(name, "%.1f%%", (cli_shares(r, sh), sh[k]));
     }
     ROW("comm exposed", "%.1f%%", 100 * r->comm_fraction);
-    ROW("plans projected/fit", "%lld/%lld", (long long)c[i].st.plans, (long long)c[i].st.fit);
 #undef ROW
+    /* the counts, found or not: what fit, and what --where kept of it */
+    printf("  %-22s", a->nw.where ? "plans/fit/kept" : "plans projected/fit");
+    for (int i = 0; i < nc; i++) {
+        char cell[64];
+        if (a->nw.where)
+            snprintf(cell, sizeof cell, "%lld/%lld/%lld", (long long)c[i].st.plans,
+                     (long long)c[i].st.fit, (long long)c[i].st.kept);
+        else
+            snprintf(cell, sizeof cell, "%lld/%lld", (long long)c[i].st.plans,
+                     (long long)c[i].st.fit);
+        printf(" %*s", w, cell);
+    }
+    printf("\n");
 }
 
 static int print_json(const ccs_model *m, const ccs_plan *job, const compare_args *a,
@@ -373,6 +389,7 @@ static int print_json(const ccs_model *m, const ccs_plan *job, const compare_arg
                                       c[i].stack_name ? json_string(c[i].stack_name) : json_null());
             rc |= json_object_set_new(e, "plans", json_integer(c[i].st.plans));
             rc |= json_object_set_new(e, "plans_fit", json_integer(c[i].st.fit));
+            rc |= json_object_set_new(e, "plans_kept", json_integer(c[i].st.kept));
             json_t *b = c[i].found ? cli_json_projection(m, &c[i].hw,
                                                          c[i].gen ? a->evolution : NULL, c[i].stack,
                                                          &c[i].best.plan, &c[i].best.r, NULL, NULL)

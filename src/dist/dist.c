@@ -1040,11 +1040,11 @@ int dist_search(dist_comm *c, const ccs_search *s, int k, search_hit *top, int *
         return rc;
     }
     int nl = 0;
-    search_stats ls = {0, 0, 0};
+    search_stats ls = {0};
     memset(local, 0, bytes);
     search_range(s, rank, search_count(s), size, local, k, &nl, &ls);
-    int64_t sums[3] = {ls.plans, ls.fit, ls.filtered}, tot[3] = {0, 0, 0};
-    MPI_Reduce(sums, tot, 3, MPI_INT64_T, MPI_SUM, 0, c->comm);
+    int64_t sums[4] = {ls.plans, ls.fit, ls.filtered, ls.kept}, tot[4] = {0};
+    MPI_Reduce(sums, tot, 4, MPI_INT64_T, MPI_SUM, 0, c->comm);
     MPI_Gather(&nl, 1, MPI_INT, counts, 1, MPI_INT, 0, c->comm);
     MPI_Gather(local, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, 0, c->comm);
     *n = 0;
@@ -1055,6 +1055,7 @@ int dist_search(dist_comm *c, const ccs_search *s, int k, search_hit *top, int *
         st->plans += tot[0];
         st->fit += tot[1];
         st->filtered += tot[2];
+        st->kept += tot[3];
     }
     free(local);
     free(all);

@@ -26,10 +26,14 @@ typedef struct search_hit {
     int64_t same[SEARCH_MAX_SAME]; /* ascending */
 } search_hit;
 
+/* What a search counted. A filter that names no projection output drops plans
+ * before projection: fit counts the plans it keeps that fit. One that names
+ * an output drops plans after it: fit counts every plan that fits. */
 typedef struct search_stats {
     int64_t plans;    /* distinct, structurally valid plans (projected, or known not to fit) */
-    int64_t fit;      /* of them, plans that fit (the memory limit) and pass the filter */
+    int64_t fit;      /* of them, plans that fit the memory limit (of those projected) */
     int64_t filtered; /* of them, plans the filter dropped */
+    int64_t kept;     /* plans that fit and pass the filter: the ones ranked */
 } search_stats;
 
 /* The axes a search may restrict to listed values. */
