@@ -461,6 +461,13 @@ static int filtered_search(ccs_catalog *cat, const char *text, search_stats *st)
     int n = 0;
     memset(st, 0, sizeof *st);
     search_range(s, 0, search_count(s), 1, top, 4, &n, st);
+    if (st->undefined) { /* the first plan the filter divides by zero for */
+        ccs_plan p;
+        assert_true(search_plan(s, st->undefined_idx, &p));
+        assert_int_equal(p.dp, 1);
+        for (int64_t i = 0; i < st->undefined_idx; i++)
+            assert_false(search_plan(s, i, &p) && plan_check(m, &hw, &p) == CCS_R_OK && p.dp == 1);
+    }
     search_free(s);
     expr_free(e);
     return n;
@@ -469,12 +476,13 @@ static int filtered_search(ccs_catalog *cat, const char *text, search_stats *st)
 /* What the filter drops does not change what fits: 'fit' counts the plans
  * that fit memory whatever the filter (of those projected: a filter naming
  * no output drops plans before projection), 'kept' the ones that also pass
- * it, the ones ranked. */
+ * it, the ones ranked. A filter undefined for a plan (a division by zero) is
+ * counted, with the first such plan, not dropped as if false. */
 static void test_filter_counts(void **state)
 {
     (void)state;
     ccs_catalog *cat = test_catalog();
-    search_stats open, post, pre;
+    search_stats open, post, pre, undef;
     assert_int_equal(filtered_search(cat, NULL, &open), 4);
     assert_true(open.fit > 0 && open.kept == open.fit && open.filtered == 0);
     /* after projection: every plan that fits is dropped, and still fits */
@@ -488,6 +496,22 @@ static void test_filter_counts(void **state)
     assert_int_equal(pre.filtered, pre.plans);
     assert_int_equal(pre.fit, 0);
     assert_int_equal(pre.kept, 0);
+    /* gbs / (dp - 1) is undefined for every plan with dp 1 (a filter of
+     * plan fields: evaluated before projection, so for every such plan) */
+    filtered_search(cat, "gbs / (dp - 1) > 1", &undef);
+    int64_t dp1 = 0;
+    {
+        const ccs_model *m = catalog_model(cat, "megatron-8.3b");
+        ccs_hw hw = *catalog_hw(cat, "a100-80g");
+        ccs_err err;
+        ccs_search *s = search_new(m, &hw, NULL, NULL, 0, 64, m->gbs, m->seq, CCS_BF16, 1, &err);
+        ccs_plan p;
+        for (int64_t i = 0; i < search_count(s); i++)
+            dp1 += search_plan(s, i, &p) && plan_check(m, &hw, &p) == CCS_R_OK && p.dp == 1;
+        search_free(s);
+    }
+    assert_true(dp1 > 0);
+    assert_int_equal(undef.undefined, dp1);
     catalog_free(cat);
 }
 

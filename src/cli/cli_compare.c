@@ -259,7 +259,7 @@ static int parse_compare_args(int argc, char **argv, compare_args *a)
 
 /* The best plan of column c under so (search_new_opts), into c. */
 static int search_column(const ccs_model *m, const ccs_evolution *ev, const ccs_plan *job,
-                         const search_opts *so, column *c)
+                         const search_opts *so, const cli_narrow *nw, column *c)
 {
     search_opts o = *so;
     o.stack = c->stack;
@@ -271,8 +271,9 @@ static int search_column(const ccs_model *m, const ccs_evolution *ev, const ccs_
     int n = 0;
     search_range(s, 0, search_count(s), 1, &c->best, 1, &n, &c->st);
     c->found = n == 1;
+    int rc = c->st.undefined ? cli_where_undefined("compare", nw, s, &c->st) : 0;
     search_free(s);
-    return 0;
+    return rc;
 }
 
 /* search_opts that admit exactly plan p's settings. */
@@ -475,7 +476,7 @@ int cli_compare(int argc, char **argv)
             search_opts so = a.nw.so;
             if (a.fixed && i > 0 && c[0].found)
                 fix_plan(&a.nw.so, &c[0].best.plan, &so);
-            rc = search_column(m, ev, &job, &so, &c[i]);
+            rc = search_column(m, ev, &job, &so, &a.nw, &c[i]);
         }
     }
     if (rc == 0) {

@@ -384,6 +384,8 @@ int cli_search(int argc, char **argv)
     rc = resolve_search(&a, &j);
     if (rc == 0)
         rc = compute_search(argc, argv, a.top, &j, &o);
+    if (rc == 0 && o.rank == 0 && o.st.undefined)
+        rc = cli_where_undefined("search", &a.nw, j.s, &o.st);
     if (rc == 0 && o.rank == 0) {
         search_view v = {.m = j.m,
                          .hw = &j.hw,

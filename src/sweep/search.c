@@ -473,15 +473,19 @@ static int shape_cannot_fit(const ccs_search *s, int64_t sh)
     return r.status == CCS_ST_OOM || r.mem_total > s->mem_lim;
 }
 
-/* 1: keep, 0: drop (counted in st), by the filter (after projection when r
- * is not NULL). */
+/* 1: keep, 0: drop, by the filter (after projection when r is not NULL);
+ * a plan it is undefined for (plan i) is dropped and counted in st. */
 static int passes(const ccs_search *s, int64_t i, const ccs_plan *p, const ccs_result *r,
                   search_stats *st)
 {
-    (void)i;
     double vals[EXPR_F_N];
     fields_fill(&s->m, s->params, &s->hw, s->gen, p, r, vals);
-    int k = expr_eval(s->o.where, vals) == 1;
+    int k = expr_eval(s->o.where, vals);
+    if (k == EXPR_UNDEFINED) {
+        if (!st->undefined++ || i < st->undefined_idx)
+            st->undefined_idx = i;
+        return 0;
+    }
     st->filtered += !k;
     return k;
 }

@@ -68,4 +68,6 @@ expect() { # expect WHAT PATTERN CMD...
 expect "one configuration" "give two or more" $BIN compare --model gpt3-175b --hw mi300x --devices 8
 expect "an unknown hardware" "unknown hardware 'mi999'" $BIN compare --model gpt3-175b --hw mi300x,mi999 --devices 8
 expect "an unknown stack" "unknown" $BIN compare --model gpt3-175b --hw mi300x --stack megatron-core,nope --devices 8
+expect "a --where dividing by zero" "'t_iter / (dp - 1) < 0' divides by zero for" \
+    $BIN compare --model llama3-8b --hw h100-sxm,a100-80g --devices 8 --where 't_iter / (dp - 1) < 0'
 check "compare -h prints its usage" sh -c "$BIN compare -h | grep -q '^usage: ccsweep compare'"

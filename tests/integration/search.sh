@@ -206,6 +206,13 @@ expect "--where dp_overlap (a mode, not a boolean)" "got a dp_overlap mode" \
     $BIN search --model gpt3-175b --hw h100-sxm --devices 8 --where 'dp_overlap'
 expect "--where 'dp_overlap == true'" "cannot compare a dp_overlap mode with a boolean" \
     $BIN search --model gpt3-175b --hw h100-sxm --devices 8 --where 'dp_overlap == true'
+# a --where undefined for a plan is an error, as a sweep's is, not a drop
+expect "--where dividing by zero for dp 1" "'gbs / (dp - 1) > 1' divides by zero for .* plans; the first: .* dp 1" \
+    $BIN search --model llama3-8b --hw h100-sxm --devices 8 --where 'gbs / (dp - 1) > 1'
+expect "... under mpirun -n 2" "'gbs / (dp - 1) > 1' divides by zero" \
+    $MPIRUN -n 2 $BIN search --model llama3-8b --hw h100-sxm --devices 8 --where 'gbs / (dp - 1) > 1'
+expect "... after projection" "'t_iter / (dp - 1) > 1' divides by zero" \
+    $BIN search --model llama3-8b --hw h100-sxm --devices 8 --where 't_iter / (dp - 1) > 1'
 expect "--zero 4" "--zero: stage 4" $BIN search --model gpt3-175b --hw h100-sxm --devices 8 --zero 4
 expect "--tp 0" "--tp: 0 is not a positive" $BIN search --model gpt3-175b --hw h100-sxm --devices 8 --tp 0
 expect "--recompute some" "--recompute" $BIN search --model gpt3-175b --hw h100-sxm --devices 8 --recompute some
