@@ -170,9 +170,10 @@ static const cli_cmd compare_cmd = {
              "(the best_plan view: model x hardware x generation x devices x gbs x seq x\n"
              "stack) side by side for the groups the runs share, with t_iter, speed-up,\n"
              "MFU, exposed communication and the plan; groups in only one run are\n"
-             "counted and listed. Groups pair only at equal work (model, devices, global\n"
-             "batch, sequence), and at equal hardware, generation and stack unless\n"
-             "--across names them; --model, --devices, --gbs, --seq keep only that work.",
+             "counted and listed. Groups pair only at equal work (model: its name and\n"
+             "stored definition; devices, global batch, sequence), and at equal hardware,\n"
+             "generation and stack unless --across names them; --model, --devices,\n"
+             "--gbs, --seq keep only that work.",
     .opts = compare_rows,
     .n_opts = sizeof compare_rows / sizeof compare_rows[0],
     .col = 18,
