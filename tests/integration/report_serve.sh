@@ -138,6 +138,40 @@ for f in serve_tpot serve_tok_gen serve_comm_tp; do
         [ "$1" -gt 0 -a "$2" -ge "$1" -a "$3" = 0 ]
 done
 
+# A serving run of 120 input lengths: the request-shape figure draws a bounded
+# grid of panels (a panel row per shape was a canvas of 120 x 380 px that
+# cairo refuses, and the report exited 2), says which shapes it draws, and
+# the table still lists every job
+cat >"$TMP/isl.yaml" <<'YAML'
+name: serve-isl
+workload: serve
+models: [llama3-8b]
+hardware: [h100-sxm]
+serve:
+  isl: {range: [100, 219]}
+  osl: 20
+  concurrency: [1]
+plan:
+  devices: 1
+  tp: 1
+YAML
+$BIN run "$TMP/isl.yaml" --db "$TMP/isl.db" --quiet >/dev/null 2>"$TMP/i.err"; rc=$?
+$BIN report --db "$TMP/isl.db" --out "$TMP/isl" >/dev/null 2>>"$TMP/i.err" || rc=$?
+check "120 input lengths: the run and its report exit 0, report.md written (rc $rc)" \
+    [ $rc -eq 0 -a -s "$TMP/isl/report.md" ]
+[ $rc -eq 0 ] || sed 's/^/  /' "$TMP/i.err"
+png_hw() { od -An -tu1 -j16 -N8 "$1" | awk '{ print $1*16777216+$2*65536+$3*256+$4 "x" $5*16777216+$6*65536+$7*256+$8 }'; }
+for f in serve_tpot serve_tok_gen serve_comm_tp; do
+    dim=$([ -s "$TMP/isl/$f.png" ] && png_hw "$TMP/isl/$f.png")
+    check "$f.png drawn within 4000 x 4000 px ($dim)" \
+        sh -c "[ -n '$dim' ] && [ ${dim%x*} -le 4000 -a ${dim#*x} -le 4000 ]"
+done
+npan=$(grep -c '^plot ' "$TMP/isl/data/serve_tok_gen.gp" 2>/dev/null)
+check "serve_tok_gen: at most 6 panel rows of request shapes ($npan panels), the caption says which" \
+    sh -c "[ '$npan' -ge 2 -a '$npan' -le 6 ] &&
+        grep -q 'the panels show $npan of the 120 request shapes (isl 100, .*, 219; osl 20)' '$TMP/isl/report.md'"
+check "... and the table lists all 120 jobs" [ "$(grep -c '^| llama3-8b | h100-sxm ' "$TMP/isl/report.md")" = 120 ]
+
 # a training run and a serving run in one database
 cat >"$TMP/train.yaml" <<'YAML'
 name: train-small
