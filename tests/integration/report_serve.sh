@@ -172,6 +172,35 @@ check "serve_tok_gen: at most 6 panel rows of request shapes ($npan panels), the
         grep -q 'the panels show $npan of the 120 request shapes (isl 100, .*, 219; osl 20)' '$TMP/isl/report.md'"
 check "... and the table lists all 120 jobs" [ "$(grep -c '^| llama3-8b | h100-sxm ' "$TMP/isl/report.md")" = 120 ]
 
+# A full disk: the report, written to a small tmpfs (a private mount
+# namespace; root only), never lists a figure it did not write whole (a PNG
+# ends with its IEND chunk) and exits non-zero naming what failed. The
+# figures are 14-90 KiB, so at some of these sizes the disk fills inside one.
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null 2>&1 &&
+    unshare -m sh -c "mount -t tmpfs -o size=64k tmpfs '$TMP'" 2>/dev/null; then
+    cat >"$TMP/full.sh" <<'SH'
+# full.sh BIN DB MNT SIZE: report DB into a tmpfs of SIZE at MNT; prints the
+# exit status, then each PNG listed as written with 1 when it ends in IEND
+mkdir -p "$3" && mount -t tmpfs -o size="$4" tmpfs "$3" || exit 9
+"$1" report --db "$2" --out "$3/r" >"$3.out" 2>"$3.err"
+echo "rc $?"
+for f in $(sed -n 's/^  \(.*\.png\)$/\1/p' "$3.out"); do
+    [ "$(tail -c 8 "$f" 2>/dev/null | head -c 4)" = IEND ] && echo "$f 1" || echo "$f 0"
+done
+SH
+    bad=0 failed=0 trunc=0
+    for kb in 48 80 112 144; do
+        unshare -m sh "$TMP/full.sh" "$BIN" "$TMP/isl.db" "$TMP/mnt$kb" ${kb}k >"$TMP/full.res" 2>&1
+        grep -q ' 0$' "$TMP/full.res" && bad=$((bad + 1))
+        grep -q '^rc [1-9]' "$TMP/full.res" && [ -s "$TMP/mnt$kb.err" ] && failed=$((failed + 1))
+        grep -q 'truncated' "$TMP/mnt$kb.err" && trunc=$((trunc + 1))
+    done
+    check "a full disk: no truncated PNG listed as written ($bad sizes did), each size fails with a message ($failed of 4), some naming a truncated figure ($trunc)" \
+        [ $bad -eq 0 -a $failed -eq 4 -a $trunc -ge 1 ]
+else
+    skip "a full disk during report (needs root and unshare -m to mount a small tmpfs)"
+fi
+
 # a training run and a serving run in one database
 cat >"$TMP/train.yaml" <<'YAML'
 name: train-small
