@@ -65,6 +65,19 @@ static void test_enums(void **state)
     assert_true(eval("recompute > none"));
     assert_true(eval("dtype == bf16"));
     assert_false(eval("dtype == 'fp8'"));
+    /* dp_overlap is a mode (CCS_DPOV_*), not a boolean: bucketed (code 2)
+     * equals its own name only, and 'none' takes the kind of the side it is
+     * compared with (a recompute mode and a dp_overlap mode both have it) */
+    vals[EXPR_F_DP_OVERLAP] = CCS_DPOV_BUCKETED;
+    assert_true(eval("dp_overlap == bucketed"));
+    assert_true(eval("dp_overlap != none and dp_overlap != 'last-microbatch'"));
+    assert_true(eval("dp_overlap > \"last-microbatch\"")); /* none < last < bucketed */
+    vals[EXPR_F_DP_OVERLAP] = CCS_DPOV_LAST_MICRO;
+    assert_true(eval("dp_overlap == 'last-microbatch'"));
+    assert_false(eval("dp_overlap == bucketed or dp_overlap == none"));
+    vals[EXPR_F_DP_OVERLAP] = CCS_DPOV_NONE;
+    assert_true(eval("none == dp_overlap and (none) == dp_overlap and none == none"));
+    assert_false(eval("recompute == none")); /* selective */
 }
 
 static void test_results_flag(void **state)
@@ -111,6 +124,17 @@ static const struct {
     {"not tp", 1, "'not' needs a boolean"},
     {"-fits", 1, "unary sign"},
     {"dtype == full", 7, "cannot compare a dtype with a recompute mode"},
+    {"dtype == none", 7, "cannot compare a dtype with a mode name"},
+    {"dp_overlap", 1, "got a dp_overlap mode"},
+    {"dp_overlap == true", 12, "cannot compare a dp_overlap mode with a boolean"},
+    {"dp_overlap and tp > 1", 12, "'and' needs booleans, got a dp_overlap mode"},
+    {"dp_overlap == last-microbatch", 15, "quote it"},
+    {"dp_overlap == 'ring'", 12, "cannot compare a dp_overlap mode with a cp_comm mode"},
+    {"none", 1, "got a mode name"},
+    /* decimal literals only */
+    {"tp == 0x8", 7, "hexadecimal"},
+    {"tp == 0X1p3", 7, "hexadecimal"},
+    {"tp < 1e999", 6, "out of range"},
 };
 
 static void test_errors(void **state)
@@ -129,6 +153,71 @@ static void test_errors(void **state)
         char want[16];
         snprintf(want, sizeof want, "column %d", bad[i].col);
         assert_non_null(strstr(err.msg, want));
+    }
+}
+
+/* 1 when s is well-formed UTF-8. */
+static int utf8_ok(const char *s)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    while (*u) {
+        int n = *u < 0x80             ? 0
+                : (*u & 0xe0) == 0xc0 ? 1
+                : (*u & 0xf0) == 0xe0 ? 2
+                : (*u & 0xf8) == 0xf0 ? 3
+                                      : -1;
+        if (n < 0)
+            return 0;
+        u++;
+        for (int i = 0; i < n; i++, u++)
+            if ((*u & 0xc0) != 0x80)
+                return 0;
+    }
+    return 1;
+}
+
+/* A non-ASCII character is quoted whole in an error, and columns count
+ * characters, not bytes: in "'\u00fc\u00fc' @" the '@' is the 6th character
+ * (the 8th byte). */
+static void test_non_ascii(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int col;
+        const char *msg;
+    } cases[] = {
+        {"tp == \u00e9", 7, "unexpected character '\u00e9'"},
+        {"tp > 1 and \u20ac > 2", 12, "unexpected character '\u20ac'"},
+        {"'\u00fc\u00fc' @", 6, "unexpected character '@'"},
+        {"recompute == '\u00fc'", 14, "unknown name '\u00fc'"},
+        {"tp > \x80", 6, "unexpected character '\\x80'"}, /* a byte that is not UTF-8 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ccs_err err = {""};
+        int col = -1;
+        ccs_expr *e = expr_compile(cases[i].text, &err, &col);
+        if (e || col != cases[i].col || !strstr(err.msg, cases[i].msg) || !utf8_ok(err.msg)) {
+            print_error("'%s': got col %d, message '%s'; expected col %d and '%s'\n", cases[i].text,
+                        col, err.msg, cases[i].col, cases[i].msg);
+            expr_free(e);
+            fail();
+        }
+    }
+    /* a long tail of two-byte characters after a complete expression is cut
+     * between characters, never inside one */
+    for (int pad = 0; pad < 2; pad++) {
+        char t[1024];
+        snprintf(t, sizeof t, "tp > 1%s )", pad ? " " : "");
+        for (int i = 0; i < 300; i++)
+            strcat(t, "\u00e9");
+        ccs_err err = {""};
+        ccs_expr *e = expr_compile(t, &err, NULL);
+        assert_null(e);
+        if (!strstr(err.msg, "after a complete expression") || !utf8_ok(err.msg)) {
+            print_error("message not UTF-8 or wrong: '%s'\n", err.msg);
+            fail();
+        }
     }
 }
 
@@ -229,6 +318,7 @@ int main(void)
         cmocka_unit_test(test_nesting_limit), cmocka_unit_test(test_division_by_zero),
         cmocka_unit_test(test_values),        cmocka_unit_test(test_enums),
         cmocka_unit_test(test_results_flag),  cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_non_ascii),
     };
     return cmocka_run_group_tests_name("expr", tests, NULL, NULL);
 }

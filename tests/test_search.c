@@ -74,7 +74,7 @@ static void test_split(void **state)
     enum { K = 8 };
     search_hit one[K], two[K];
     int n1 = 0, n2 = 0;
-    search_stats s1 = {0, 0, 0}, s2 = {0, 0, 0};
+    search_stats s1 = {0}, s2 = {0};
     search_range(s, 0, search_count(s), 1, one, K, &n1, &s1);
     /* three interleaved slices, merged as dist_search merges ranks */
     for (int r = 0; r < 3; r++) {
@@ -152,7 +152,7 @@ static void test_cp(void **state)
     ccs_search *s1 = small_search(cat, &hw, 1), *s4 = small_search(cat, &hw, 4);
     search_hit a, b;
     int na = 0, nb = 0, cp_seen = 0;
-    search_stats sa = {0, 0, 0}, sb = {0, 0, 0};
+    search_stats sa = {0}, sb = {0};
     search_range(s1, 0, search_count(s1), 1, &a, 1, &na, &sa);
     search_range(s4, 0, search_count(s4), 1, &b, 1, &nb, &sb);
     assert_true(sb.plans > sa.plans);
@@ -392,7 +392,7 @@ static void test_narrow(void **state)
     enum { K = 400 };
     search_hit *all = calloc(K, sizeof *all), one;
     int n_all = 0, n1 = 0;
-    search_stats st = {0, 0, 0}, s1 = {0, 0, 0};
+    search_stats st = {0}, s1 = {0};
     ccs_search *full = search_new(m, &hw, NULL, NULL, 0, 64, m->gbs, m->seq, CCS_BF16, 1, &err);
     search_range(full, 0, search_count(full), 1, all, K, &n_all, &st);
     assert_int_equal(n_all, K);
@@ -443,6 +443,78 @@ static void test_narrow(void **state)
     catalog_free(cat);
 }
 
+/* The search of megatron-8.3b on 64 a100-80g under the filter text, into st;
+ * returns the number of answers found (at most 4). */
+static int filtered_search(ccs_catalog *cat, const char *text, search_stats *st)
+{
+    const ccs_model *m = catalog_model(cat, "megatron-8.3b");
+    ccs_hw hw = *catalog_hw(cat, "a100-80g");
+    ccs_err err;
+    search_opts o;
+    search_opts_init(&o);
+    ccs_expr *e = text ? expr_compile(text, &err, NULL) : NULL;
+    assert_true(!text || e);
+    o.where = e;
+    ccs_search *s = search_new_opts(m, &hw, NULL, NULL, 0, 64, m->gbs, m->seq, CCS_BF16, &o, &err);
+    assert_non_null(s);
+    search_hit top[4];
+    int n = 0;
+    memset(st, 0, sizeof *st);
+    search_range(s, 0, search_count(s), 1, top, 4, &n, st);
+    if (st->undefined) { /* the first plan the filter divides by zero for */
+        ccs_plan p;
+        assert_true(search_plan(s, st->undefined_idx, &p));
+        assert_int_equal(p.dp, 1);
+        for (int64_t i = 0; i < st->undefined_idx; i++)
+            assert_false(search_plan(s, i, &p) && plan_check(m, &hw, &p) == CCS_R_OK && p.dp == 1);
+    }
+    search_free(s);
+    expr_free(e);
+    return n;
+}
+
+/* What the filter drops does not change what fits: 'fit' counts the plans
+ * that fit memory whatever the filter (of those projected: a filter naming
+ * no output drops plans before projection), 'kept' the ones that also pass
+ * it, the ones ranked. A filter undefined for a plan (a division by zero) is
+ * counted, with the first such plan, not dropped as if false. */
+static void test_filter_counts(void **state)
+{
+    (void)state;
+    ccs_catalog *cat = test_catalog();
+    search_stats open, post, pre, undef;
+    assert_int_equal(filtered_search(cat, NULL, &open), 4);
+    assert_true(open.fit > 0 && open.kept == open.fit && open.filtered == 0);
+    /* after projection: every plan that fits is dropped, and still fits */
+    assert_int_equal(filtered_search(cat, "t_iter < 0", &post), 0);
+    assert_int_equal(post.plans, open.plans);
+    assert_int_equal(post.fit, open.fit);
+    assert_int_equal(post.filtered, open.fit);
+    assert_int_equal(post.kept, 0);
+    /* before projection: every plan dropped, none projected */
+    assert_int_equal(filtered_search(cat, "tp > 1000", &pre), 0);
+    assert_int_equal(pre.filtered, pre.plans);
+    assert_int_equal(pre.fit, 0);
+    assert_int_equal(pre.kept, 0);
+    /* gbs / (dp - 1) is undefined for every plan with dp 1 (a filter of
+     * plan fields: evaluated before projection, so for every such plan) */
+    filtered_search(cat, "gbs / (dp - 1) > 1", &undef);
+    int64_t dp1 = 0;
+    {
+        const ccs_model *m = catalog_model(cat, "megatron-8.3b");
+        ccs_hw hw = *catalog_hw(cat, "a100-80g");
+        ccs_err err;
+        ccs_search *s = search_new(m, &hw, NULL, NULL, 0, 64, m->gbs, m->seq, CCS_BF16, 1, &err);
+        ccs_plan p;
+        for (int64_t i = 0; i < search_count(s); i++)
+            dp1 += search_plan(s, i, &p) && plan_check(m, &hw, &p) == CCS_R_OK && p.dp == 1;
+        search_free(s);
+    }
+    assert_true(dp1 > 0);
+    assert_int_equal(undef.undefined, dp1);
+    catalog_free(cat);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -450,7 +522,7 @@ int main(void)
         cmocka_unit_test(test_complete),    cmocka_unit_test(test_cp),
         cmocka_unit_test(test_ep),          cmocka_unit_test(test_same_shapes),
         cmocka_unit_test(test_large_space), cmocka_unit_test(test_same_outputs),
-        cmocka_unit_test(test_narrow),
+        cmocka_unit_test(test_narrow),      cmocka_unit_test(test_filter_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

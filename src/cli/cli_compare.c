@@ -170,9 +170,10 @@ static const cli_cmd compare_cmd = {
              "(the best_plan view: model x hardware x generation x devices x gbs x seq x\n"
              "stack) side by side for the groups the runs share, with t_iter, speed-up,\n"
              "MFU, exposed communication and the plan; groups in only one run are\n"
-             "counted and listed. Groups pair only at equal work (model, devices, global\n"
-             "batch, sequence), and at equal hardware, generation and stack unless\n"
-             "--across names them; --model, --devices, --gbs, --seq keep only that work.",
+             "counted and listed. Groups pair only at equal work (model: its name and\n"
+             "stored definition; devices, global batch, sequence), and at equal hardware,\n"
+             "generation and stack unless --across names them; --model, --devices,\n"
+             "--gbs, --seq keep only that work.",
     .opts = compare_rows,
     .n_opts = sizeof compare_rows / sizeof compare_rows[0],
     .col = 18,
@@ -259,7 +260,7 @@ static int parse_compare_args(int argc, char **argv, compare_args *a)
 
 /* The best plan of column c under so (search_new_opts), into c. */
 static int search_column(const ccs_model *m, const ccs_evolution *ev, const ccs_plan *job,
-                         const search_opts *so, column *c)
+                         const search_opts *so, const cli_narrow *nw, column *c)
 {
     search_opts o = *so;
     o.stack = c->stack;
@@ -271,8 +272,9 @@ static int search_column(const ccs_model *m, const ccs_evolution *ev, const ccs_
     int n = 0;
     search_range(s, 0, search_count(s), 1, &c->best, 1, &n, &c->st);
     c->found = n == 1;
+    int rc = c->st.undefined ? cli_where_undefined("compare", nw, s, &c->st) : 0;
     search_free(s);
-    return 0;
+    return rc;
 }
 
 /* search_opts that admit exactly plan p's settings. */
@@ -313,7 +315,11 @@ static void print_text(const ccs_model *m, const ccs_plan *job, const compare_ar
             if (c[i].found)                                                                        \
                 snprintf(cell, sizeof cell, FMT, __VA_ARGS__);                                     \
             else                                                                                   \
-                ccs_strlcpy(cell, "no plan fits", sizeof cell);                                    \
+                ccs_strlcpy(cell,                                                                  \
+                            c[i].st.fit || c[i].st.filtered == c[i].st.plans                       \
+                                ? "none passes --where"                                            \
+                                : "no plan fits",                                                  \
+                            sizeof cell);                                                          \
             (void)p, (void)r;                                                                      \
             printf(" %*s", w, cell);                                                               \
         }                                                                                          \
@@ -346,8 +352,20 @@ static void print_text(const ccs_model *m, const ccs_plan *job, const compare_ar
         ROW(name, "%.1f%%", (cli_shares(r, sh), sh[k]));
     }
     ROW("comm exposed", "%.1f%%", 100 * r->comm_fraction);
-    ROW("plans projected/fit", "%lld/%lld", (long long)c[i].st.plans, (long long)c[i].st.fit);
 #undef ROW
+    /* the counts, found or not: what fit, and what --where kept of it */
+    printf("  %-22s", a->nw.where ? "plans/fit/kept" : "plans projected/fit");
+    for (int i = 0; i < nc; i++) {
+        char cell[64];
+        if (a->nw.where)
+            snprintf(cell, sizeof cell, "%lld/%lld/%lld", (long long)c[i].st.plans,
+                     (long long)c[i].st.fit, (long long)c[i].st.kept);
+        else
+            snprintf(cell, sizeof cell, "%lld/%lld", (long long)c[i].st.plans,
+                     (long long)c[i].st.fit);
+        printf(" %*s", w, cell);
+    }
+    printf("\n");
 }
 
 static int print_json(const ccs_model *m, const ccs_plan *job, const compare_args *a,
@@ -373,6 +391,7 @@ static int print_json(const ccs_model *m, const ccs_plan *job, const compare_arg
                                       c[i].stack_name ? json_string(c[i].stack_name) : json_null());
             rc |= json_object_set_new(e, "plans", json_integer(c[i].st.plans));
             rc |= json_object_set_new(e, "plans_fit", json_integer(c[i].st.fit));
+            rc |= json_object_set_new(e, "plans_kept", json_integer(c[i].st.kept));
             json_t *b = c[i].found ? cli_json_projection(m, &c[i].hw,
                                                          c[i].gen ? a->evolution : NULL, c[i].stack,
                                                          &c[i].best.plan, &c[i].best.r, NULL, NULL)
@@ -458,7 +477,7 @@ int cli_compare(int argc, char **argv)
             search_opts so = a.nw.so;
             if (a.fixed && i > 0 && c[0].found)
                 fix_plan(&a.nw.so, &c[0].best.plan, &so);
-            rc = search_column(m, ev, &job, &so, &c[i]);
+            rc = search_column(m, ev, &job, &so, &a.nw, &c[i]);
         }
     }
     if (rc == 0) {

@@ -9,7 +9,10 @@
  * at equal work. Groups pair only when model, devices, global batch and
  * sequence are equal, always; hardware, generation and stack must be equal
  * too unless --across names them (then the comparison is of the machines or
- * stacks, at equal work). Reads through store_query.h only (read-only). */
+ * stacks, at equal work). The model is its name and its definition as the
+ * run stored it (models: the parameter count and the architecture fields):
+ * two runs' models of one name but another shape do not pair, and the output
+ * says so. Reads through store_query.h only (read-only). */
 #include "ccsweep/cli/cli.h"
 #include "ccsweep/store/store_query.h"
 #include "ccsweep/util/buf.h"
@@ -19,9 +22,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The model's definition as a run stored it (models), in pairing order: the
+ * exact parameter count, then the architecture; NULL (a field older versions
+ * did not record) reads 0. */
+static const char *const def_sql[] = {"CAST(m.params AS INTEGER)",
+                                      "m.layers",
+                                      "m.hidden",
+                                      "m.heads",
+                                      "m.kv_heads",
+                                      "m.ffn",
+                                      "m.vocab",
+                                      "m.gated",
+                                      "m.bias",
+                                      "m.tied",
+                                      "m.experts",
+                                      "m.top_k",
+                                      "m.shared_experts",
+                                      "m.moe_ffn"};
+#define CMP_DEF_N ((int)(sizeof def_sql / sizeof def_sql[0]))
+
 /* One best_plan row of a run: a group and its best plan. */
 typedef struct cmp_best {
     char model[CCS_NAME_MAX], hw[CCS_NAME_MAX], stack[CCS_NAME_MAX];
+    int64_t def[CMP_DEF_N]; /* def_sql's values; def[0] the parameter count */
     char dtype[16], recompute[16];
     int64_t gen, devices, gbs, seq;
     int64_t tp, cp, pp, dp, ep, vpp, mbs, sp, zero, flash_attn, dp_overlap;
@@ -75,11 +98,14 @@ static int on_ids(void *ctx, const storeq_row *row)
     return 0;
 }
 
-/* The columns read from best_plan, in on_best's order. */
+/* The columns read from best_plan (b), in on_best's order; def_sql's follow
+ * as d0, d1, ... */
 #define BEST_COLS                                                                                  \
-    "model, hardware, stack, dtype, recompute, generation, devices, gbs, seq, tp, cp, pp, dp, "    \
-    "ep, vpp, mbs, sp, zero, flash_attn, dp_overlap, t_iter, tokens_per_s, mfu, comm_fraction, "   \
-    "mem_total"
+    "b.model AS model, b.hardware AS hardware, b.stack AS stack, b.dtype, b.recompute, "           \
+    "b.generation AS generation, b.devices AS devices, b.gbs AS gbs, b.seq AS seq, b.tp, b.cp, "   \
+    "b.pp, b.dp, b.ep, b.vpp, b.mbs, b.sp, b.zero, b.flash_attn, b.dp_overlap, b.t_iter, "         \
+    "b.tokens_per_s, b.mfu, b.comm_fraction, b.mem_total"
+#define BEST_NCOLS 25
 
 static int on_best(void *ctx, const storeq_row *row)
 {
@@ -110,6 +136,8 @@ static int on_best(void *ctx, const storeq_row *row)
     b->mfu = storeq_double(row, 22);
     b->comm_fraction = storeq_double(row, 23);
     b->mem_total = storeq_double(row, 24);
+    for (int i = 0; i < CMP_DEF_N; i++)
+        b->def[i] = storeq_int(row, BEST_NCOLS + i);
     return 0;
 }
 
@@ -117,9 +145,14 @@ static int on_best(void *ctx, const storeq_row *row)
  * must be equal (those --across does not name). */
 static void key_order(unsigned across, char *buf, size_t n)
 {
-    snprintf(buf, n, "model, devices, gbs, seq%s%s%s", across & CLI_ACROSS_HW ? "" : ", hardware",
-             across & CLI_ACROSS_GEN ? "" : ", generation",
-             across & CLI_ACROSS_STACK ? "" : ", stack");
+    size_t len = (size_t)snprintf(buf, n, "model");
+    for (int i = 0; i < CMP_DEF_N && len < n; i++)
+        len += (size_t)snprintf(buf + len, n - len, ", d%d", i);
+    if (len < n)
+        snprintf(buf + len, n - len, ", devices, gbs, seq%s%s%s",
+                 across & CLI_ACROSS_HW ? "" : ", hardware",
+                 across & CLI_ACROSS_GEN ? "" : ", generation",
+                 across & CLI_ACROSS_STACK ? "" : ", stack");
 }
 
 /* Resolve run r (its given id, or the latest training run) in database q and
@@ -156,13 +189,17 @@ static int read_run(storeq_db *q, const cli_compare_runs_opts *o, cmp_run *r)
     ccs_strlcpy(r->name, rr.name, sizeof r->name);
     ccs_strlcpy(r->status, rr.status, sizeof r->status);
     ccs_strlcpy(r->started, rr.started, sizeof r->started);
-    char order[128], q_sql[1024];
+    char order[256], defs[640] = "", q_sql[2048];
     key_order(o->across, order, sizeof order);
+    for (int i = 0; i < CMP_DEF_N; i++)
+        snprintf(defs + strlen(defs), sizeof defs - strlen(defs), ", coalesce(%s, 0) AS d%d",
+                 def_sql[i], i);
     snprintf(q_sql, sizeof q_sql,
-             "SELECT " BEST_COLS " FROM best_plan WHERE run_id = :run AND (:model IS NULL OR "
-             "model = :model) AND (:devices = 0 OR devices = :devices) AND (:gbs = 0 OR gbs = "
-             ":gbs) AND (:seq = 0 OR seq = :seq) ORDER BY %s, hardware, generation, stack",
-             order);
+             "SELECT * FROM (SELECT " BEST_COLS "%s FROM best_plan b JOIN models m ON "
+             "m.model_id = b.model_id WHERE b.run_id = :run) WHERE (:model IS NULL OR model = "
+             ":model) AND (:devices = 0 OR devices = :devices) AND (:gbs = 0 OR gbs = :gbs) AND "
+             "(:seq = 0 OR seq = :seq) ORDER BY %s, hardware, generation, stack",
+             defs, order);
     storeq_param ps[] = {
         {.name = ":run", .type = STOREQ_INT, .i = r->run},
         {.name = ":model", .type = o->model ? STOREQ_TEXT : STOREQ_NULL, .s = o->model},
@@ -182,9 +219,18 @@ static int read_run(storeq_db *q, const cli_compare_runs_opts *o, cmp_run *r)
 
 /* Order of two groups by the pairing key (key_order's, as SQLite orders text:
  * bytewise); 0 when they pair. */
-static int key_cmp(const cmp_best *a, const cmp_best *b, unsigned across)
+/* Order of two models by name then definition; 0 when they are one model. */
+static int model_cmp(const cmp_best *a, const cmp_best *b)
 {
     int c = strcmp(a->model, b->model);
+    for (int i = 0; !c && i < CMP_DEF_N; i++)
+        c = a->def[i] < b->def[i] ? -1 : a->def[i] > b->def[i];
+    return c;
+}
+
+static int key_cmp(const cmp_best *a, const cmp_best *b, unsigned across)
+{
+    int c = model_cmp(a, b);
     if (c)
         return c;
     const int64_t av[] = {a->devices, a->gbs, a->seq}, bv[] = {b->devices, b->gbs, b->seq};
@@ -200,9 +246,21 @@ static int key_cmp(const cmp_best *a, const cmp_best *b, unsigned across)
     return 0;
 }
 
+/* 1 when a run holds a model of b's name with another definition. */
+static int name_collides(const cmp_run *r, int nr, const cmp_best *b)
+{
+    for (int i = 0; i < nr; i++)
+        for (size_t j = 0; j < r[i].n; j++)
+            if (!strcmp(r[i].best[j].model, b->model) && model_cmp(&r[i].best[j], b))
+                return 1;
+    return 0;
+}
+
 /* The group's work and the dimensions that must be equal, in words
- * ("llama3-8b, 64 devices, gbs 256, seq 2048, h100-sxm g0 megatron-core"). */
-static void key_text(const cmp_best *b, unsigned across, char *buf, size_t n)
+ * ("llama3-8b, 64 devices, gbs 256, seq 2048, h100-sxm g0 megatron-core");
+ * with def, the model's parameter count after its name ("llama3-8b
+ * (8.03B)"), where its name alone does not say which model it is. */
+static void key_text(const cmp_best *b, unsigned across, int def, char *buf, size_t n)
 {
     char hw[CCS_NAME_MAX + 2] = "", gen[24] = "", st[CCS_NAME_MAX + 2] = "";
     if (!(across & CLI_ACROSS_HW))
@@ -211,7 +269,10 @@ static void key_text(const cmp_best *b, unsigned across, char *buf, size_t n)
         snprintf(gen, sizeof gen, " g%lld", (long long)b->gen);
     if (!(across & CLI_ACROSS_STACK))
         snprintf(st, sizeof st, " %s", b->stack);
-    snprintf(buf, n, "%s, %lld devices, gbs %lld, seq %lld%s%s%s%s", b->model,
+    char par[32] = "";
+    if (def)
+        snprintf(par, sizeof par, " (%.2fB)", b->def[0] / 1e9);
+    snprintf(buf, n, "%s%s, %lld devices, gbs %lld, seq %lld%s%s%s%s", b->model, par,
              (long long)b->devices, (long long)b->gbs, (long long)b->seq,
              hw[0] || gen[0] || st[0] ? "," : "", hw, gen, st);
 }
@@ -222,7 +283,7 @@ static int check_unique(const cmp_run *r, unsigned across)
     for (size_t i = 1; i < r->n; i++)
         if (!key_cmp(&r->best[i - 1], &r->best[i], across)) {
             char k[256];
-            key_text(&r->best[i], across, k, sizeof k);
+            key_text(&r->best[i], across, 0, k, sizeof k);
             return cli_fail("compare",
                             "%s run %lld has more than one group of %s (%s g%lld %s and %s g%lld "
                             "%s): --across pairs one group of each run with one of each other "
@@ -275,8 +336,34 @@ static cmp_line *merge(const cmp_run *r, int nr, unsigned across, size_t *n)
 /* ---- output ----------------------------------------------------------------------- */
 
 static const char *const fairness =
-    "groups pair only at equal work (model, devices, global batch, sequence): plans compare "
-    "fairly only at equal work";
+    "groups pair only at equal work (model: its name and definition, devices, global batch, "
+    "sequence): plans compare fairly only at equal work";
+
+/* Print the model names some run holds with another definition than another
+ * run (their groups do not pair): each run's parameter count and shape. */
+static void print_other_models(const cmp_run *r, int nr)
+{
+    for (int i = 0; i < nr; i++)
+        for (size_t j = 0; j < r[i].n; j++) {
+            const cmp_best *b = &r[i].best[j];
+            int first = 1; /* b's name printed once: at its first group in any run */
+            for (int k = 0; first && k <= i; k++)
+                for (size_t g = 0; first && g < (k < i ? r[k].n : j); g++)
+                    first = strcmp(r[k].best[g].model, b->model) != 0;
+            if (!first || !name_collides(r, nr, b))
+                continue;
+            printf("  %s is another model in another run:", b->model);
+            for (int k = 0; k < nr; k++)
+                for (size_t g = 0; g < r[k].n; g++)
+                    if (!strcmp(r[k].best[g].model, b->model)) {
+                        const int64_t *d = r[k].best[g].def;
+                        printf(" [%d] %.2fB parameters (%lld layers, hidden %lld);", k + 1,
+                               d[0] / 1e9, (long long)d[1], (long long)d[2]);
+                        break; /* one model of a name per run */
+                    }
+            printf(" not paired\n");
+        }
+}
 
 /* What must be equal besides the work, in words. */
 static void equal_text(unsigned across, char *buf, size_t n)
@@ -303,8 +390,8 @@ static void print_text(const cmp_run *r, int nr, const cmp_line *l, size_t nl,
     for (int i = 0; i < nr; i++)
         printf("  %s: %s, '%s', %s, started %s, %zu group%s\n", r[i].label, r[i].db, r[i].name,
                r[i].status, r[i].started, r[i].n, r[i].n == 1 ? "" : "s");
-    printf("  plans compare fairly only at equal work: groups pair only at equal model, devices,\n"
-           "  global batch and sequence, and %s\n"
+    printf("  plans compare fairly only at equal work: groups pair only at equal model (name\n"
+           "  and definition), devices, global batch and sequence, and %s\n"
            "  speed-up: t_iter of the first run with the group over each run's (at equal work,\n"
            "  the ratio of tokens/s)\n",
            eq);
@@ -319,6 +406,7 @@ static void print_text(const cmp_run *r, int nr, const cmp_line *l, size_t nl,
     for (int i = 0; i < nr; i++)
         printf("; %zu only in %s", only[i], r[i].label);
     printf("\n");
+    print_other_models(r, nr);
     int w = 20; /* wide enough for the labels and the hardware cells */
     for (int i = 0; i < nr; i++) {
         w = (int)strlen(r[i].label) > w ? (int)strlen(r[i].label) : w;
@@ -331,8 +419,8 @@ static void print_text(const cmp_run *r, int nr, const cmp_line *l, size_t nl,
         if (l[k].present < 2)
             continue;
         char key[256];
-        key_text(l[k].b[l[k].ref], o->across, key, sizeof key);
         const cmp_best *ref = l[k].b[l[k].ref];
+        key_text(ref, o->across, name_collides(r, nr, ref), key, sizeof key);
         printf("\n%s\n  %-22s", key, "");
         for (int i = 0; i < nr; i++)
             printf(" %*s", w, r[i].label);
@@ -378,7 +466,7 @@ static void print_text(const cmp_run *r, int nr, const cmp_line *l, size_t nl,
                 continue;
             char key[256];
             const cmp_best *b = l[k].b[i];
-            key_text(b, 0, key, sizeof key);
+            key_text(b, 0, name_collides(r, nr, b), key, sizeof key);
             printf("  %s: t_iter %.4f s, MFU %.1f%%, comm exposed %.1f%%\n", key, b->t_iter,
                    100 * b->mfu, 100 * b->comm_fraction);
         }
@@ -392,6 +480,7 @@ static json_t *best_json(const cmp_best *b)
     int rc = !e || !p;
     if (!rc) {
         rc |= json_object_set_new(e, "model", json_string(b->model));
+        rc |= json_object_set_new(e, "params", json_integer(b->def[0]));
         rc |= json_object_set_new(e, "hardware", json_string(b->hw));
         rc |= json_object_set_new(e, "generation", json_integer(b->gen));
         rc |= json_object_set_new(e, "stack", json_string(b->stack));
@@ -424,8 +513,17 @@ static int print_json(const cmp_run *r, int nr, const cmp_line *l, size_t nl,
                       const cli_compare_runs_opts *o)
 {
     json_t *top = json_object(), *runs = json_array(), *groups = json_array(), *only = json_array(),
-           *across = json_array();
-    int rc = !top || !runs || !groups || !only || !across;
+           *across = json_array(), *others = json_array();
+    int rc = !top || !runs || !groups || !only || !across || !others;
+    /* the model names some run holds with another definition (once each) */
+    for (size_t k = 0; !rc && k < nl; k++) {
+        const cmp_best *b = l[k].b[l[k].ref];
+        int seen = 0;
+        for (size_t j = 0; j < json_array_size(others) && !seen; j++)
+            seen = !strcmp(json_string_value(json_array_get(others, j)), b->model);
+        if (!seen && name_collides(r, nr, b))
+            rc |= json_array_append_new(others, json_string(b->model));
+    }
     const char *dims[3] = {"hw", "gen", "stack"};
     const unsigned bit[3] = {CLI_ACROSS_HW, CLI_ACROSS_GEN, CLI_ACROSS_STACK};
     for (int i = 0; !rc && i < 3; i++)
@@ -460,6 +558,7 @@ static int print_json(const cmp_run *r, int nr, const cmp_line *l, size_t nl,
             break;
         const cmp_best *ref = l[k].b[l[k].ref];
         rc |= json_object_set_new(g, "model", json_string(ref->model));
+        rc |= json_object_set_new(g, "params", json_integer(ref->def[0]));
         rc |= json_object_set_new(g, "devices", json_integer(ref->devices));
         rc |= json_object_set_new(g, "gbs", json_integer(ref->gbs));
         rc |= json_object_set_new(g, "seq", json_integer(ref->seq));
@@ -487,10 +586,13 @@ static int print_json(const cmp_run *r, int nr, const cmp_line *l, size_t nl,
         rc |= json_object_set_new(top, "paired", json_integer((json_int_t)paired));
         rc |= json_object_set_new(top, "only_in", only);
         only = NULL;
+        rc |= json_object_set_new(top, "other_models", others);
+        others = NULL;
     }
     json_decref(runs);
     json_decref(across);
     json_decref(only);
+    json_decref(others);
     return cli_json_emit(top, groups, "groups", rc);
 }
 

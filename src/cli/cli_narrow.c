@@ -111,6 +111,20 @@ void cli_narrow_free(cli_narrow *n)
     n->so.where = NULL;
 }
 
+int cli_where_undefined(const char *cmd, const cli_narrow *n, const ccs_search *s,
+                        const search_stats *st)
+{
+    ccs_plan p;
+    if (!search_plan(s, st->undefined_idx, &p))
+        plan_defaults(&p); /* not reached: the index names a plan search_range projected */
+    return cli_fail(cmd,
+                    "--where: '%s' divides by zero for %lld plans; the first: tp %d, cp %d, "
+                    "ep %d, pp %d, dp %d, vpp %d, mbs %d; guard the divisor (e.g. 'dp > 1 and "
+                    "gbs / (dp - 1) > 8')",
+                    n->where, (long long)st->undefined, p.tp, plan_cp(&p), plan_ep(&p), p.pp, p.dp,
+                    p.vpp, p.mbs);
+}
+
 const char *cli_narrow_text(const cli_narrow *n, char *buf, size_t size)
 {
     size_t len = 0;

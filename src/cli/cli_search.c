@@ -146,6 +146,8 @@ typedef struct search_view {
     const search_hit *top;
     int n, ranks;
     const search_stats *st;
+    const char *where; /* --where text, or NULL */
+    int where_first;   /* 1: --where names no output, so drops plans before projection */
     double secs;
     char narrow[512]; /* cli_narrow_text */
 } search_view;
@@ -158,16 +160,34 @@ static void print_table(const search_view *v)
            job->seq, dtype_name(job->dtype), v->stack ? ", stack " : "", v->stack ? v->stack : "");
     if (v->narrow[0])
         printf("  only plans with %s\n", v->narrow);
-    printf("  %lld plans projected, %lld fit", (long long)v->st->plans, (long long)v->st->fit);
-    if (v->st->filtered)
-        printf(", %lld dropped by --where", (long long)v->st->filtered);
+    const search_stats *st = v->st;
+    long long dropped = (long long)st->filtered;
+    if (v->where && v->where_first && dropped == st->plans)
+        printf("  %lld plans, all dropped by --where before projection", (long long)st->plans);
+    else if (v->where && v->where_first)
+        printf("  %lld plans, %lld dropped by --where before projection; of the other %lld, "
+               "%lld fit",
+               (long long)st->plans, dropped, (long long)(st->plans - st->filtered),
+               (long long)st->fit);
+    else if (v->where)
+        printf("  %lld plans projected, %lld fit, %lld of them dropped by --where",
+               (long long)st->plans, (long long)st->fit, dropped);
+    else
+        printf("  %lld plans projected, %lld fit", (long long)st->plans, (long long)st->fit);
     printf("; best %d by tokens/s (ties: memory per device); %.3f s on %d rank%s\n\n", v->n,
            v->secs, v->ranks, v->ranks == 1 ? "" : "s");
-    if (v->n == 0) {
-        printf("  no plan fits %d x %s memory (%.1f GiB per device)%s\n", job->devices, v->hw->name,
+    if (v->n == 0 && v->where && st->plans > 0 && dropped == st->plans)
+        printf("  no plan passes --where '%s': it drops all %lld plans before projection\n",
+               v->where, dropped);
+    else if (v->n == 0 && v->where && !v->where_first && st->fit > 0)
+        printf("  no plan passes --where '%s': it drops all %lld plans that fit memory\n", v->where,
+               (long long)st->fit);
+    if (v->n == 0 && (!v->where || (st->fit == 0 && dropped < st->plans)))
+        printf("  no plan %sfits %d x %s memory (%.1f GiB per device)%s\n",
+               v->where && v->where_first ? "--where keeps " : "", job->devices, v->hw->name,
                v->hw->mem_cap / 1073741824.0, v->narrow[0] ? " under these limits" : "");
+    if (v->n == 0)
         return;
-    }
     printf("  %3s %4s %3s %3s %4s %5s %3s %4s %-9s %2s %4s %2s %-6s %9s %11s %5s %6s %7s  %6s "
            "%6s %6s %6s %6s  %s\n",
            "#", "tp", "cp", "ep", "pp", "dp", "vpp", "mbs", "recompute", "sp", "zero", "fa", "dpov",
@@ -220,6 +240,9 @@ static int print_json(const search_view *v)
         rc |= json_object_set_new(o, "plans", json_integer(v->st->plans));
         rc |= json_object_set_new(o, "plans_fit", json_integer(v->st->fit));
         rc |= json_object_set_new(o, "plans_filtered", json_integer(v->st->filtered));
+        rc |= json_object_set_new(o, "plans_kept", json_integer(v->st->kept));
+        rc |= json_object_set_new(o, "where_before_projection",
+                                  v->where ? json_boolean(v->where_first) : json_null());
         rc |= json_object_set_new(o, "seconds", json_real(v->secs));
         rc |= json_object_set_new(o, "ranks", json_integer(v->ranks));
         for (int i = 0; !rc && i < v->n; i++) {
@@ -361,6 +384,8 @@ int cli_search(int argc, char **argv)
     rc = resolve_search(&a, &j);
     if (rc == 0)
         rc = compute_search(argc, argv, a.top, &j, &o);
+    if (rc == 0 && o.rank == 0 && o.st.undefined)
+        rc = cli_where_undefined("search", &a.nw, j.s, &o.st);
     if (rc == 0 && o.rank == 0) {
         search_view v = {.m = j.m,
                          .hw = &j.hw,
@@ -374,6 +399,8 @@ int cli_search(int argc, char **argv)
                          .n = o.n,
                          .ranks = o.ranks,
                          .st = &o.st,
+                         .where = a.nw.where,
+                         .where_first = a.nw.expr && !expr_uses_results(a.nw.expr),
                          .secs = o.secs};
         cli_narrow_text(&a.nw, v.narrow, sizeof v.narrow);
         if (a.csv) {

@@ -1040,11 +1040,13 @@ int dist_search(dist_comm *c, const ccs_search *s, int k, search_hit *top, int *
         return rc;
     }
     int nl = 0;
-    search_stats ls = {0, 0, 0};
+    search_stats ls = {0};
     memset(local, 0, bytes);
     search_range(s, rank, search_count(s), size, local, k, &nl, &ls);
-    int64_t sums[3] = {ls.plans, ls.fit, ls.filtered}, tot[3] = {0, 0, 0};
-    MPI_Reduce(sums, tot, 3, MPI_INT64_T, MPI_SUM, 0, c->comm);
+    int64_t sums[5] = {ls.plans, ls.fit, ls.filtered, ls.kept, ls.undefined};
+    int64_t tot[5] = {0}, first = ls.undefined ? ls.undefined_idx : INT64_MAX, low = INT64_MAX;
+    MPI_Reduce(sums, tot, 5, MPI_INT64_T, MPI_SUM, 0, c->comm);
+    MPI_Reduce(&first, &low, 1, MPI_INT64_T, MPI_MIN, 0, c->comm);
     MPI_Gather(&nl, 1, MPI_INT, counts, 1, MPI_INT, 0, c->comm);
     MPI_Gather(local, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, 0, c->comm);
     *n = 0;
@@ -1052,9 +1054,13 @@ int dist_search(dist_comm *c, const ccs_search *s, int k, search_hit *top, int *
         for (int r = 0; r < size; r++)
             for (int i = 0; i < counts[r]; i++)
                 search_insert(top, k, n, &all[(size_t)r * (size_t)k + (size_t)i]);
+        if (tot[4] && (!st->undefined || low < st->undefined_idx))
+            st->undefined_idx = low;
         st->plans += tot[0];
         st->fit += tot[1];
         st->filtered += tot[2];
+        st->kept += tot[3];
+        st->undefined += tot[4];
     }
     free(local);
     free(all);

@@ -689,14 +689,15 @@ int catalog_parse_stack(const ydoc *d, const ynode *map, ccs_stack *out, ccs_err
         get_range(d, map, "iter_overhead_ms", 0, 1e3, 1e-3, &out->iter_overhead, err) ||
         get_range(d, map, "comm_units", 0, 4096, 1, &out->comm_units, err) ||
         get_range(d, map, "tp_overlap_share", 0, 1, 1, &out->tp_overlap_share, err) ||
-        get_range(d, map, "zero3_units", 0, 1024, 1, &out->zero3_units, err) ||
         get_choice(d, map, "loss_kernel", ccs_loss_kernel_names, 2, &out->fused_loss, err) ||
         get_choice(d, map, "bias_grad", ccs_bias_grad_names, 2, &out->bias_grad_sep, err) ||
         get_choice(d, map, "elementwise", ccs_elementwise_names, 2, &out->eager, err))
         return CCS_EINPUT;
-    int32_t metrics = 0;
-    if (get_int(d, map, "logit_metrics", 0, 0, CCS_STACK_MAX_METRICS, &metrics, err))
+    int32_t metrics = 0, units = (int32_t)out->zero3_units;
+    if (get_int(d, map, "logit_metrics", 0, 0, CCS_STACK_MAX_METRICS, &metrics, err) ||
+        get_int(d, map, "zero3_units", 0, 0, 1024, &units, err)) /* whole blocks */
         return CCS_EINPUT;
+    out->zero3_units = units;
     out->logit_metrics = (int8_t)metrics;
     int8_t dropout = 1;
     if (get_bool(d, map, "dropout", &dropout, err))

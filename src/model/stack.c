@@ -93,8 +93,10 @@ int stack_validate(const ccs_stack *s, ccs_err *err)
         ccs_err_set(err, "stack '%s': field 'comm_units': expected a count in [0, 4096]", s->name);
         return CCS_EINPUT;
     }
-    if (!(s->zero3_units >= 0 && s->zero3_units <= 1024)) {
-        ccs_err_set(err, "stack '%s': field 'zero3_units': expected a count in [0, 1024]", s->name);
+    if (!(s->zero3_units >= 0 && s->zero3_units <= 1024 &&
+          s->zero3_units == floor(s->zero3_units))) {
+        ccs_err_set(err, "stack '%s': field 'zero3_units': expected a whole count in [0, 1024]",
+                    s->name);
         return CCS_EINPUT;
     }
     if (s->no_dropout != 0 && s->no_dropout != 1) {

@@ -43,8 +43,10 @@ FILE *rp_open_out(rp *r, const char *dir, const char *name, int *rc)
 int rp_close_out(rp *r, FILE *f, const char *dir, const char *name)
 {
     int bad = ferror(f);
+    errno = 0; /* what fclose reports, else the failed write's error when it kept it */
     if (fclose(f) != 0 || bad)
-        return rp_fail(r, CCS_EIO, "%s/%s: write failed", dir, name);
+        return rp_fail(r, CCS_EIO, "%s/%s: write failed%s%s", dir, name, errno ? ": " : "",
+                       errno ? strerror(errno) : "");
     return CCS_OK;
 }
 

@@ -51,9 +51,34 @@ int rp_find_gnuplot(rp *r)
     return CCS_OK;
 }
 
+/* 1 when the figure at path ends as a whole file of its format ends: a PNG
+ * with its IEND chunk (length 0, type, CRC; PNG spec, ISO/IEC 15948 5.6 and
+ * 11.2.5), a PDF with its %%EOF marker, an SVG with its closing tag. gnuplot's
+ * cairo terminals exit 0 when the disk fills under them, leaving a cut file. */
+static int figure_complete(const char *path, const char *fmt)
+{
+    static const unsigned char iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82};
+    unsigned char tail[64];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    if (fseek(f, -(long)sizeof tail, SEEK_END) != 0)
+        rewind(f); /* a file shorter than the tail */
+    size_t n = fread(tail, 1, sizeof tail, f);
+    fclose(f);
+    if (!strcmp(fmt, "png"))
+        return n >= sizeof iend && !memcmp(tail + n - sizeof iend, iend, sizeof iend);
+    while (n > 0 && (tail[n - 1] == '\n' || tail[n - 1] == '\r' || tail[n - 1] == ' '))
+        n--;
+    const char *end = !strcmp(fmt, "pdf") ? "%%EOF" : "</svg>";
+    size_t k = strlen(end);
+    return n >= k && !memcmp(tail + n - k, end, k);
+}
+
 /* Run gnuplot once on data/NAME.gp with fmt='FMT' (a child process in the data
  * directory, its output to data/NAME.log). Fails (CCS_ERUNTIME, with the log's
- * first line) when it exits non-zero or leaves no non-empty DIR/NAME.FMT. */
+ * first line) when it exits non-zero or leaves no non-empty DIR/NAME.FMT, and
+ * (CCS_EIO, the cut file removed) when the file it leaves is not whole. */
 static int run_gnuplot_fmt(rp *r, const char *name, const char *fmt)
 {
     char script[128], logf[PATH_MAX + 16], png[PATH_MAX + 16], var[32];
@@ -93,6 +118,14 @@ static int run_gnuplot_fmt(rp *r, const char *name, const char *fmt)
         return rp_fail(r, CCS_ERUNTIME, "gnuplot (%s) failed on %s/%s (exit %d): %s", r->gnuplot,
                        r->data, script, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
                        first[0] ? first : "no figure written");
+    }
+    if (!figure_complete(png, fmt)) {
+        long size = (long)sb.st_size;
+        remove(png);
+        return rp_fail(r, CCS_EIO,
+                       "%s: gnuplot wrote a truncated figure (%ld bytes, its end missing; is the "
+                       "disk full?): removed",
+                       png, size);
     }
     if (r->log)
         fprintf(r->log, "  %s\n", png);

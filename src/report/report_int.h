@@ -74,6 +74,7 @@ typedef struct rp_serve {
     int gen_first, gen_last;
     int fixed_tp; /* the tp of the per-hardware communication finding */
     int made[SV_N];
+    char note[SV_N][640]; /* what a figure's bounded grid of panels leaves to the tables */
 } rp_serve;
 
 /* One row per figure. */

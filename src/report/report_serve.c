@@ -285,6 +285,55 @@ static void sv_panel(FILE *dat, FILE *g, const char *stem, int *block, const rta
     ccs_buf_free(&cl);
 }
 
+/* A figure's grid of panels is bounded: a panel row per request shape (or
+ * model) of a run that sweeps 120 of them was a canvas cairo refuses. Past
+ * these, the panels show a spread of the facets and the tables the rest. */
+enum { SV_MAX_ROWS = 6, SV_MAX_COLS = 6 };
+
+/* The facets of n that get a panel, into idx: all when n <= max, else max of
+ * them spread evenly from the first to the last. Returns their number. */
+static size_t sv_pick(size_t n, size_t max, size_t *idx)
+{
+    size_t k = 0;
+    for (; k < n && k < max; k++)
+        idx[k] = n <= max ? k : (k * (n - 1) + (max - 1) / 2) / (max - 1);
+    return k;
+}
+
+/* The note of a figure whose panels show m of the n facets of t (chosen:
+ * idx), named by what: appended to buf. */
+static void sv_note_pick(char *buf, size_t size, const char *what, const rtab *t, const size_t *idx,
+                         size_t m)
+{
+    if (m == t->nrows)
+        return;
+    size_t len = strlen(buf);
+    len += (size_t)snprintf(buf + len, len < size ? size - len : 0,
+                            "%sthe panels show %zu of the %zu %s (", len ? "; " : "", m, t->nrows,
+                            what);
+    if (strcmp(what, "request shapes")) {
+        for (size_t k = 0; k < m && len < size; k++)
+            len += (size_t)snprintf(buf + len, size - len, "%s%s", k ? ", " : "",
+                                    rtab_str(t, idx[k], "name"));
+    } else {
+        /* the distinct input and output lengths of the shapes drawn */
+        const char *col[2] = {"isl", "osl"};
+        for (int c = 0; c < 2 && len < size; c++) {
+            len += (size_t)snprintf(buf + len, size - len, "%s%s", c ? "; " : "", col[c]);
+            for (size_t k = 0; k < m && len < size; k++) {
+                const char *v = rtab_str(t, idx[k], col[c]);
+                int seen = 0;
+                for (size_t j = 0; j < k && !seen; j++)
+                    seen = !strcmp(rtab_str(t, idx[j], col[c]), v);
+                if (!seen)
+                    len += (size_t)snprintf(buf + len, size - len, "%s %s", k ? "," : "", v);
+            }
+        }
+    }
+    if (len < size)
+        snprintf(buf + len, size - len, ")");
+}
+
 static const char *const sv_stem[SV_N] = {"serve_tpot", "serve_tok_gen", "serve_comm_tp"};
 static const char *const sv_title[SV_N] = {
     "Serving: time per output token vs concurrency",
@@ -330,14 +379,21 @@ static int sv_figure(rp *r, int fig)
         snprintf(title, sizeof title, "%s (%s devices, isl %s, osl %s%s%s)", sv_title[fig],
                  sv->ref[0], sv->ref[1], sv->ref[2], fig == SV_TPOT ? ", generation " : "",
                  fig == SV_TPOT ? gen : "");
-    int width = (int)(430 * cols->nrows + 80);
+    size_t ri[SV_MAX_ROWS], ci[SV_MAX_COLS];
+    size_t nr = sv_pick(rows->nrows, SV_MAX_ROWS, ri), nc = sv_pick(cols->nrows, SV_MAX_COLS, ci);
+    char *note = sv->note[fig];
+    note[0] = '\0';
+    sv_note_pick(note, sizeof sv->note[fig], fig == SV_TOK ? "request shapes" : "models", rows, ri,
+                 nr);
+    sv_note_pick(note, sizeof sv->note[fig], fig == SV_TOK ? "models" : "hardware", cols, ci, nc);
+    int width = (int)(430 * nc + 80);
     /* a panel's plot area: its share less the y axis's labels and the margin */
-    int plot_w = width / (int)(cols->nrows ? cols->nrows : 1) - 100;
-    rp_gp_head(g, sv_stem[fig], width, (int)(380 * rows->nrows + 60), title, (int)rows->nrows,
-               (int)cols->nrows);
+    int plot_w = width / (int)(nc ? nc : 1) - 100;
+    rp_gp_head(g, sv_stem[fig], width, (int)(380 * nr + 60), title, (int)nr, (int)nc);
     int block = 0, oom = 0;
-    for (size_t i = 0; i < rows->nrows; i++)
-        for (size_t j = 0; j < cols->nrows; j++) {
+    for (size_t a = 0; a < nr; a++)
+        for (size_t b = 0; b < nc; b++) {
+            size_t i = ri[a], j = ci[b];
             sv_eq eq[SV_EQ_MAX];
             int n = 0;
             char ptitle[200];
@@ -623,7 +679,15 @@ static void md_jobs(const rp *r, FILE *f)
 void rp_serve_md(const rp *r, FILE *f)
 {
     const rp_serve *sv = &r->sv;
-    char ref[160];
+    char ref[160], note[SV_N][800];
+    for (int k = 0; k < SV_N; k++)
+        if (sv->note[k][0])
+            snprintf(note[k], sizeof note[k],
+                     "A grid of at most %d x %d panels: %s, spread from the first to the last; "
+                     "the table of best plans below lists every job.",
+                     SV_MAX_ROWS, SV_MAX_COLS, sv->note[k]);
+        else
+            note[k][0] = '\0';
     fprintf(f, "## Serving: %s (run %lld)\n\n", rtab_str(&r->srunfo, 0, "name"),
             (long long)r->srun);
     if (r->run)
@@ -661,8 +725,9 @@ void rp_serve_md(const rp *r, FILE *f)
              "(pp, ep, attention DP) with the most tokens/s per GPU at that tp and concurrency.",
              sv->gen_first, ref);
     rp_md_figure(r, f, "### Serving 1.", sv_title[SV_TPOT], sv_stem[SV_TPOT], sv->made[SV_TPOT],
-                 NULL, cap, sv_query[SV_TPOT]);
-    rp_md_figure(r, f, "### Serving 2.", sv_title[SV_TOK], sv_stem[SV_TOK], sv->made[SV_TOK], NULL,
+                 note[SV_TPOT], cap, sv_query[SV_TPOT]);
+    rp_md_figure(r, f, "### Serving 2.", sv_title[SV_TOK], sv_stem[SV_TOK], sv->made[SV_TOK],
+                 note[SV_TOK],
                  "One panel per request shape (rows) and model (columns); one line per hardware; "
                  "x: generation; y: output tokens/s per GPU of the best plan over the run's "
                  "device counts (each job's best plan, the highest of them). A missing point: "
@@ -674,6 +739,6 @@ void rp_serve_md(const rp *r, FILE *f)
              "the most tokens/s per GPU at that tp (any pp, ep, attention DP, concurrency).",
              ref);
     rp_md_figure(r, f, "### Serving 3.", sv_title[SV_COMM], sv_stem[SV_COMM], sv->made[SV_COMM],
-                 NULL, cap, sv_query[SV_COMM]);
+                 note[SV_COMM], cap, sv_query[SV_COMM]);
     md_jobs(r, f);
 }

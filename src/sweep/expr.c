@@ -3,6 +3,7 @@
 #include "ccsweep/sweep/expr.h"
 #include "ccsweep/model/plan.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -47,10 +48,13 @@ struct ccs_expr {
     insn code[EXPR_MAX_CODE];
 };
 
-/* Static types of sub-expressions. Enums compare only with their own kind. */
-enum { T_NUM, T_BOOL, T_RECOMP, T_DTYPE, T_CPCOMM };
-static const char *const type_names[] = {"a number", "a boolean", "a recompute mode", "a dtype",
-                                         "a cp_comm mode"};
+/* Static types of sub-expressions. Enums compare only with their own kind.
+ * T_NAME is a mode name that more than one enum has ('none': a recompute mode
+ * and a dp_overlap mode); a comparison gives it the other side's kind. */
+enum { T_NUM, T_BOOL, T_RECOMP, T_DTYPE, T_CPCOMM, T_DPOV, T_NAME };
+static const char *const type_names[] = {"a number",   "a boolean",      "a recompute mode",
+                                         "a dtype",    "a cp_comm mode", "a dp_overlap mode",
+                                         "a mode name"};
 
 static const struct {
     const char *name;
@@ -70,7 +74,7 @@ static const struct {
     [EXPR_F_RECOMPUTE] = {"recompute", T_RECOMP},
     [EXPR_F_FLASH_ATTN] = {"flash_attn", T_BOOL},
     [EXPR_F_TP_OVERLAP] = {"tp_overlap", T_BOOL},
-    [EXPR_F_DP_OVERLAP] = {"dp_overlap", T_BOOL},
+    [EXPR_F_DP_OVERLAP] = {"dp_overlap", T_DPOV},
     [EXPR_F_INNET_REDUCE] = {"innet_reduce", T_BOOL},
     [EXPR_F_COMM_COMPRESS] = {"comm_compress", T_NUM},
     [EXPR_F_NET_BW_FACTOR] = {"net_bw_factor", T_NUM},
@@ -181,17 +185,54 @@ typedef struct parser {
     ccs_expr *e;
     int depth, max_depth;
     int nest; /* current recursion level of the parser */
+    /* the last mode name parsed (its offset in text, its length, its OP_CONST):
+     * where a comparison finds the name T_NAME stands for */
+    size_t lit_at, lit_len;
+    int lit_insn;
     int failed;
     int err_col;
     ccs_err *err;
 } parser;
+
+/* Bytes of the UTF-8 character at s: 1 for ASCII or a byte that starts no
+ * well-formed sequence, so a message never quotes half a character. */
+static size_t u8_len(const char *s)
+{
+    unsigned char c = (unsigned char)*s;
+    size_t n = c >= 0xf0 && c < 0xf8 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+    if (c >= 0xf8)
+        return 1;
+    for (size_t i = 1; i < n; i++)
+        if (((unsigned char)s[i] & 0xc0) != 0x80)
+            return 1;
+    return n;
+}
+
+/* Up to n bytes of s into dst (size bytes, NUL-terminated), cut between
+ * characters; "..." marks a cut. */
+static void clip(char *dst, size_t size, const char *s, size_t n)
+{
+    size_t k = 0;
+    while (k < n && s[k]) {
+        size_t c = u8_len(s + k);
+        if (k + c + 4 > size)
+            break;
+        k += c;
+    }
+    memcpy(dst, s, k);
+    strcpy(dst + k, k < n && s[k] ? "..." : "");
+}
 
 static void perr(parser *p, size_t at, const char *fmt, const char *arg)
 {
     if (p->failed)
         return;
     p->failed = 1;
-    p->err_col = (int)at + 1;
+    /* the column in characters, as an editor (and libyaml's marks) count */
+    int col = 1;
+    for (size_t i = 0; i < at && p->text[i]; i++)
+        col += ((unsigned char)p->text[i] & 0xc0) != 0x80;
+    p->err_col = col;
     char msg[300];
     snprintf(msg, sizeof msg, fmt, arg ? arg : "");
     ccs_err_set(p->err, "column %d: %s", p->err_col, msg);
@@ -217,10 +258,16 @@ static void next(parser *p)
     if (isdigit((unsigned char)c) || (c == '.' && isdigit((unsigned char)s[p->pos + 1]))) {
         char *end;
         p->num = strtod(s + p->pos, &end);
+        int hex = c == '0' && (s[p->pos + 1] == 'x' || s[p->pos + 1] == 'X');
         p->pos = (size_t)(end - s);
-        p->tk = isalpha((unsigned char)*end) || *end == '_' ? TK_BAD : TK_NUM;
+        p->tk = hex || isalpha((unsigned char)*end) || *end == '_' || !isfinite(p->num) ? TK_BAD
+                                                                                        : TK_NUM;
         p->tlen = p->pos - p->tstart;
-        if (p->tk == TK_BAD)
+        if (hex)
+            perr(p, p->tstart, "hexadecimal number: write numbers in decimal", NULL);
+        else if (p->tk == TK_BAD && !isfinite(p->num))
+            perr(p, p->tstart, "number out of range", NULL);
+        else if (p->tk == TK_BAD)
             perr(p, p->tstart, "malformed number", NULL);
         return;
     }
@@ -273,7 +320,11 @@ static void next(parser *p)
     if (c == '=')
         perr(p, p->tstart, "'=' is not an operator; compare with '=='", NULL);
     else {
-        char ch[2] = {c, 0};
+        char ch[8];
+        p->tlen = u8_len(s + p->pos);
+        clip(ch, sizeof ch, s + p->pos, p->tlen);
+        if ((unsigned char)c >= 0x80 && p->tlen == 1) /* not UTF-8: its code */
+            snprintf(ch, sizeof ch, "\\x%02x", (unsigned char)c);
         perr(p, p->tstart, "unexpected character '%s'", ch);
     }
 }
@@ -319,38 +370,67 @@ static int enter(parser *p, size_t at)
     return 1;
 }
 
-static int type_error(parser *p, size_t at, const char *what, int got)
+/* The code of the name s (n bytes) as a mode of enum type t, or -1. */
+static int enum_value(int t, const char *s, size_t n)
 {
-    char msg[160];
-    snprintf(msg, sizeof msg, "%s, got %s", what, type_names[got]);
-    perr(p, at, "type error: %s", msg);
-    return T_BOOL;
-}
-
-/* An enum name as a constant of its kind, or -1. */
-static int enum_const(const char *s, size_t n, double *v)
-{
-    char buf[16];
+    char buf[24];
     if (n >= sizeof buf)
         return -1;
     memcpy(buf, s, n);
     buf[n] = 0;
-    int r = recompute_parse(buf);
-    if (r >= 0) {
-        *v = r;
-        return T_RECOMP;
+    switch (t) {
+    case T_RECOMP:
+        return recompute_parse(buf);
+    case T_DTYPE:
+        return dtype_parse(buf);
+    case T_CPCOMM:
+        return cp_comm_parse(buf);
+    case T_DPOV:
+        return dp_overlap_parse(buf);
+    default:
+        return -1;
     }
-    int d = dtype_parse(buf);
-    if (d >= 0) {
-        *v = d;
-        return T_DTYPE;
+}
+
+/* The kind of a mode name: its enum type (with *v its code), T_NAME when
+ * several enums have it (*v its code in the first), or -1 when none has. */
+static int enum_const(const char *s, size_t n, double *v)
+{
+    int kind = -1;
+    for (int t = T_RECOMP; t <= T_DPOV; t++) {
+        int c = enum_value(t, s, n);
+        if (c < 0)
+            continue;
+        if (kind < 0)
+            *v = c;
+        kind = kind < 0 ? t : T_NAME;
     }
-    int c = cp_comm_parse(buf);
-    if (c >= 0) {
-        *v = c;
-        return T_CPCOMM;
+    return kind;
+}
+
+/* The names of an enum type, for messages; "" for other types. */
+static const char *enum_names(int t)
+{
+    switch (t) {
+    case T_RECOMP:
+        return " (recompute: none, selective, full)";
+    case T_DTYPE:
+        return " (dtype: fp32, tf32, bf16, fp16, fp8)";
+    case T_CPCOMM:
+        return " (cp_comm: ring, allgather)";
+    case T_DPOV:
+        return " (dp_overlap: none, 'last-microbatch', bucketed)";
+    default:
+        return "";
     }
-    return -1;
+}
+
+static int type_error(parser *p, size_t at, const char *what, int got)
+{
+    char msg[200];
+    snprintf(msg, sizeof msg, "%s, got %s%s", what, type_names[got], enum_names(got));
+    perr(p, at, "type error: %s", msg);
+    return T_BOOL;
 }
 
 static int parse_primary(parser *p)
@@ -381,31 +461,43 @@ static int parse_primary(parser *p)
     case TK_STR:
     case TK_IDENT: {
         char name[64];
-        size_t n = p->tlen < sizeof name - 1 ? p->tlen : sizeof name - 1;
-        memcpy(name, p->text + p->tstart, n);
-        name[n] = 0;
+        clip(name, sizeof name, p->text + p->tstart, p->tlen);
+        size_t n = strlen(name);
         int is_str = p->tk == TK_STR;
         if (is_str)
             at--; /* point at the opening quote */
         next(p);
-        double v;
+        double v = 0;
         if (!is_str && (!strcmp(name, "true") || !strcmp(name, "false"))) {
             emit(p, OP_CONST, 0, name[0] == 't', at);
             return T_BOOL;
         }
         int et = enum_const(name, n, &v);
         if (et >= 0) {
+            p->lit_at = at + (size_t)is_str;
+            p->lit_len = n;
+            p->lit_insn = p->e->n;
             emit(p, OP_CONST, 0, v, at);
             return et;
         }
         if (is_str) {
             perr(p, at,
-                 "unknown name '%s' (expected none, selective, full, ring, allgather or a "
-                 "dtype)",
+                 "unknown name '%s' (expected a recompute mode none, selective, full; a "
+                 "dp_overlap mode none, 'last-microbatch', bucketed; a cp_comm mode ring, "
+                 "allgather; or a dtype)",
                  name);
             return T_BOOL;
         }
         int f = expr_field_lookup(name);
+        size_t w = at;
+        while (isalnum((unsigned char)p->text[w]) || p->text[w] == '_' || p->text[w] == '-')
+            w++;
+        if (f < 0 && w - at > n && enum_const(p->text + at, w - at, &v) >= 0) {
+            char word[64];
+            snprintf(word, sizeof word, "'%.*s'", (int)(w - at), p->text + at);
+            perr(p, at, "%s is a mode name with a '-' in it: quote it", word);
+            return T_BOOL;
+        }
         if (f < 0) {
             perr(p, at,
                  "unknown field '%s' (e.g. tp, pp, dp, devices, hidden, gen, fits, "
@@ -422,10 +514,8 @@ static int parse_primary(parser *p)
         perr(p, at, "unexpected end of expression", NULL);
         return T_BOOL;
     default: {
-        char tok[16];
-        size_t n = p->tlen < sizeof tok - 1 ? p->tlen : sizeof tok - 1;
-        memcpy(tok, p->text + p->tstart, n);
-        tok[n] = 0;
+        char tok[24];
+        clip(tok, sizeof tok, p->text + p->tstart, p->tlen);
         perr(p, at, "expected a number, a field or '(', got '%s'", tok);
         return T_BOOL;
     }
@@ -507,20 +597,43 @@ static int is_cmp(int tk)
     return tk >= TK_LT && tk <= TK_NE;
 }
 
+/* Give the mode name T_NAME stands for (its OP_CONST at insn, its text at
+ * at/len) the kind of the other side of its comparison, want. Returns that
+ * kind, or T_NAME when the name is not one of want's. */
+static int resolve_name(parser *p, int insn, size_t at, size_t len, int want)
+{
+    for (int k = T_RECOMP; want == T_NAME && k <= T_DPOV; k++)
+        if (enum_value(k, p->text + at, len) >= 0)
+            want = k; /* two names ('none == none'): the first kind both have */
+    int c = enum_value(want, p->text + at, len);
+    if (c < 0)
+        return T_NAME;
+    assert(p->e->code[insn].op == OP_CONST);
+    p->e->code[insn].k = c;
+    return want;
+}
+
 static int parse_cmp(parser *p)
 {
     int t = parse_add(p);
     if (p->failed || !is_cmp(p->tk))
         return t;
+    size_t l_at = p->lit_at, l_len = p->lit_len;
+    int l_insn = p->lit_insn;
     int tk = p->tk;
     size_t at = p->tstart;
     next(p);
     int u = parse_add(p);
     if (p->failed)
         return T_BOOL;
+    if (t == T_NAME)
+        t = resolve_name(p, l_insn, l_at, l_len, u);
+    if (u == T_NAME)
+        u = resolve_name(p, p->lit_insn, p->lit_at, p->lit_len, t);
     if (t != u) {
-        char msg[120];
-        snprintf(msg, sizeof msg, "cannot compare %s with %s", type_names[t], type_names[u]);
+        char msg[240];
+        snprintf(msg, sizeof msg, "cannot compare %s with %s%s", type_names[t], type_names[u],
+                 enum_names(t <= T_BOOL || t == T_NAME ? u : t));
         perr(p, at, "type error: %s", msg);
         return T_BOOL;
     }
@@ -593,8 +706,11 @@ ccs_expr *expr_compile(const char *text, ccs_err *err, int *err_col)
     parser p = {.text = text, .e = e, .err = err};
     next(&p);
     int t = p.failed ? T_BOOL : parse_or(&p);
-    if (!p.failed && p.tk != TK_END)
-        perr(&p, p.tstart, "unexpected '%s' after a complete expression", p.text + p.tstart);
+    if (!p.failed && p.tk != TK_END) {
+        char rest[64];
+        clip(rest, sizeof rest, p.text + p.tstart, strlen(p.text + p.tstart));
+        perr(&p, p.tstart, "unexpected '%s' after a complete expression", rest);
+    }
     if (!p.failed && t != T_BOOL)
         type_error(&p, 0, "the filter must be a condition (true or false)", t);
     if (p.failed) {

@@ -475,12 +475,21 @@ static int shape_cannot_fit(const ccs_search *s, int64_t sh)
     return r.status == CCS_ST_OOM || r.mem_total > s->mem_lim;
 }
 
-/* 1: keep, 0: drop, by the filter (after projection when r is not NULL). */
-static int passes(const ccs_search *s, const ccs_plan *p, const ccs_result *r)
+/* 1: keep, 0: drop, by the filter (after projection when r is not NULL);
+ * a plan it is undefined for (plan i) is dropped and counted in st. */
+static int passes(const ccs_search *s, int64_t i, const ccs_plan *p, const ccs_result *r,
+                  search_stats *st)
 {
     double vals[EXPR_F_N];
     fields_fill(&s->m, s->params, &s->hw, s->gen, p, r, vals);
-    return expr_eval(s->o.where, vals) == 1;
+    int k = expr_eval(s->o.where, vals);
+    if (k == EXPR_UNDEFINED) {
+        if (!st->undefined++ || i < st->undefined_idx)
+            st->undefined_idx = i;
+        return 0;
+    }
+    st->filtered += !k;
+    return k;
 }
 
 void search_range(const ccs_search *s, int64_t lo, int64_t hi, int64_t step, search_hit *top, int k,
@@ -496,10 +505,8 @@ void search_range(const ccs_search *s, int64_t lo, int64_t hi, int64_t step, sea
         if (!search_plan(s, i, &h.plan) || plan_check(&s->m, &s->hw, &h.plan) != CCS_R_OK)
             continue;
         st->plans++;
-        if (where && !post && !passes(s, &h.plan, NULL)) {
-            st->filtered++;
+        if (where && !post && !passes(s, i, &h.plan, NULL, st))
             continue;
-        }
         if (i / N_SWITCH != cur) {
             cur = i / N_SWITCH;
             oom = shape_cannot_fit(s, cur);
@@ -509,11 +516,10 @@ void search_range(const ccs_search *s, int64_t lo, int64_t hi, int64_t step, sea
         timeline_project(&s->m, &h.plan, &s->cost, &h.r, NULL);
         if (!best_eligible(&h.plan, &h.r) || h.r.mem_total > s->mem_lim)
             continue;
-        if (post && !passes(s, &h.plan, &h.r)) {
-            st->filtered++;
-            continue;
-        }
         st->fit++;
+        if (post && !passes(s, i, &h.plan, &h.r, st))
+            continue;
+        st->kept++;
         h.idx = i;
         search_insert(top, k, n, &h);
     }

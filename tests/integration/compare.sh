@@ -52,6 +52,12 @@ check "two stacks: two columns named by stack, every plan tp <= 2" \
       "$(jq1 "$TMP/st.json" '$.columns[1].best.plan.tp')" -le 2 ]
 $BIN compare --model gpt3-175b --hw mi300x --gen 0,2 --devices 256 >"$TMP/c.txt"
 check "the text names the fairness condition" grep -q "plans compare fairly only at equal work" "$TMP/c.txt"
+# a --where that drops every plan of a column: the cells say so, and the
+# counts still say how many plans fit memory
+$BIN compare --model llama3-8b --hw h100-sxm,a100-80g --devices 8 --where 't_iter < 0' >"$TMP/w.txt"
+check "--where dropping every plan: 'none passes --where', plans that fit counted ($(grep 'plans/' "$TMP/w.txt"))" \
+    sh -c "grep -q 'none passes --where' '$TMP/w.txt' && ! grep -q 'no plan fits' '$TMP/w.txt' &&
+        grep -Eq '^  plans/fit/kept +[0-9]+/[1-9][0-9]*/0 +[0-9]+/[1-9][0-9]*/0\$' '$TMP/w.txt'"
 
 expect() { # expect WHAT PATTERN CMD...
     what=$1 pat=$2; shift 2
@@ -62,4 +68,6 @@ expect() { # expect WHAT PATTERN CMD...
 expect "one configuration" "give two or more" $BIN compare --model gpt3-175b --hw mi300x --devices 8
 expect "an unknown hardware" "unknown hardware 'mi999'" $BIN compare --model gpt3-175b --hw mi300x,mi999 --devices 8
 expect "an unknown stack" "unknown" $BIN compare --model gpt3-175b --hw mi300x --stack megatron-core,nope --devices 8
+expect "a --where dividing by zero" "'t_iter / (dp - 1) < 0' divides by zero for" \
+    $BIN compare --model llama3-8b --hw h100-sxm,a100-80g --devices 8 --where 't_iter / (dp - 1) < 0'
 check "compare -h prints its usage" sh -c "$BIN compare -h | grep -q '^usage: ccsweep compare'"

@@ -120,6 +120,33 @@ $BIN compare --db "$A" --db "$B" --json >"$TMP/l.json"
 check "without --run, each file's latest training run (run 2 of A)" \
     [ "$(sqlite3 :memory: "SELECT json_extract(readfile('$TMP/l.json'), '\$.runs[0].run_id')")" = 2 ]
 
+# One name, two models: groups pair on the model's definition, not its name.
+# A llama3-8b of 16 layers has 8030261248 - 16 x 218112000 = 4540469248
+# parameters (a Llama 3 8B layer: q and o 2 x 4096^2 = 33554432, k and v
+# 2 x 4096 x 1024 = 8388608, SwiGLU 3 x 4096 x 14336 = 176160768, two norms
+# 8192: 218112000; arXiv 2407.21783 Table 3), so its plans do no equal work
+# with the catalog's 8.03B llama3-8b and must not pair with them.
+printf 'name: def\nmodels: [llama3-8b]\nhardware: [h100-sxm]\nplan:\n  devices: 64\n  gbs: 256\n  seq: 2048\n  tp: [1, 2, 4, 8]\n  pp: [1, 2]\nwhere: "not invalid and fits"\n' >"$TMP/def.yaml"
+{ echo 'models:'; awk '/^  - name: llama3-8b$/ { on = 1; print; next } on && /^  - name:/ { exit }
+    on { sub(/layers: 32/, "layers: 16"); print }' sweeps/catalog/models.yaml; } >"$TMP/l16.yaml"
+$BIN run "$TMP/def.yaml" --db "$TMP/d32.db" --quiet >/dev/null 2>&1; rc=$?
+$BIN run "$TMP/def.yaml" --db "$TMP/d16.db" --catalog "$TMP/l16.yaml" --quiet >/dev/null 2>&1 || rc=$?
+check "two runs of llama3-8b, one of 16 layers (rc $rc; params $(q "$TMP/d32.db" "SELECT params FROM models") and $(q "$TMP/d16.db" "SELECT params FROM models"))" \
+    [ $rc -eq 0 -a "$(q "$TMP/d32.db" "SELECT params FROM models")|$(q "$TMP/d16.db" "SELECT params FROM models")" = "8030261248.0|4540469248.0" ]
+$BIN compare --db "$TMP/d32.db" --db "$TMP/d16.db" --json >"$TMP/d.json"; rc=$?
+check "compare: the 8.03B and the 4.54B llama3-8b do not pair (paired, only in: $(sqlite3 :memory: "SELECT json_extract(readfile('$TMP/d.json'), '\$.paired') || ' ' || json_array_length(readfile('$TMP/d.json'), '\$.only_in')"))" \
+    [ $rc -eq 0 -a "$(sqlite3 :memory: "SELECT json_extract(readfile('$TMP/d.json'), '\$.paired') || ' ' ||
+        (SELECT group_concat(g, ' ') FROM (SELECT json_extract(value, '\$.run') || ':' ||
+         json_extract(value, '\$.params') AS g FROM json_each(readfile('$TMP/d.json'), '\$.only_in') ORDER BY g))")" = \
+      "0 0:8030261248 1:4540469248" ]
+$BIN compare --db "$TMP/d32.db" --db "$TMP/d16.db" >"$TMP/d.txt"
+check "... and the text says why: one name, another model ($(grep 'not paired' "$TMP/d.txt"))" \
+    sh -c "grep -q '^  0 groups paired' '$TMP/d.txt' &&
+        grep -q 'llama3-8b is another model in another run: \\[1\\] 8.03B parameters (32 layers, hidden 4096); \\[2\\] 4.54B parameters (16 layers, hidden 4096); not paired' '$TMP/d.txt' &&
+        grep -q '^  llama3-8b (4.54B), 64 devices' '$TMP/d.txt'"
+check "... and the JSON names it in other_models" \
+    [ "$(sqlite3 :memory: "SELECT json_extract(readfile('$TMP/d.json'), '\$.other_models')")" = '["llama3-8b"]' ]
+
 expect() { # expect WHAT PATTERN CMD...
     what=$1 pat=$2; shift 2
     "$@" >/dev/null 2>"$TMP/e.err"; got=$?

@@ -138,6 +138,69 @@ for f in serve_tpot serve_tok_gen serve_comm_tp; do
         [ "$1" -gt 0 -a "$2" -ge "$1" -a "$3" = 0 ]
 done
 
+# A serving run of 120 input lengths: the request-shape figure draws a bounded
+# grid of panels (a panel row per shape was a canvas of 120 x 380 px that
+# cairo refuses, and the report exited 2), says which shapes it draws, and
+# the table still lists every job
+cat >"$TMP/isl.yaml" <<'YAML'
+name: serve-isl
+workload: serve
+models: [llama3-8b]
+hardware: [h100-sxm]
+serve:
+  isl: {range: [100, 219]}
+  osl: 20
+  concurrency: [1]
+plan:
+  devices: 1
+  tp: 1
+YAML
+$BIN run "$TMP/isl.yaml" --db "$TMP/isl.db" --quiet >/dev/null 2>"$TMP/i.err"; rc=$?
+$BIN report --db "$TMP/isl.db" --out "$TMP/isl" >/dev/null 2>>"$TMP/i.err" || rc=$?
+check "120 input lengths: the run and its report exit 0, report.md written (rc $rc)" \
+    [ $rc -eq 0 -a -s "$TMP/isl/report.md" ]
+[ $rc -eq 0 ] || sed 's/^/  /' "$TMP/i.err"
+png_hw() { od -An -tu1 -j16 -N8 "$1" | awk '{ print $1*16777216+$2*65536+$3*256+$4 "x" $5*16777216+$6*65536+$7*256+$8 }'; }
+for f in serve_tpot serve_tok_gen serve_comm_tp; do
+    dim=$([ -s "$TMP/isl/$f.png" ] && png_hw "$TMP/isl/$f.png")
+    check "$f.png drawn within 4000 x 4000 px ($dim)" \
+        sh -c "[ -n '$dim' ] && [ ${dim%x*} -le 4000 -a ${dim#*x} -le 4000 ]"
+done
+npan=$(grep -c '^plot ' "$TMP/isl/data/serve_tok_gen.gp" 2>/dev/null)
+check "serve_tok_gen: at most 6 panel rows of request shapes ($npan panels), the caption says which" \
+    sh -c "[ '$npan' -ge 2 -a '$npan' -le 6 ] &&
+        grep -q 'the panels show $npan of the 120 request shapes (isl 100, .*, 219; osl 20)' '$TMP/isl/report.md'"
+check "... and the table lists all 120 jobs" [ "$(grep -c '^| llama3-8b | h100-sxm ' "$TMP/isl/report.md")" = 120 ]
+
+# A full disk: the report, written to a small tmpfs (a private mount
+# namespace; root only), never lists a figure it did not write whole (a PNG
+# ends with its IEND chunk) and exits non-zero naming what failed. The
+# figures are 14-90 KiB, so at some of these sizes the disk fills inside one.
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null 2>&1 &&
+    unshare -m sh -c "mount -t tmpfs -o size=64k tmpfs '$TMP'" 2>/dev/null; then
+    cat >"$TMP/full.sh" <<'SH'
+# full.sh BIN DB MNT SIZE: report DB into a tmpfs of SIZE at MNT; prints the
+# exit status, then each PNG listed as written with 1 when it ends in IEND
+mkdir -p "$3" && mount -t tmpfs -o size="$4" tmpfs "$3" || exit 9
+"$1" report --db "$2" --out "$3/r" >"$3.out" 2>"$3.err"
+echo "rc $?"
+for f in $(sed -n 's/^  \(.*\.png\)$/\1/p' "$3.out"); do
+    [ "$(tail -c 8 "$f" 2>/dev/null | head -c 4)" = IEND ] && echo "$f 1" || echo "$f 0"
+done
+SH
+    bad=0 failed=0 trunc=0
+    for kb in 48 80 112 144; do
+        unshare -m sh "$TMP/full.sh" "$BIN" "$TMP/isl.db" "$TMP/mnt$kb" ${kb}k >"$TMP/full.res" 2>&1
+        grep -q ' 0$' "$TMP/full.res" && bad=$((bad + 1))
+        grep -q '^rc [1-9]' "$TMP/full.res" && [ -s "$TMP/mnt$kb.err" ] && failed=$((failed + 1))
+        grep -q 'truncated' "$TMP/mnt$kb.err" && trunc=$((trunc + 1))
+    done
+    check "a full disk: no truncated PNG listed as written ($bad sizes did), each size fails with a message ($failed of 4), some naming a truncated figure ($trunc)" \
+        [ $bad -eq 0 -a $failed -eq 4 -a $trunc -ge 1 ]
+else
+    skip "a full disk during report (needs root and unshare -m to mount a small tmpfs)"
+fi
+
 # a training run and a serving run in one database
 cat >"$TMP/train.yaml" <<'YAML'
 name: train-small

@@ -37,7 +37,7 @@ plan:
   zero: [0, 1, 2, 3]
   dp_overlap: [none, last-microbatch, bucketed]
   flash_attn: [false, true]
-where: "not invalid and not (sp and tp == 1) and not ((zero > 0 or dp_overlap) and dp == 1)"
+where: "not invalid and not (sp and tp == 1) and not ((zero > 0 or dp_overlap != none) and dp == 1)"
 EOF
 $MPIRUN -n 2 $BIN run "$TMP/space.yaml" --db "$TMP/s.db" --quiet >/dev/null 2>"$TMP/run.err"; rc=$?
 check "sweep of the search space exits 0" [ $rc -eq 0 ]
@@ -148,8 +148,33 @@ $BIN search --model llama3-70b --hw h100-sxm --devices 512 --top 5 --json \
 check "--where and listed values hold for every plan, and drops are counted" \
     [ "$(cnt "$TMP/lw.json" "value -> '\$.plan' ->> 'pp' >= 4 AND value ->> 'comm_fraction' < 0.15
         AND value -> '\$.plan' ->> 'recompute' IN ('none', 'full')
-        AND value -> '\$.plan' ->> 'zero' IN (1, 2)")|$(jq1 "$TMP/lw.json" '$.plans_filtered' | cut -c1)" != "|0" ] &&
-    [ "$(cnt "$TMP/lw.json" "value -> '\$.plan' ->> 'pp' >= 4 AND value ->> 'comm_fraction' < 0.15")" = 5 ]
+        AND value -> '\$.plan' ->> 'zero' IN (1, 2)")|$(jq1 "$TMP/lw.json" '$.plans_filtered' | cut -c1)" = "5|$(jq1 "$TMP/lw.json" '$.plans_filtered' | cut -c1)" \
+      -a "$(jq1 "$TMP/lw.json" '$.plans_filtered')" -gt 0 ]
+# dp_overlap is a mode compared with its names: bucketed plans (code 2) are
+# the ones '== bucketed' keeps, 'last-microbatch' quoted for its '-'
+for mode in bucketed last-microbatch; do
+    $BIN search --model llama3-8b --hw h100-sxm --devices 8 --top 3 --json \
+        --where "dp_overlap == '$mode'" >"$TMP/dpov.json" 2>&1
+    check "--where \"dp_overlap == '$mode'\": the 3 best plans are $mode" \
+        [ "$(cnt "$TMP/dpov.json" "value -> '\$.plan' ->> 'dp_overlap' = '$mode'")" = 3 ]
+done
+# A --where that drops every plan says so, and "fit" still counts the plans
+# that fit memory: after projection (it names t_iter) all of them, before it
+# (it names plan fields only) none is projected
+$BIN search --model llama3-8b --hw h100-sxm --devices 8 --top 1 --json >"$TMP/w0.json"
+$BIN search --model llama3-8b --hw h100-sxm --devices 8 --top 1 --json \
+    --where 't_iter < 0' >"$TMP/w1.json"
+fit0=$(jq1 "$TMP/w0.json" '$.plans_fit')
+counts=$(for k in plans_fit plans_filtered plans_kept; do jq1 "$TMP/w1.json" "\$.$k"; done | tr '\n' ' ')
+check "--where 't_iter < 0': the $fit0 plans that fit without it fit, all dropped, none kept (fit, dropped, kept: $counts)" \
+    [ "$fit0" -gt 0 -a "$counts" = "$fit0 $fit0 0 " -a "$(jq1 "$TMP/w0.json" '$.plans_kept')" = "$fit0" ]
+$BIN search --model llama3-8b --hw h100-sxm --devices 8 --where 't_iter < 0' >"$TMP/w1.out" 2>&1
+check "... its text names --where and the plans that fit, not 'no plan fits' ($(grep 'no plan' "$TMP/w1.out"))" \
+    sh -c "grep -q \"no plan passes --where 't_iter < 0': it drops all $(jq1 "$TMP/w1.json" '$.plans_fit') plans that fit memory\" '$TMP/w1.out' &&
+        ! grep -q 'no plan fits' '$TMP/w1.out'"
+$BIN search --model llama3-8b --hw h100-sxm --devices 8 --where 'tp > 100' >"$TMP/w2.out" 2>&1
+check "--where 'tp > 100' drops every plan before projection, and says so" \
+    grep -q "no plan passes --where 'tp > 100': it drops all $(jq1 "$TMP/w0.json" '$.plans') plans before projection" "$TMP/w2.out"
 $BIN search --model llama3-70b --hw h100-sxm --devices 512 --top 4 --csv >"$TMP/l.csv"
 check "--csv: a header and 4 rows of as many fields" \
     [ "$(awk -F, 'NR == 1 { n = NF } NF == n { k++ } END { print NR "/" k }' "$TMP/l.csv")" = 5/5 ]
@@ -177,6 +202,17 @@ expect "--gbs 1073741825" "--gbs: expected an integer in \[1, 1073741824\]" \
     $BIN search --model gpt3-175b --hw h100-sxm --devices 8 --gbs 1073741825
 expect "--where with a syntax error" "--where: column" \
     $BIN search --model gpt3-175b --hw h100-sxm --devices 8 --where 'pp >='
+expect "--where dp_overlap (a mode, not a boolean)" "got a dp_overlap mode" \
+    $BIN search --model gpt3-175b --hw h100-sxm --devices 8 --where 'dp_overlap'
+expect "--where 'dp_overlap == true'" "cannot compare a dp_overlap mode with a boolean" \
+    $BIN search --model gpt3-175b --hw h100-sxm --devices 8 --where 'dp_overlap == true'
+# a --where undefined for a plan is an error, as a sweep's is, not a drop
+expect "--where dividing by zero for dp 1" "'gbs / (dp - 1) > 1' divides by zero for .* plans; the first: .* dp 1" \
+    $BIN search --model llama3-8b --hw h100-sxm --devices 8 --where 'gbs / (dp - 1) > 1'
+expect "... under mpirun -n 2" "'gbs / (dp - 1) > 1' divides by zero" \
+    $MPIRUN -n 2 $BIN search --model llama3-8b --hw h100-sxm --devices 8 --where 'gbs / (dp - 1) > 1'
+expect "... after projection" "'t_iter / (dp - 1) > 1' divides by zero" \
+    $BIN search --model llama3-8b --hw h100-sxm --devices 8 --where 't_iter / (dp - 1) > 1'
 expect "--zero 4" "--zero: stage 4" $BIN search --model gpt3-175b --hw h100-sxm --devices 8 --zero 4
 expect "--tp 0" "--tp: 0 is not a positive" $BIN search --model gpt3-175b --hw h100-sxm --devices 8 --tp 0
 expect "--recompute some" "--recompute" $BIN search --model gpt3-175b --hw h100-sxm --devices 8 --recompute some

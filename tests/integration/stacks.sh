@@ -120,6 +120,8 @@ bad_field 8 elementwise unfused "elementwise neither fused nor eager"
 bad_field 5 loss_kernel flash "an unknown loss_kernel"
 bad_field 7 bias_grad maybe "bias_grad neither fused nor separate"
 bad_field 6 logit_metrics 1.5 "a fractional logit_metrics" 'logit_metrics.*expected an integer.*1\.5'
+# zero3_units counts blocks held whole: a fraction of one is no count
+bad_field 8 zero3_units 1.5 "a fractional zero3_units" 'zero3_units.*expected an integer.*1\.5'
 
 # search under a stack: the JSON names it, and its best plan is costed under it
 $B search --model llama3-8b --hw h100-sxm --devices 64 --seq 8192 --top 1 --stack pytorch-fsdp1 --json >"$T/s1.json"; rc1=$?

@@ -65,6 +65,12 @@ void cli_narrow_init(cli_narrow *n);
 int cli_narrow_prepare(const char *cmd, cli_narrow *n);
 void cli_narrow_free(cli_narrow *n);
 
+/* --where was undefined for st->undefined plans of s (a division by zero):
+ * the error, as a sweep's (its text, the count, the first such plan), is
+ * printed; returns 1, the exit status. */
+int cli_where_undefined(const char *cmd, const cli_narrow *n, const ccs_search *s,
+                        const search_stats *st);
+
 /* What narrowed the search, in words ("tp 8, max-mem-frac 0.85, where
  * 'pp <= 4'"), into buf; "" when nothing did. Returns buf. */
 const char *cli_narrow_text(const cli_narrow *n, char *buf, size_t size);

@@ -10,7 +10,8 @@
 
 /* Fields an expression may name. Values are passed to expr_eval as doubles
  * indexed by these ids: booleans as 0/1, recompute as CCS_RECOMPUTE_*, dtype as
- * ccs_dtype, cp_comm as CCS_CP_*, sizes in SI units (bytes, seconds, FLOP). Fields from
+ * ccs_dtype, cp_comm as CCS_CP_*, dp_overlap as CCS_DPOV_* (a mode, compared
+ * with its names, not a boolean), sizes in SI units (bytes, seconds, FLOP). Fields from
  * EXPR_F_RESULT on are known only after projection. */
 typedef enum expr_field {
     /* plan */
@@ -98,10 +99,13 @@ typedef enum expr_field {
 typedef struct ccs_expr ccs_expr;
 
 /* Compile text. On error returns NULL, sets err to "column C: message" and
- * *err_col (may be NULL) to the 1-based column in text where the problem is.
+ * *err_col (may be NULL) to the 1-based column in text where the problem is,
+ * in UTF-8 characters (a message quotes a character whole). Numbers are
+ * decimal and finite.
  * Types are checked here: and/or/not need booleans, arithmetic and ordering
- * need numbers (or enum values of the same kind), the whole expression must be
- * boolean. A divisor that is a constant 0 is an error, and so is nesting
+ * need numbers (or enum values of the same kind; a mode name several enums
+ * have, 'none', takes the kind of the side it is compared with), the whole
+ * expression must be boolean. A divisor that is a constant 0 is an error, and so is nesting
  * (parentheses, 'not', signs) deeper than 64 levels or code longer than 256
  * operations. */
 ccs_expr *expr_compile(const char *text, ccs_err *err, int *err_col);

@@ -26,10 +26,16 @@ typedef struct search_hit {
     int64_t same[SEARCH_MAX_SAME]; /* ascending */
 } search_hit;
 
+/* What a search counted. A filter that names no projection output drops plans
+ * before projection: fit counts the plans it keeps that fit. One that names
+ * an output drops plans after it: fit counts every plan that fits. */
 typedef struct search_stats {
-    int64_t plans;    /* distinct, structurally valid plans (projected, or known not to fit) */
-    int64_t fit;      /* of them, plans that fit (the memory limit) and pass the filter */
-    int64_t filtered; /* of them, plans the filter dropped */
+    int64_t plans;         /* distinct, structurally valid plans (projected, or known not to fit) */
+    int64_t fit;           /* of them, plans that fit the memory limit (of those projected) */
+    int64_t filtered;      /* of them, plans the filter dropped */
+    int64_t kept;          /* plans that fit and pass the filter: the ones ranked */
+    int64_t undefined;     /* plans the filter is undefined for (a division by zero) */
+    int64_t undefined_idx; /* the lowest index of those, when undefined > 0 */
 } search_stats;
 
 /* The axes a search may restrict to listed values. */
@@ -95,7 +101,8 @@ ccs_search *search_new(const ccs_model *m, const ccs_hw *hw, const struct ccs_op
  * axes take listed values are in the space (search_plan returns 0 for the
  * others, and max_cp rises to the largest cp listed); a plan fits only under
  * o->max_mem_frac of device memory; o->where drops plans before projection
- * when it names no output, after it otherwise (an undefined outcome drops). */
+ * when it names no output, after it otherwise (a plan it is undefined for is
+ * dropped and counted in search_stats.undefined: callers report it). */
 ccs_search *search_new_opts(const ccs_model *m, const ccs_hw *hw, const struct ccs_opmodel *om,
                             const ccs_evolution *ev, int gen, int32_t devices, int32_t gbs,
                             int32_t seq, int dtype, const search_opts *o, ccs_err *err);
