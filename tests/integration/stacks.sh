@@ -116,7 +116,7 @@ check "bias_grad separate: gpt3-175b computes slower ($(lpair bgrad "a.model = '
 check "elementwise eager: every plan computes slower ($(lpair eager 'b.t_compute > a.t_compute') of $(lpair eager 1)), llama3-8b's never less memory, more without full recompute ($(lpair eager "a.model = 'llama3-8b' AND b.mem_total > a.mem_total"))" \
     "[ \$(lpair eager 1) -gt 0 ] && [ \$(lpair eager 'b.t_compute > a.t_compute AND b.t_iter >= a.t_iter') = \$(lpair eager 1) ] &&
      [ \$(lpair eager \"a.model = 'llama3-8b' AND b.mem_total < a.mem_total\") = 0 ] && [ \$(lpair eager \"a.model = 'llama3-8b' AND b.mem_total > a.mem_total\") -gt 0 ]"
-bad_field 8 elementwise unfused "elementwise neither fused nor eager"
+bad_field 9 elementwise unfused "elementwise neither fused nor eager"
 bad_field 5 loss_kernel flash "an unknown loss_kernel"
 bad_field 7 bias_grad maybe "bias_grad neither fused nor separate"
 bad_field 6 logit_metrics 1.5 "a fractional logit_metrics" 'logit_metrics.*expected an integer.*1\.5'
