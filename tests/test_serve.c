@@ -228,6 +228,70 @@ static void test_mla_kv(void **state)
     assert_rel(r.kv_tokens, 8 * r.mem_kv / (61 * 576), 1e-12);
 }
 
+/* ---- bounded work ------------------------------------------------------------------- */
+
+/* An iteration's cost is the pipeline's period, which its slowest stage sets
+ * (serve_step); stages of the same dense-block count, first or not and last
+ * or not cost the same, so an iteration costs a handful of stages whatever
+ * pp is. Deep models (Llama 3 8B's and DeepSeek-V3's blocks, 1024 of them)
+ * at pp 1024, 256 and 8: at most 5 stages costed each. */
+static void test_stage_work(void **state)
+{
+    (void)state;
+    const ccs_model *base[2];
+    const ccs_hw *hw;
+    lookup("llama3-8b", "h100-sxm", &base[0], &hw);
+    lookup("deepseek-v3", "h100-sxm", &base[1], &hw);
+    static const int32_t pps[] = {1024, 256, 8, 1};
+    for (int k = 0; k < 2; k++) {
+        ccs_model m = *base[k];
+        m.layers = 1024;
+        for (size_t i = 0; i < sizeof pps / sizeof pps[0]; i++) {
+            ccs_serve_plan p;
+            serve_plan_defaults(&p);
+            p.pp = pps[i];
+            p.isl = p.osl = 100;
+            p.wdtype = p.kvdtype = CCS_S_FP8;
+            ccs_cost c;
+            serve_cost_init(&c, hw, &p);
+            ccs_serve_step st;
+            serve_step(&m, &p, &c, 64, 150, 64, &st);
+            if (st.stages > 5 || st.stages < 1)
+                fail_msg("%s x 1024 layers, pp %d: %d stages costed", m.name, p.pp, st.stages);
+            assert_true(st.t > 0 && isfinite(st.t));
+        }
+    }
+    /* the stages that stand for all: every stage st has the dense-block count
+     * d(st) = min(max(D - st L, 0), L), the first-ness and the last-ness of
+     * one of them no later than itself (D dense blocks of 1024, L = 1024 / pp) */
+    static const int32_t dense[] = {0, 1, 3, 5, 100, 1023, 1024};
+    for (size_t di = 0; di < sizeof dense / sizeof dense[0]; di++)
+        for (int32_t pp = 1; pp <= 1024; pp *= 2) {
+            ccs_model m = *base[1];
+            m.layers = 1024;
+            m.dense_layers = dense[di];
+            int32_t rep[CCS_SERVE_STAGE_REPS], L = 1024 / pp;
+            int n = serve_stage_reps(&m, pp, rep);
+            assert_true(n >= 1 && n <= CCS_SERVE_STAGE_REPS);
+            assert_true(rep[0] == 0 && rep[n - 1] == pp - 1);
+            for (int i = 1; i < n; i++)
+                assert_true(rep[i] > rep[i - 1]);
+            for (int32_t st = 0; st < pp; st++) {
+                int32_t d = dense[di] - st * L;
+                d = d < 0 ? 0 : d > L ? L : d;
+                int found = 0;
+                for (int i = 0; i < n && rep[i] <= st; i++) {
+                    int32_t dr = dense[di] - rep[i] * L;
+                    dr = dr < 0 ? 0 : dr > L ? L : dr;
+                    found |= dr == d && (rep[i] == 0) == (st == 0) &&
+                             (rep[i] == pp - 1) == (st == pp - 1);
+                }
+                if (!found)
+                    fail_msg("D %d, pp %d: stage %d stands for none", dense[di], pp, st);
+            }
+        }
+}
+
 /* ---- invariants over generated plans --------------------------------------------- */
 
 static void test_invariants(void **state)
@@ -744,6 +808,42 @@ static void test_serve_search_brute(void **state)
     }
 }
 
+/* search --serve of a 1024-layer model (Llama 3 8B's blocks) on 1024 devices:
+ * every shape up to pp 1024 at every concurrency its KV cache holds, each
+ * projection's iteration costing at most CCS_SERVE_STAGE_REPS stages, not pp:
+ * the work grows with the concurrencies tried, not with pp^2. */
+static void test_serve_search_work(void **state)
+{
+    (void)state;
+    const ccs_model *base;
+    const ccs_hw *hw;
+    lookup("llama3-8b", "h100-sxm", &base, &hw);
+    ccs_model m = *base;
+    m.layers = 1024;
+    ccs_serve_plan job;
+    serve_plan_defaults(&job);
+    job.devices = 1024;
+    job.isl = job.osl = 100;
+    serve_limits lim = {0, 0};
+    serve_hit top[4];
+    int n = 0;
+    serve_search_stats st = {0};
+    serve_search(&m, hw, &job, &lim, top, 4, &n, &st);
+    assert_true(n > 0 && st.fit > 0);
+    /* a shape of pp 1024 fits, so it is among those searched */
+    ccs_serve_plan p = job;
+    p.pp = 1024;
+    ccs_cost c;
+    serve_cost_init(&c, hw, &p);
+    ccs_serve_result r;
+    serve_project(&m, &p, &c, &r);
+    assert_int_equal(r.status, CCS_ST_OK);
+    printf("search --serve, 1024 layers on 1024 devices: %lld shapes, %lld projections, "
+           "%lld stages costed\n",
+           (long long)st.plans, (long long)st.projections, (long long)st.stages);
+    assert_true(st.stages <= (int64_t)CCS_SERVE_STAGE_REPS * st.projections);
+}
+
 /* ---- serving sweeps ------------------------------------------------------------------ */
 
 static serve_grid *grid_of(const char *text, ccs_err *err)
@@ -836,7 +936,8 @@ int main(void)
         cmocka_unit_test(test_invariants),           cmocka_unit_test(test_validation),
         cmocka_unit_test(test_finite_run),           cmocka_unit_test(test_fp4_decode_step),
         cmocka_unit_test(test_fp4_prefill_gemms),    cmocka_unit_test(test_serve_search_brute),
-        cmocka_unit_test(test_serve_grid),
+        cmocka_unit_test(test_serve_grid),           cmocka_unit_test(test_stage_work),
+        cmocka_unit_test(test_serve_search_work),
     };
     return cmocka_run_group_tests_name("serve", tests, test_catalog_setup, test_catalog_teardown);
 }

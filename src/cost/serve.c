@@ -216,9 +216,27 @@ static int32_t stage_dense(const ccs_model *m, const shape *s, int32_t st)
     return d < 0 ? 0 : d > s->layers_stage ? s->layers_stage : d;
 }
 
+int serve_stage_reps(const ccs_model *m, int32_t pp, int32_t rep[CCS_SERVE_STAGE_REPS])
+{
+    assert(m && pp >= 1 && m->layers >= pp);
+    int32_t L = m->layers / pp, k = model_dense_layers(m) / L;
+    int32_t cand[CCS_SERVE_STAGE_REPS] = {0, 1, k, k + 1, pp - 1};
+    int n = 0;
+    for (int i = 0; i < CCS_SERVE_STAGE_REPS; i++) {
+        int32_t st = cand[i];
+        /* cand rises but for pp - 1, which k and k + 1 pass when the dense
+         * blocks reach the last stage: those are past the pipeline's end */
+        if (st < pp && (n == 0 || st > rep[n - 1]))
+            rep[n++] = st;
+    }
+    return n;
+}
+
 /* Weights per device of the fullest stage, bytes. Linear layers in the plan's
  * weight format; embedding, head, norms and router in 16 bits (quantization
- * recipes leave them: TensorRT-LLM ModelOpt FP8/NVFP4 keep lm_head). */
+ * recipes leave them: TensorRT-LLM ModelOpt FP8/NVFP4 keep lm_head). A stage's
+ * weights depend only on what serve_stage_reps groups by, so its stages
+ * stand for all. */
 static double weight_bytes(const ccs_model *m, const ccs_serve_plan *p, const shape *s)
 {
     double wb = serve_dtype_bytes(p->wdtype);
@@ -229,8 +247,10 @@ static double weight_bytes(const ccs_model *m, const ccs_serve_plan *p, const sh
         block_moe = block_dense;
     double emb = s->vocab_dev * s->h * 2, head = (m->tied ? 0 : s->vocab_dev * s->h * 2);
     double best = 0;
-    for (int32_t st = 0; st < p->pp; st++) {
-        int32_t d = stage_dense(m, s, st);
+    int32_t rep[CCS_SERVE_STAGE_REPS];
+    int nrep = serve_stage_reps(m, p->pp, rep);
+    for (int i = 0; i < nrep; i++) {
+        int32_t st = rep[i], d = stage_dense(m, s, st);
         double w = d * block_dense + (s->layers_stage - d) * block_moe;
         if (st == 0)
             w += emb;
@@ -526,15 +546,29 @@ void serve_step(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c, 
     }
     shape s;
     shape_of(m, p, &s);
-    /* the pipeline holds pp micro-batches; a token crosses every stage */
+    /* The pipeline holds pp micro-batches of decode / pp and prefill / pp
+     * tokens; a token crosses every stage. In steady state a stage passes one
+     * micro-batch per period T and no stage starts the next before finishing
+     * the last, so T is the slowest stage's pass, max_st t_st: a faster stage
+     * waits on its slower neighbour's output or input. A micro-batch's next
+     * token needs its previous one through all pp stages, and the pp
+     * micro-batches take their turns at stage 0 one period apart, so each is
+     * back after pp periods: the iteration (one token of every request) is
+     * pp T. Only the slowest stage counts, and serve_stage_reps gives the few
+     * stages among which it is, so the iteration costs at most
+     * CCS_SERVE_STAGE_REPS stages whatever pp. */
     double pp = p->pp, dec = decode / pp, pre = prefill / pp;
     double isl = p->isl;
     double worst = 0;
     ccs_serve_step best;
     memset(&best, 0, sizeof best);
-    for (int32_t st = 0; st < p->pp; st++) {
+    int32_t rep[CCS_SERVE_STAGE_REPS];
+    int nrep = serve_stage_reps(m, p->pp, rep);
+    for (int i = 0; i < nrep; i++) {
+        int32_t st = rep[i];
         ccs_serve_step one;
         memset(&one, 0, sizeof one);
+        out->stages++;
         acc a = {.c = &c4, .st = &one, .scale = 0, .fp4 = fp4};
         int32_t d = stage_dense(m, &s, st);
         a.scale = d;

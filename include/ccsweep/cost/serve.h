@@ -56,6 +56,8 @@ typedef struct ccs_serve_step {
     double comm_bytes;      /* collective buffer bytes per device */
     double t_hbm_floor;     /* s, bytes / peak memory bandwidth */
     double t_flops_floor;   /* s, flops / peak matrix throughput */
+    int32_t stages;         /* pipeline stages costed, the work: serve_stage_reps's, at
+                               most CCS_SERVE_STAGE_REPS whatever pp */
 } ccs_serve_step;
 
 typedef struct ccs_serve_result {
@@ -111,6 +113,18 @@ void serve_project(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *
  * per replica. Used by serve_project; exposed for tests and invariants. */
 void serve_step(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c, double decode,
                 double ctx, double prefill, ccs_serve_step *out);
+
+/* The stages of a pp-stage replica of m that stand for all of them, in
+ * increasing order, into rep; returns how many (1 to CCS_SERVE_STAGE_REPS).
+ * Stage st holds blocks st L .. (st + 1) L - 1 (L = layers / pp), of them
+ * d(st) = min(max(D - st L, 0), L) of the model's first D dense blocks; what a
+ * stage costs and holds depends on d(st), on st = 0 (the embedding) and on
+ * st = pp - 1 (the head) alone. d(st) is L below k = D / L, D - k L at k and 0
+ * beyond, so every stage has the three of one of 0, 1, k, k + 1 and pp - 1 no
+ * later than itself: the first of the slowest stages is one of them.
+ * Needs 1 <= pp <= layers. */
+#define CCS_SERVE_STAGE_REPS 5
+int serve_stage_reps(const ccs_model *m, int32_t pp, int32_t rep[CCS_SERVE_STAGE_REPS]);
 
 /* The online point at a request rate. n_requests > 0 is a finite run of that
  * many requests (a benchmark client; qps <= 0: all at once), simulated engine
