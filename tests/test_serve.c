@@ -294,6 +294,19 @@ static void test_stage_work(void **state)
 
 /* ---- invariants over generated plans --------------------------------------------- */
 
+/* Little's law at the steady state: each of the C requests in flight is in
+ * the batch for its osl tokens, one every TPOT, so a replica's output rate
+ * is C / TPOT (requests in flight over the time each spends per token). */
+static void little(const ccs_serve_plan *p, const ccs_serve_result *r)
+{
+    double per_replica = r->tok_s_gpu * p->tp * p->pp;
+    if (fabs(r->concurrency / r->tpot / per_replica - 1) > 1e-9)
+        fail_msg("tp %d pp %d isl %d osl %d chunked %d: concurrency %d / TPOT %.6g s = %.6g "
+                 "tokens/s, output %.6g",
+                 p->tp, p->pp, p->isl, p->osl, p->chunked, r->concurrency, r->tpot,
+                 r->concurrency / r->tpot, per_replica);
+}
+
 static void test_invariants(void **state)
 {
     (void)state;
@@ -363,7 +376,15 @@ static void test_invariants(void **state)
                                             assert_true(r.tok_s_gpu <=
                                                         r.tok_s_gpu_limit_compute * (1 + 1e-12));
                                             assert_true(r.ttft > 0 && isfinite(r.ttft));
+                                            little(&p, &r);
                                         }
+                                        /* the offline point: as many as fit */
+                                        p.concurrency = 0;
+                                        ccs_serve_result r;
+                                        serve_project(m, &p, &c, &r);
+                                        plans++;
+                                        if (r.status == CCS_ST_OK)
+                                            little(&p, &r);
                                     }
     printf("serving invariants: %ld plans, %ld oom\n", plans, oom);
     assert_true(plans >= 50000);

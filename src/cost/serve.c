@@ -12,8 +12,9 @@
  * the GEMMs that produce and consume them.
  *
  * Steady state of continuous batching at concurrency C: every step decodes C
- * tokens, and since each request leaves after osl steps, C * isl / osl prompt
- * tokens arrive per step. With chunked prefill they ride in the same step
+ * tokens (B < C of the C in turn where the token budget binds, see steady),
+ * and since each request leaves after osl decodes, isl / osl prompt tokens
+ * arrive per decoded token. With chunked prefill they ride in the same step
  * (weights read once for both); without, they run as prefill-only iterations
  * that stall decode. A benchmark's finite run is not at that steady state (its
  * prompts come first, its last requests decode alone): serve_at_rate simulates
@@ -669,7 +670,15 @@ static void steady(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *
     double per_replica;
     if (p->chunked) {
         serve_step(m, p, c, B, ctx, P, &st);
-        out->tpot = st.t;
+        /* Where the budget binds (B < C), an iteration decodes B of the C
+         * requests in flight and takes the B isl / osl prompt tokens of the
+         * B / osl requests that replace those leaving. The scheduler takes
+         * them in turn, so a request decodes in B / C of the iterations: its
+         * tokens are C / B iterations apart, TPOT = (C / B) t. Then
+         * C / TPOT = B / t, the replica's output rate, as Little's law has it
+         * for C requests each in the batch for osl tokens, one every TPOT;
+         * without the budget binding B = C and TPOT = t. */
+        out->tpot = st.t * C / B;
         per_replica = B / st.t;
         /* a new prompt rides the steps in chunks of the budget left by decode */
         double room = fmax(cap - B, 1), n = ceil(isl / room);
