@@ -307,6 +307,37 @@ static void little(const ccs_serve_plan *p, const ccs_serve_result *r)
                  r->concurrency / r->tpot, per_replica);
 }
 
+/* An endless stream at qps requests/s per replica (serve_at_rate without a
+ * request count): a rate the replica serves comes out as qps x osl tokens/s
+ * with Little's law, the mean in flight tokens/s x TPOT rounded up to the
+ * concurrency; a rate past what it serves comes out as saturated, at the
+ * most requests that fit and less than the offer. The served rate may pass
+ * the offer where TPOT jumps with the concurrency (wave quantization leaves
+ * no fixed point there, and the one just past the jump is taken): by 1% at
+ * most. */
+static void rate_point(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c, double qps)
+{
+    ccs_serve_result r;
+    int sat = serve_at_rate(m, p, c, qps, 0, &r);
+    assert_true(sat == 0 || sat == 1);
+    assert_int_equal(r.status, CCS_ST_OK);
+    double served = r.tok_s_gpu * p->tp * p->pp, offered = qps * p->osl;
+    double inflight = served * r.tpot;
+    if (sat) {
+        assert_int_equal(r.concurrency, r.max_concurrency);
+        little(p, &r);
+        assert_true(served < offered);
+        return;
+    }
+    if (!(served >= offered * (1 - 1e-9) && served <= offered * 1.01))
+        fail_msg("tp %d pp %d isl %d osl %d: %.6g requests/s offered, %.6g served", p->tp, p->pp,
+                 p->isl, p->osl, qps, served / p->osl);
+    if (!(inflight <= r.concurrency * (1 + 1e-9) && inflight > (r.concurrency - 1) * (1 - 1e-9)))
+        fail_msg("tp %d pp %d isl %d osl %d chunked %d: %.6g in flight (%.6g tokens/s x TPOT "
+                 "%.6g s), concurrency %d",
+                 p->tp, p->pp, p->isl, p->osl, p->chunked, inflight, served, r.tpot, r.concurrency);
+}
+
 static void test_invariants(void **state)
 {
     (void)state;
@@ -318,7 +349,7 @@ static void test_invariants(void **state)
     static const int osls[] = {128, 1000, 4096};
     static const int concs[] = {1, 4, 16, 64, 256, 1024};
     const int wds[] = {CCS_S_BF16, CCS_S_FP8, CCS_S_FP4};
-    long plans = 0, oom = 0;
+    long plans = 0, oom = 0, rates = 0;
     for (size_t mi = 0; mi < 6; mi++)
         for (size_t hi = 0; hi < 5; hi++)
             for (int gen = 0; gen < 4; gen++)
@@ -383,10 +414,19 @@ static void test_invariants(void **state)
                                         ccs_serve_result r;
                                         serve_project(m, &p, &c, &r);
                                         plans++;
-                                        if (r.status == CCS_ST_OK)
-                                            little(&p, &r);
+                                        if (r.status != CCS_ST_OK)
+                                            continue;
+                                        little(&p, &r);
+                                        /* rates at half and twice what the full
+                                         * replica serves (one format, gen 0) */
+                                        if (gen == 0 && w == 1) {
+                                            double top = r.concurrency / r.tpot / p.osl;
+                                            rate_point(m, &p, &c, 0.5 * top);
+                                            rate_point(m, &p, &c, 2 * top);
+                                            rates += 2;
+                                        }
                                     }
-    printf("serving invariants: %ld plans, %ld oom\n", plans, oom);
+    printf("serving invariants: %ld plans, %ld oom, %ld request rates\n", plans, oom, rates);
     assert_true(plans >= 50000);
 }
 

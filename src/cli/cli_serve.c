@@ -42,7 +42,9 @@ static const cli_opt serve_opts[] = {
     {.name = "max-throughput", .kind = CLI_FLAG, CLI_AT(A, max_tp), .value = 1,
      .help = "the offline point: as many requests as fit (the default)"},
     CLI_O_REAL("qps", "R", A, qps, 1e9,
-               "requests per second offered: concurrency from Little's law"),
+               "requests per second offered per replica: concurrency from\n"
+               "Little's law; a rate past what the replica serves is\n"
+               "reported as saturating it, with the rate it serves"),
     CLI_O_INT("requests", "N", A, requests, 1, 10000000,
               "a finite run of N requests (a benchmark client), all at once\n"
               "or arriving at --qps R, simulated iteration by iteration:\n"
@@ -140,8 +142,14 @@ json_t *cli_serve_json(const char *model, const ccs_hw *hw, long gen, const ccs_
     return o;
 }
 
+/* Requests per second one replica serves: its output rate over osl. */
+static double served_qps(const ccs_serve_plan *p, const ccs_serve_result *r)
+{
+    return r->tok_s_gpu * p->tp * p->pp / p->osl;
+}
+
 static void print_text(const serve_args *a, const ccs_hw *hw, const ccs_serve_plan *p,
-                       const ccs_serve_result *r)
+                       const ccs_serve_result *r, int saturated)
 {
     printf("%s on %s (gen %ld): tp %d, pp %d, ep %d%s, %d replica(s), %s weights, %s KV\n",
            a->model, hw->name, a->gen, p->tp, p->pp, p->ep, p->attn_dp ? ", attention DP" : "",
@@ -156,6 +164,15 @@ static void print_text(const serve_args *a, const ccs_hw *hw, const ccs_serve_pl
         printf("  a run of %d requests per replica (%s), simulated iteration by iteration: TTFT, "
                "TPOT and tokens/s are the run's means\n",
                a->requests, a->qps > 0 ? "arriving at --qps" : "all at once");
+    if (saturated && a->qps > 0) {
+        double served = served_qps(p, r);
+        printf("  the rate saturates the replica: %.4g requests/s offered per replica, %.4g "
+               "served (the offer is %.3g times that)%s\n",
+               a->qps, served, a->qps / served,
+               a->requests > 0 ? "; requests waited for a slot"
+                               : "; the queue grows without end, TTFT and TPOT are those of "
+                                 "the requests in the full batch");
+    }
     printf("  TTFT %.2f ms (prompt alone %.2f ms), TPOT %.3f ms\n", r->ttft * 1e3,
            r->t_prefill * 1e3, r->tpot * 1e3);
     printf("  output tokens/s: %.1f per GPU, %.1f system (limits per GPU: memory %.1f, "
@@ -227,14 +244,20 @@ int cli_serve(int argc, char **argv)
     ccs_cost c;
     serve_cost_init(&c, &hw, &p);
     ccs_serve_result r;
+    int saturated = 0;
     if (a.qps > 0 || a.requests > 0)
-        serve_at_rate(m, &p, &c, a.qps, a.requests, &r);
+        saturated = serve_at_rate(m, &p, &c, a.qps, a.requests, &r) == 1;
     else
         serve_project(m, &p, &c, &r);
     if (a.json) {
         json_t *o = cli_serve_json(a.model, &hw, a.gen, &p, &r);
-        if (o)
+        if (o) {
             json_object_set_new(o, "requests", json_integer(a.requests));
+            json_object_set_new(o, "qps", json_real(a.qps));
+            json_object_set_new(o, "served_qps",
+                                json_real(r.status == CCS_ST_OK ? served_qps(&p, &r) : 0));
+            json_object_set_new(o, "saturated", json_boolean(saturated));
+        }
         rc = o && json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) == 0 ? 0 : 2;
         json_decref(o);
         if (!rc)
@@ -245,7 +268,7 @@ int cli_serve(int argc, char **argv)
                a.model, hw.name, plan_reason_name(r.reason), r.mem_weights / 1e9,
                r.mem_activations / 1e9, hw.mem_cap / 1e9, r.max_concurrency);
     else
-        print_text(&a, &hw, &p, &r);
+        print_text(&a, &hw, &p, &r, saturated);
     catalog_free(cat);
     return rc;
 }

@@ -915,21 +915,28 @@ int serve_at_rate(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c
             return qps <= 0 || qps * (ttft + (osl - 1) * itl) > C;
         }
     }
-    if (qps <= 0) {
-        steady(m, &q, c, cmax, out);
+    steady(m, &q, c, cmax, out);
+    if (qps <= 0)
         return 1;
-    }
-    /* Little's law: the C where qps x latency(C) = C, latency growing with C */
+    /* Little's law for the steady state's C requests, each in the batch for
+     * its osl tokens one TPOT apart: C = qps osl TPOT(C), and the output rate
+     * C / TPOT is then the offered qps osl. TPOT grows with C; where even the
+     * most that fit leave qps osl TPOT(cmax) > cmax, the rate saturates the
+     * replica: it serves cmax / (osl TPOT(cmax)) requests/s, the rest queue
+     * without end, and the figures are those of the full replica. */
+    if (qps * osl * out->tpot > cmax)
+        return 1;
     double lo = 1e-3, hi = cmax;
     for (int i = 0; i < 60; i++) {
         double mid = 0.5 * (lo + hi);
         steady(m, &q, c, mid, out);
-        if (qps * (out->ttft + (osl - 1) * out->tpot) > mid)
+        if (qps * osl * out->tpot > mid)
             lo = mid;
         else
             hi = mid;
     }
     steady(m, &q, c, hi, out);
-    out->concurrency = (int32_t)ceil(hi);
+    /* the mean in flight rounded up, not past a whole number it sits on */
+    out->concurrency = (int32_t)ceil(hi * (1 - 1e-12));
     return 0;
 }

@@ -68,3 +68,18 @@ check "a queued run's mean TTFT exceeds the steady state's" \
 $B serve $A --requests 5 --qps 0.001 >"$T/sparse.json"
 check "sparse requests: TTFT is the prompt alone" \
     "[ \"\$(sqlite3 :memory: \"select abs($(jget "$T/sparse.json" ttft) / $(jget "$T/sparse.json" t_prefill) - 1) < 1e-9;\")\" = 1 ]"
+
+# --qps: a rate the replica serves comes out served; one past it says it saturates
+$B serve $A --qps 1 >"$T/q1.json"; rc=$?
+check "a rate it serves: exit 0, not saturated, served as offered" \
+    "[ $rc -eq 0 ] && [ $(jget "$T/q1.json" saturated) = 0 ] && [ \"\$(sqlite3 :memory: \"select abs($(jget "$T/q1.json" served_qps) - 1) < 1e-9;\")\" = 1 ]"
+$B serve $A --qps 1e9 >"$T/qinf.json"; rc=$?
+check "a rate past the replica's: exit 0, saturated, served below the offer" \
+    "[ $rc -eq 0 ] && [ $(jget "$T/qinf.json" saturated) = 1 ] && lt $(jget "$T/qinf.json" served_qps) 1e9"
+A_TEXT=$(echo "$A" | sed 's/ --json//')
+$B serve $A_TEXT --qps 1e9 >"$T/qinf.txt"
+served=$(jget "$T/qinf.json" served_qps)
+check "the text says the rate saturates the replica and what it serves" \
+    "grep -q 'the rate saturates the replica: 1e+09 requests/s offered per replica, $(printf %.4g "$served") served' '$T/qinf.txt'"
+$B serve $A_TEXT --qps 1 >"$T/q1.txt"
+check "a rate it serves says nothing of saturation" "! grep -q saturates '$T/q1.txt'"

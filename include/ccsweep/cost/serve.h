@@ -132,10 +132,11 @@ int serve_stage_reps(const ccs_model *m, int32_t pp, int32_t rep[CCS_SERVE_STAGE
  * osl over the run), the mean TTFT and the mean inter-token latency are the
  * run's, its ramp and tail included; the step figures are the steady state at
  * the most requests it holds in flight. n_requests = 0 is an endless stream:
- * the concurrency that Little's law gives (requests in flight = qps x request
- * latency) at the steady state, or the saturated steady state when the rate
- * exceeds what the replica serves (qps <= 0: at once). Returns 1 when the rate
- * saturates the replica, else 0. */
+ * the concurrency that Little's law gives at the steady state (C = qps x osl
+ * x TPOT(C): output tokens/s = qps x osl, concurrency the mean rounded up),
+ * or the steady state of the full replica when the rate exceeds what it
+ * serves (qps <= 0: at once). qps is per replica. Returns 1 when the rate
+ * saturates the replica (its output rate is then below qps x osl), else 0. */
 int serve_at_rate(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c, double qps,
                   int32_t n_requests, ccs_serve_result *out);
 
