@@ -338,6 +338,29 @@ static void rate_point(const ccs_model *m, const ccs_serve_plan *p, const ccs_co
                  p->tp, p->pp, p->isl, p->osl, p->chunked, inflight, served, r.tpot, r.concurrency);
 }
 
+/* A finite run of n requests all at once: either the run's figures, within
+ * CCS_SERVE_RUN_MAX_ITER iterations and no fewer than the n osl / C that its
+ * refusals rest on (each request holds one of the C slots for osl
+ * iterations at least), or a refusal naming the limit, with no figures. */
+static void run_point(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c, int32_t n)
+{
+    ccs_serve_result r;
+    int rc = serve_at_rate(m, p, c, 0, n, &r);
+    assert_int_equal(r.status, CCS_ST_OK);
+    assert_true(r.iterations >= 0 && r.iterations <= CCS_SERVE_RUN_MAX_ITER);
+    if (rc == CCS_EINPUT) {
+        assert_true(r.ttft == 0 && r.tpot == 0 && r.tok_s_gpu == 0 && r.tok_s_system == 0);
+        return;
+    }
+    assert_int_equal(rc, 1); /* all at once: more arrive than the replica serves */
+    double C = fmin(n, r.concurrency);
+    if (!(r.iterations >= (double)n * p->osl / C * (1 - 1e-12)))
+        fail_msg("tp %d pp %d isl %d osl %d: %d requests, %g in flight, %lld iterations", p->tp,
+                 p->pp, p->isl, p->osl, n, C, (long long)r.iterations);
+    assert_true(r.ttft > 0 && r.tok_s_gpu > 0 && isfinite(r.ttft) && isfinite(r.tok_s_gpu));
+    assert_true(p->osl == 1 || r.tpot > 0);
+}
+
 static void test_invariants(void **state)
 {
     (void)state;
@@ -349,7 +372,7 @@ static void test_invariants(void **state)
     static const int osls[] = {128, 1000, 4096};
     static const int concs[] = {1, 4, 16, 64, 256, 1024};
     const int wds[] = {CCS_S_BF16, CCS_S_FP8, CCS_S_FP4};
-    long plans = 0, oom = 0, rates = 0;
+    long plans = 0, oom = 0, rates = 0, runs = 0;
     for (size_t mi = 0; mi < 6; mi++)
         for (size_t hi = 0; hi < 5; hi++)
             for (int gen = 0; gen < 4; gen++)
@@ -425,8 +448,14 @@ static void test_invariants(void **state)
                                             rate_point(m, &p, &c, 2 * top);
                                             rates += 2;
                                         }
+                                        if (gen == 0 && w == 1 && hi == 0 && oi == 0) {
+                                            run_point(m, &p, &c, r.max_concurrency + 1);
+                                            run_point(m, &p, &c, 1 << 30);
+                                            runs += 2;
+                                        }
                                     }
-    printf("serving invariants: %ld plans, %ld oom, %ld request rates\n", plans, oom, rates);
+    printf("serving invariants: %ld plans, %ld oom, %ld request rates, %ld finite runs\n", plans,
+           oom, rates, runs);
     assert_true(plans >= 50000);
 }
 
@@ -631,14 +660,14 @@ static void test_validation(void **state)
         if (server) {
             const char *q = strchr(v[col[BATCH]], '=');
             double qps = q && strcmp(q + 1, "INF") ? atof(q + 1) : 0;
-            serve_at_rate(m, &p, &c, qps, 500, &r);
+            assert_true(serve_at_rate(m, &p, &c, qps, 500, &r) >= 0);
         } else {
             /* trtllm-bench's run: its num_requests (the notes) queued at once,
              * projected as that finite run; "not listed": the steady state */
             const char *nr = strstr(v[col[NOTES]], "num_requests ");
             int nreq = nr ? atoi(nr + 13) : 0;
             if (nreq > 0)
-                serve_at_rate(m, &p, &c, 0, nreq, &r);
+                assert_true(serve_at_rate(m, &p, &c, 0, nreq, &r) >= 0);
             else
                 serve_project(m, &p, &c, &r);
         }
@@ -794,6 +823,53 @@ static void test_finite_run(void **state)
     assert_rel(r.ttft, t[0], 1e-9);
     assert_rel(r.tpot, (t[1] + t[2]) / 2, 1e-9);
     assert_rel(r.tok_s_system, 6 / (1000 + sum), 1e-12);
+}
+
+/* A finite run longer than the simulation runs is refused, not replaced by
+ * the steady state of an endless queue. Llama 3 8B on one H100, isl 100, osl
+ * 100,000 (bf16): 100,100 tokens x 131,072 B of KV (32 layers x 2 x 8 heads x
+ * 128 x 2 B) = 13.1 GB a request, so a few fit at once (max_concurrency);
+ * each holds its slot for its osl iterations at least, so n requests take at
+ * least n x osl / C iterations: 400 take more than 4M. A run that passes the
+ * bound is simulated, its iterations counted and within the limit. */
+static void test_finite_run_cap(void **state)
+{
+    (void)state;
+    const ccs_model *m;
+    const ccs_hw *hw;
+    lookup("llama3-8b", "h100-sxm", &m, &hw);
+    ccs_serve_plan p;
+    serve_plan_defaults(&p);
+    p.isl = 100;
+    p.osl = 100000;
+    ccs_cost c;
+    serve_cost_init(&c, hw, &p);
+    ccs_serve_result r;
+    serve_project(m, &p, &c, &r);
+    assert_int_equal(r.status, CCS_ST_OK);
+    int32_t C = r.max_concurrency;
+    assert_true(C >= 1 && C < 10);
+    int32_t n = (int32_t)(2.0 * CCS_SERVE_RUN_MAX_ITER * C / p.osl); /* twice the bound */
+    assert_int_equal(serve_at_rate(m, &p, &c, 0, n, &r), CCS_EINPUT);
+    assert_true(r.iterations <= CCS_SERVE_RUN_MAX_ITER);
+    assert_true(r.ttft == 0 && r.tpot == 0 && r.tok_s_gpu == 0);
+    /* the bound is no estimate: past it, the run would have taken longer */
+    n = C * 4; /* 4 waves of osl iterations: about 400,000 */
+    assert_true(serve_at_rate(m, &p, &c, 0, n, &r) >= 0);
+    assert_true(r.iterations >= (int64_t)n * p.osl / C && r.iterations <= CCS_SERVE_RUN_MAX_ITER);
+    assert_true(r.ttft > 0 && r.tpot > 0 && r.tok_s_gpu > 0);
+    /* a budget of 1 token an iteration makes each 100,000-token prompt take
+     * 100,000 iterations, which the bound does not see: the cap is reached
+     * while simulating, and the run refused all the same */
+    p.isl = 100000;
+    p.osl = 10;
+    p.max_num_tokens = 1;
+    serve_project(m, &p, &c, &r);
+    assert_int_equal(r.status, CCS_ST_OK);
+    n = 100;
+    assert_true((double)n * p.osl / r.max_concurrency < CCS_SERVE_RUN_MAX_ITER);
+    assert_int_equal(serve_at_rate(m, &p, &c, 0, n, &r), CCS_EINPUT);
+    assert_int_equal(r.iterations, CCS_SERVE_RUN_MAX_ITER);
 }
 
 /* ---- the serving search ------------------------------------------------------------ */
@@ -995,10 +1071,10 @@ int main(void)
         cmocka_unit_test(test_kv_capacity_dense),    cmocka_unit_test(test_decode_step_dense),
         cmocka_unit_test(test_moe_expert_streaming), cmocka_unit_test(test_mla_kv),
         cmocka_unit_test(test_invariants),           cmocka_unit_test(test_validation),
-        cmocka_unit_test(test_finite_run),           cmocka_unit_test(test_fp4_decode_step),
-        cmocka_unit_test(test_fp4_prefill_gemms),    cmocka_unit_test(test_serve_search_brute),
-        cmocka_unit_test(test_serve_grid),           cmocka_unit_test(test_stage_work),
-        cmocka_unit_test(test_serve_search_work),
+        cmocka_unit_test(test_finite_run),           cmocka_unit_test(test_finite_run_cap),
+        cmocka_unit_test(test_fp4_decode_step),      cmocka_unit_test(test_fp4_prefill_gemms),
+        cmocka_unit_test(test_serve_search_brute),   cmocka_unit_test(test_serve_grid),
+        cmocka_unit_test(test_stage_work),           cmocka_unit_test(test_serve_search_work),
     };
     return cmocka_run_group_tests_name("serve", tests, test_catalog_setup, test_catalog_teardown);
 }

@@ -48,7 +48,8 @@ static const cli_opt serve_opts[] = {
     CLI_O_INT("requests", "N", A, requests, 1, 10000000,
               "a finite run of N requests (a benchmark client), all at once\n"
               "or arriving at --qps R, simulated iteration by iteration:\n"
-              "TTFT, TPOT and tokens/s are the run's"),
+              "TTFT, TPOT and tokens/s are the run's (at most 4,000,000\n"
+              "engine iterations: a longer run exits 1)"),
     CLI_O_SERVE_FORMATS(A, p, no_chunked),
     CLI_O_INT("max-num-tokens", "N", A, p.max_num_tokens, 1, 1 << 24,
               "tokens per engine iteration (trtllm-bench's heuristic)"),
@@ -245,9 +246,23 @@ int cli_serve(int argc, char **argv)
     serve_cost_init(&c, &hw, &p);
     ccs_serve_result r;
     int saturated = 0;
-    if (a.qps > 0 || a.requests > 0)
-        saturated = serve_at_rate(m, &p, &c, a.qps, a.requests, &r) == 1;
-    else
+    if (a.qps > 0 || a.requests > 0) {
+        saturated = serve_at_rate(m, &p, &c, a.qps, a.requests, &r);
+        if (saturated < 0) {
+            catalog_free(cat);
+            if (saturated == CCS_ENOMEM) {
+                cli_fail("serve", "out of memory simulating the run");
+                return 2;
+            }
+            return cli_fail("serve",
+                            "--requests %d: %d requests of %d + %d tokens, at most %d in "
+                            "flight per replica, take more than %d engine iterations, the most "
+                            "a simulated run may; give fewer or shorter requests, or leave "
+                            "--requests out for the steady state",
+                            a.requests, a.requests, p.isl, p.osl, r.concurrency,
+                            CCS_SERVE_RUN_MAX_ITER);
+        }
+    } else
         serve_project(m, &p, &c, &r);
     if (a.json) {
         json_t *o = cli_serve_json(a.model, &hw, a.gen, &p, &r);

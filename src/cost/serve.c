@@ -795,11 +795,11 @@ void serve_project(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *
  * decoding requests' mean context, so the run's ramp (prompts before decode)
  * and tail (the last requests decoding alone) count. Requests are identical,
  * so those whose prompts complete in the same iteration form one cohort.
- * Returns the output rate (n x osl over the run, what a benchmark client
- * divides by), the mean TTFT and the mean inter-token latency; 0, with
- * nothing set, when the run would take more than SERVE_RUN_MAX_ITER
- * iterations. */
-#define SERVE_RUN_MAX_ITER 4000000
+ * Sets the output rate (n x osl over the run, what a benchmark client
+ * divides by), the mean TTFT and the mean inter-token latency and returns 1;
+ * returns 0, with those unset, when the run reaches CCS_SERVE_RUN_MAX_ITER
+ * iterations before its end, CCS_ENOMEM when its cohorts find no memory.
+ * *iters: the iterations simulated. */
 
 typedef struct cohort {
     double n;     /* requests */
@@ -807,17 +807,18 @@ typedef struct cohort {
 } cohort;
 
 static int finite_run(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c, int32_t n,
-                      double qps, double C, double cap, double *ttft, double *itl, double *tok_s)
+                      double qps, double C, double cap, double *ttft, double *itl, double *tok_s,
+                      int64_t *iters)
 {
     double isl = p->isl, osl = p->osl;
     int64_t steps = p->osl - 1; /* decode iterations after the first token */
-    if (n < 1 || C < 1 || cap < 1)
-        return 0;
+    assert(n >= 1 && C >= 1 && cap >= 1);
+    *iters = 0;
     C = floor(C);
     size_t ring = (size_t)fmin(C, (double)steps) + 1;
     cohort *q = malloc(ring * sizeof *q);
     if (!q)
-        return 0;
+        return CCS_ENOMEM;
     size_t head = 0, len = 0;
     double t = 0, n_dec = 0, born_sum = 0; /* decoding requests, sum of n x born */
     double n_ctx = 0, h = 0;               /* admitted prompts, the oldest one's progress */
@@ -825,7 +826,7 @@ static int finite_run(const ccs_model *m, const ccs_serve_plan *p, const ccs_cos
     int64_t it = 0;
     int ok = 1;
     while (done < n) {
-        if (it >= SERVE_RUN_MAX_ITER) {
+        if (it >= CCS_SERVE_RUN_MAX_ITER) {
             ok = 0;
             break;
         }
@@ -881,6 +882,7 @@ static int finite_run(const ccs_model *m, const ccs_serve_plan *p, const ccs_cos
         it++;
     }
     free(q);
+    *iters = it;
     if (!ok)
         return 0;
     *ttft = wait / n;
@@ -902,18 +904,31 @@ int serve_at_rate(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c
     if (n_requests > 0) {
         /* the run itself, iteration by iteration; the steady state at its
          * largest concurrency fills the step figures */
-        double cap = out->max_num_tokens, C = fmin(fmin(cmax, n_requests), cap);
+        double cap = out->max_num_tokens, C = floor(fmin(fmin(cmax, n_requests), cap));
         double ttft, itl, tok;
-        if (finite_run(m, &q, c, n_requests, qps, C, cap, &ttft, &itl, &tok)) {
-            steady(m, &q, c, C, out);
+        int64_t iters = 0;
+        /* A request holds its slot for osl iterations at least (its prompt's
+         * last, then osl - 1 decodes), C slots in all: n osl / C iterations at
+         * least. A run past the limit by that bound is not started; one that
+         * reaches it while simulating stops there. Either is refused: the
+         * steady state is not the run. */
+        int rc = (double)n_requests * osl / C > CCS_SERVE_RUN_MAX_ITER
+                     ? 0
+                     : finite_run(m, &q, c, n_requests, qps, C, cap, &ttft, &itl, &tok, &iters);
+        out->iterations = iters;
+        if (rc <= 0) {
+            out->ttft = out->tpot = out->tok_s_gpu = out->tok_s_system = 0;
             out->concurrency = (int32_t)C;
-            out->ttft = ttft;
-            out->tpot = itl;
-            double gpus = (double)q.tp * q.pp;
-            out->tok_s_gpu = tok / gpus;
-            out->tok_s_system = tok * q.dp;
-            return qps <= 0 || qps * (ttft + (osl - 1) * itl) > C;
+            return rc < 0 ? rc : CCS_EINPUT;
         }
+        steady(m, &q, c, C, out);
+        out->concurrency = (int32_t)C;
+        out->ttft = ttft;
+        out->tpot = itl;
+        double gpus = (double)q.tp * q.pp;
+        out->tok_s_gpu = tok / gpus;
+        out->tok_s_system = tok * q.dp;
+        return qps <= 0 || qps * (ttft + (osl - 1) * itl) > C;
     }
     steady(m, &q, c, cmax, out);
     if (qps <= 0)

@@ -83,3 +83,11 @@ check "the text says the rate saturates the replica and what it serves" \
     "grep -q 'the rate saturates the replica: 1e+09 requests/s offered per replica, $(printf %.4g "$served") served' '$T/qinf.txt'"
 $B serve $A_TEXT --qps 1 >"$T/q1.txt"
 check "a rate it serves says nothing of saturation" "! grep -q saturates '$T/q1.txt'"
+
+# a run past the simulation's limit: exit 1 naming it, not the steady state's figures
+# (llama3-8b on one h100-sxm holds 4 requests of 100 + 100000 tokens: 400 need
+# at least 400 x 100000 / 4 = 10M iterations)
+$B serve --model llama3-8b --hw h100-sxm --isl 100 --osl 100000 --requests 400 >"$T/cap.out" 2>"$T/cap.err"
+rc=$?
+check "a run past 4M iterations exits 1 naming the limit, no figures" \
+    "[ $rc -eq 1 ] && grep -q '4000000 engine iterations' '$T/cap.err' && [ ! -s '$T/cap.out' ]"

@@ -82,7 +82,11 @@ typedef struct ccs_serve_result {
     double share_compute, share_memory, share_comm; /* of the decode step's time */
     double comm_exposed_share;                      /* exposed communication / step */
     ccs_serve_step step;                            /* the steady-state iteration */
+    int64_t iterations; /* engine iterations a finite run simulated (serve_at_rate), else 0 */
 } ccs_serve_result;
+
+/* The most engine iterations serve_at_rate simulates of a finite run. */
+#define CCS_SERVE_RUN_MAX_ITER 4000000
 
 /* Share of free memory (after weights and activations) the engine gives the
  * KV cache by default (see serve.c). */
@@ -136,7 +140,10 @@ int serve_stage_reps(const ccs_model *m, int32_t pp, int32_t rep[CCS_SERVE_STAGE
  * x TPOT(C): output tokens/s = qps x osl, concurrency the mean rounded up),
  * or the steady state of the full replica when the rate exceeds what it
  * serves (qps <= 0: at once). qps is per replica. Returns 1 when the rate
- * saturates the replica (its output rate is then below qps x osl), else 0. */
+ * saturates the replica (its output rate is then below qps x osl), else 0;
+ * CCS_EINPUT when the finite run would take more than CCS_SERVE_RUN_MAX_ITER
+ * iterations (out->iterations the ones simulated, 0 where a bound shows it
+ * unstarted; TTFT, TPOT and tokens/s 0), CCS_ENOMEM when memory ran out. */
 int serve_at_rate(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c, double qps,
                   int32_t n_requests, ccs_serve_result *out);
 
