@@ -268,6 +268,7 @@ int cli_serve(int argc, char **argv)
         json_t *o = cli_serve_json(a.model, &hw, a.gen, &p, &r);
         if (o) {
             json_object_set_new(o, "requests", json_integer(a.requests));
+            json_object_set_new(o, "iterations", json_integer(r.iterations));
             json_object_set_new(o, "qps", json_real(a.qps));
             json_object_set_new(o, "served_qps",
                                 json_real(r.status == CCS_ST_OK ? served_qps(&p, &r) : 0));

@@ -58,6 +58,8 @@ check "--requests with --concurrency exits 1 with a reason" \
 $B serve $A --requests 20000 >"$T/long.json"; rc=$?
 check "serve --requests exits 0 and reports requests" \
     "[ $rc -eq 0 ] && [ \"$(jget "$T/long.json" requests)\" = 20000 ]"
+check "a run's iterations are at least requests x osl / concurrency, at most 4M" \
+    "[ \"\$(sqlite3 :memory: \"select $(jget "$T/long.json" iterations) >= 20000 * 1000 / $(jget "$T/long.json" concurrency) and $(jget "$T/long.json" iterations) <= 4000000;\")\" = 1 ]"
 # a long run is mostly steady state: its rate within 5% of the steady state's
 check "a long run's tokens/s is within 5% of the steady state's" \
     "[ \"\$(sqlite3 :memory: \"select abs($(jget "$T/long.json" tok_s_gpu) / $(jget "$T/max.json" tok_s_gpu) - 1) < 0.05;\")\" = 1 ]"
