@@ -1055,6 +1055,19 @@ static void test_serve_grid(void **state)
         {"workload: serve\nmodels: llama3-70b\nhardware: h100-sxm\nserve: {isl: 1, osl: 1}\n"
          "keep: {best: 0}\n",
          "keep.best"},
+        /* a value twice sweeps the same scenarios twice */
+        {"workload: serve\nmodels: [llama3-70b, llama3-8b, llama3-70b]\nhardware: h100-sxm\n"
+         "serve: {isl: 1, osl: 1}\n",
+         "field 'models': 'llama3-70b' is listed twice (first at line 2)"},
+        {"workload: serve\nmodels: llama3-70b\nhardware: h100-sxm\nserve: {isl: [100, 200,\n"
+         "  100], osl: 1}\n",
+         "t.yaml:5:3: field 'isl': '100' is listed twice (first at line 4)"},
+        {"workload: serve\nmodels: llama3-70b\nhardware: h100-sxm\nserve: {isl: 1, osl: 1,"
+         " concurrency: [max, 8, max]}\n",
+         "field 'concurrency': 'max' is listed twice"},
+        {"workload: serve\nmodels: llama3-70b\nhardware: h100-sxm\nserve: {isl: 1, osl: 1}\n"
+         "plan: {attn_dp: [false, no]}\n",
+         "field 'attn_dp': 'no' is listed twice"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         g = grid_of(bad[i].text, &err);
