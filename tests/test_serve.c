@@ -419,6 +419,8 @@ static void test_invariants(void **state)
                                                 continue;
                                             }
                                             const ccs_serve_step *s = &r.step;
+                                            assert_true(s->stages >= 1 &&
+                                                        s->stages <= CCS_SERVE_STAGE_REPS);
                                             assert_true(isfinite(r.tpot) && r.tpot > 0);
                                             assert_true(s->t >= s->t_hbm_floor * (1 - 1e-12));
                                             assert_true(s->t >= s->t_flops_floor * (1 - 1e-12));
@@ -457,6 +459,31 @@ static void test_invariants(void **state)
     printf("serving invariants: %ld plans, %ld oom, %ld request rates, %ld finite runs\n", plans,
            oom, rates, runs);
     assert_true(plans >= 50000);
+    /* pipelines of one block a stage (pp = layers: 32 to 126 stages), as many
+     * requests as fit: still a few stages costed an iteration, Little's law,
+     * and a finite run that ends within the limit or is refused */
+    long deep = 0;
+    for (size_t mi = 0; mi < 6; mi++)
+        for (size_t hi = 0; hi < 5; hi++)
+            for (size_t ti = 0; ti < 4; ti++) {
+                const ccs_model *m = catalog_model(test_cat(), models[mi]);
+                ccs_serve_plan p;
+                plan_fp8(&p, tps[ti], m->experts > 0 ? tps[ti] : 1);
+                p.pp = m->layers;
+                p.attn_dp = model_is_mla(m) && p.tp > 1;
+                ccs_cost c;
+                serve_cost_init(&c, catalog_hw(test_cat(), hws[hi]), &p);
+                ccs_serve_result r;
+                serve_project(m, &p, &c, &r);
+                if (r.status != CCS_ST_OK)
+                    continue;
+                deep++;
+                assert_true(r.step.stages >= 1 && r.step.stages <= CCS_SERVE_STAGE_REPS);
+                little(&p, &r);
+                run_point(m, &p, &c, 2 * r.max_concurrency);
+            }
+    printf("serving invariants, pp = layers: %ld plans\n", deep);
+    assert_true(deep >= 50);
 }
 
 /* ---- validation against TensorRT-LLM's published figures ------------------------- */
