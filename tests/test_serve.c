@@ -228,7 +228,138 @@ static void test_mla_kv(void **state)
     assert_rel(r.kv_tokens, 8 * r.mem_kv / (61 * 576), 1e-12);
 }
 
+/* ---- bounded work ------------------------------------------------------------------- */
+
+/* An iteration's cost is the pipeline's period, which its slowest stage sets
+ * (serve_step); stages of the same dense-block count, first or not and last
+ * or not cost the same, so an iteration costs a handful of stages whatever
+ * pp is. Deep models (Llama 3 8B's and DeepSeek-V3's blocks, 1024 of them)
+ * at pp 1024, 256 and 8: at most 5 stages costed each. */
+static void test_stage_work(void **state)
+{
+    (void)state;
+    const ccs_model *base[2];
+    const ccs_hw *hw;
+    lookup("llama3-8b", "h100-sxm", &base[0], &hw);
+    lookup("deepseek-v3", "h100-sxm", &base[1], &hw);
+    static const int32_t pps[] = {1024, 256, 8, 1};
+    for (int k = 0; k < 2; k++) {
+        ccs_model m = *base[k];
+        m.layers = 1024;
+        for (size_t i = 0; i < sizeof pps / sizeof pps[0]; i++) {
+            ccs_serve_plan p;
+            serve_plan_defaults(&p);
+            p.pp = pps[i];
+            p.isl = p.osl = 100;
+            p.wdtype = p.kvdtype = CCS_S_FP8;
+            ccs_cost c;
+            serve_cost_init(&c, hw, &p);
+            ccs_serve_step st;
+            serve_step(&m, &p, &c, 64, 150, 64, &st);
+            if (st.stages > 5 || st.stages < 1)
+                fail_msg("%s x 1024 layers, pp %d: %d stages costed", m.name, p.pp, st.stages);
+            assert_true(st.t > 0 && isfinite(st.t));
+        }
+    }
+    /* the stages that stand for all: every stage st has the dense-block count
+     * d(st) = min(max(D - st L, 0), L), the first-ness and the last-ness of
+     * one of them no later than itself (D dense blocks of 1024, L = 1024 / pp) */
+    static const int32_t dense[] = {0, 1, 3, 5, 100, 1023, 1024};
+    for (size_t di = 0; di < sizeof dense / sizeof dense[0]; di++)
+        for (int32_t pp = 1; pp <= 1024; pp *= 2) {
+            ccs_model m = *base[1];
+            m.layers = 1024;
+            m.dense_layers = dense[di];
+            int32_t rep[CCS_SERVE_STAGE_REPS], L = 1024 / pp;
+            int n = serve_stage_reps(&m, pp, rep);
+            assert_true(n >= 1 && n <= CCS_SERVE_STAGE_REPS);
+            assert_true(rep[0] == 0 && rep[n - 1] == pp - 1);
+            for (int i = 1; i < n; i++)
+                assert_true(rep[i] > rep[i - 1]);
+            for (int32_t st = 0; st < pp; st++) {
+                int32_t d = dense[di] - st * L;
+                d = d < 0 ? 0 : d > L ? L : d;
+                int found = 0;
+                for (int i = 0; i < n && rep[i] <= st; i++) {
+                    int32_t dr = dense[di] - rep[i] * L;
+                    dr = dr < 0 ? 0 : dr > L ? L : dr;
+                    found |= dr == d && (rep[i] == 0) == (st == 0) &&
+                             (rep[i] == pp - 1) == (st == pp - 1);
+                }
+                if (!found)
+                    fail_msg("D %d, pp %d: stage %d stands for none", dense[di], pp, st);
+            }
+        }
+}
+
 /* ---- invariants over generated plans --------------------------------------------- */
+
+/* Little's law at the steady state: each of the C requests in flight is in
+ * the batch for its osl tokens, one every TPOT, so a replica's output rate
+ * is C / TPOT (requests in flight over the time each spends per token). */
+static void little(const ccs_serve_plan *p, const ccs_serve_result *r)
+{
+    double per_replica = r->tok_s_gpu * p->tp * p->pp;
+    if (fabs(r->concurrency / r->tpot / per_replica - 1) > 1e-9)
+        fail_msg("tp %d pp %d isl %d osl %d chunked %d: concurrency %d / TPOT %.6g s = %.6g "
+                 "tokens/s, output %.6g",
+                 p->tp, p->pp, p->isl, p->osl, p->chunked, r->concurrency, r->tpot,
+                 r->concurrency / r->tpot, per_replica);
+}
+
+/* An endless stream at qps requests/s per replica (serve_at_rate without a
+ * request count): a rate the replica serves comes out as qps x osl tokens/s
+ * with Little's law, the mean in flight tokens/s x TPOT rounded up to the
+ * concurrency; a rate past what it serves comes out as saturated, at the
+ * most requests that fit and less than the offer. The served rate may pass
+ * the offer where TPOT jumps with the concurrency (wave quantization leaves
+ * no fixed point there, and the one just past the jump is taken): by 1% at
+ * most. */
+static void rate_point(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c, double qps)
+{
+    ccs_serve_result r;
+    int sat = serve_at_rate(m, p, c, qps, 0, &r);
+    assert_true(sat == 0 || sat == 1);
+    assert_int_equal(r.status, CCS_ST_OK);
+    double served = r.tok_s_gpu * p->tp * p->pp, offered = qps * p->osl;
+    double inflight = served * r.tpot;
+    if (sat) {
+        assert_int_equal(r.concurrency, r.max_concurrency);
+        little(p, &r);
+        assert_true(served < offered);
+        return;
+    }
+    if (!(served >= offered * (1 - 1e-9) && served <= offered * 1.01))
+        fail_msg("tp %d pp %d isl %d osl %d: %.6g requests/s offered, %.6g served", p->tp, p->pp,
+                 p->isl, p->osl, qps, served / p->osl);
+    if (!(inflight <= r.concurrency * (1 + 1e-9) && inflight > (r.concurrency - 1) * (1 - 1e-9)))
+        fail_msg("tp %d pp %d isl %d osl %d chunked %d: %.6g in flight (%.6g tokens/s x TPOT "
+                 "%.6g s), concurrency %d",
+                 p->tp, p->pp, p->isl, p->osl, p->chunked, inflight, served, r.tpot, r.concurrency);
+}
+
+/* A finite run of n requests all at once: either the run's figures, within
+ * CCS_SERVE_RUN_MAX_ITER iterations and no fewer than the n osl / C that its
+ * refusals rest on (each request holds one of the C slots for osl
+ * iterations at least), or a refusal naming the limit, with no figures. */
+static void run_point(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c, int32_t n)
+{
+    ccs_serve_result r;
+    int rc = serve_at_rate(m, p, c, 0, n, &r);
+    assert_int_equal(r.status, CCS_ST_OK);
+    assert_true(r.iterations >= 0 && r.iterations <= CCS_SERVE_RUN_MAX_ITER);
+    if (rc == CCS_EINPUT) {
+        assert_true(r.ttft == 0 && r.tpot == 0 && r.tok_s_gpu == 0 && r.tok_s_system == 0);
+        return;
+    }
+    assert_int_equal(rc, 1); /* all at once: more arrive than the replica serves */
+    double C = fmin(n, r.concurrency);
+    if (!(r.iterations >= (double)n * p->osl / C * (1 - 1e-12)))
+        fail_msg("tp %d pp %d isl %d osl %d: %d requests, %g in flight, %lld iterations", p->tp,
+                 p->pp, p->isl, p->osl, n, C, (long long)r.iterations);
+    assert_true(r.ttft > 0 && r.tok_s_gpu > 0 && isfinite(r.ttft) && isfinite(r.tok_s_gpu));
+    assert_true(p->osl == 1 || r.tpot > 0);
+}
 
 static void test_invariants(void **state)
 {
@@ -241,7 +372,7 @@ static void test_invariants(void **state)
     static const int osls[] = {128, 1000, 4096};
     static const int concs[] = {1, 4, 16, 64, 256, 1024};
     const int wds[] = {CCS_S_BF16, CCS_S_FP8, CCS_S_FP4};
-    long plans = 0, oom = 0;
+    long plans = 0, oom = 0, rates = 0, runs = 0;
     for (size_t mi = 0; mi < 6; mi++)
         for (size_t hi = 0; hi < 5; hi++)
             for (int gen = 0; gen < 4; gen++)
@@ -288,6 +419,8 @@ static void test_invariants(void **state)
                                                 continue;
                                             }
                                             const ccs_serve_step *s = &r.step;
+                                            assert_true(s->stages >= 1 &&
+                                                        s->stages <= CCS_SERVE_STAGE_REPS);
                                             assert_true(isfinite(r.tpot) && r.tpot > 0);
                                             assert_true(s->t >= s->t_hbm_floor * (1 - 1e-12));
                                             assert_true(s->t >= s->t_flops_floor * (1 - 1e-12));
@@ -299,10 +432,58 @@ static void test_invariants(void **state)
                                             assert_true(r.tok_s_gpu <=
                                                         r.tok_s_gpu_limit_compute * (1 + 1e-12));
                                             assert_true(r.ttft > 0 && isfinite(r.ttft));
+                                            little(&p, &r);
+                                        }
+                                        /* the offline point: as many as fit */
+                                        p.concurrency = 0;
+                                        ccs_serve_result r;
+                                        serve_project(m, &p, &c, &r);
+                                        plans++;
+                                        if (r.status != CCS_ST_OK)
+                                            continue;
+                                        little(&p, &r);
+                                        /* rates at half and twice what the full
+                                         * replica serves (one format, gen 0) */
+                                        if (gen == 0 && w == 1) {
+                                            double top = r.concurrency / r.tpot / p.osl;
+                                            rate_point(m, &p, &c, 0.5 * top);
+                                            rate_point(m, &p, &c, 2 * top);
+                                            rates += 2;
+                                        }
+                                        if (gen == 0 && w == 1 && hi == 0 && oi == 0) {
+                                            run_point(m, &p, &c, r.max_concurrency + 1);
+                                            run_point(m, &p, &c, 1 << 30);
+                                            runs += 2;
                                         }
                                     }
-    printf("serving invariants: %ld plans, %ld oom\n", plans, oom);
+    printf("serving invariants: %ld plans, %ld oom, %ld request rates, %ld finite runs\n", plans,
+           oom, rates, runs);
     assert_true(plans >= 50000);
+    /* pipelines of one block a stage (pp = layers: 32 to 126 stages), as many
+     * requests as fit: still a few stages costed an iteration, Little's law,
+     * and a finite run that ends within the limit or is refused */
+    long deep = 0;
+    for (size_t mi = 0; mi < 6; mi++)
+        for (size_t hi = 0; hi < 5; hi++)
+            for (size_t ti = 0; ti < 4; ti++) {
+                const ccs_model *m = catalog_model(test_cat(), models[mi]);
+                ccs_serve_plan p;
+                plan_fp8(&p, tps[ti], m->experts > 0 ? tps[ti] : 1);
+                p.pp = m->layers;
+                p.attn_dp = model_is_mla(m) && p.tp > 1;
+                ccs_cost c;
+                serve_cost_init(&c, catalog_hw(test_cat(), hws[hi]), &p);
+                ccs_serve_result r;
+                serve_project(m, &p, &c, &r);
+                if (r.status != CCS_ST_OK)
+                    continue;
+                deep++;
+                assert_true(r.step.stages >= 1 && r.step.stages <= CCS_SERVE_STAGE_REPS);
+                little(&p, &r);
+                run_point(m, &p, &c, 2 * r.max_concurrency);
+            }
+    printf("serving invariants, pp = layers: %ld plans\n", deep);
+    assert_true(deep >= 50);
 }
 
 /* ---- validation against TensorRT-LLM's published figures ------------------------- */
@@ -506,14 +687,14 @@ static void test_validation(void **state)
         if (server) {
             const char *q = strchr(v[col[BATCH]], '=');
             double qps = q && strcmp(q + 1, "INF") ? atof(q + 1) : 0;
-            serve_at_rate(m, &p, &c, qps, 500, &r);
+            assert_true(serve_at_rate(m, &p, &c, qps, 500, &r) >= 0);
         } else {
             /* trtllm-bench's run: its num_requests (the notes) queued at once,
              * projected as that finite run; "not listed": the steady state */
             const char *nr = strstr(v[col[NOTES]], "num_requests ");
             int nreq = nr ? atoi(nr + 13) : 0;
             if (nreq > 0)
-                serve_at_rate(m, &p, &c, 0, nreq, &r);
+                assert_true(serve_at_rate(m, &p, &c, 0, nreq, &r) >= 0);
             else
                 serve_project(m, &p, &c, &r);
         }
@@ -671,6 +852,53 @@ static void test_finite_run(void **state)
     assert_rel(r.tok_s_system, 6 / (1000 + sum), 1e-12);
 }
 
+/* A finite run longer than the simulation runs is refused, not replaced by
+ * the steady state of an endless queue. Llama 3 8B on one H100, isl 100, osl
+ * 100,000 (bf16): 100,100 tokens x 131,072 B of KV (32 layers x 2 x 8 heads x
+ * 128 x 2 B) = 13.1 GB a request, so a few fit at once (max_concurrency);
+ * each holds its slot for its osl iterations at least, so n requests take at
+ * least n x osl / C iterations: 400 take more than 4M. A run that passes the
+ * bound is simulated, its iterations counted and within the limit. */
+static void test_finite_run_cap(void **state)
+{
+    (void)state;
+    const ccs_model *m;
+    const ccs_hw *hw;
+    lookup("llama3-8b", "h100-sxm", &m, &hw);
+    ccs_serve_plan p;
+    serve_plan_defaults(&p);
+    p.isl = 100;
+    p.osl = 100000;
+    ccs_cost c;
+    serve_cost_init(&c, hw, &p);
+    ccs_serve_result r;
+    serve_project(m, &p, &c, &r);
+    assert_int_equal(r.status, CCS_ST_OK);
+    int32_t C = r.max_concurrency;
+    assert_true(C >= 1 && C < 10);
+    int32_t n = (int32_t)(2.0 * CCS_SERVE_RUN_MAX_ITER * C / p.osl); /* twice the bound */
+    assert_int_equal(serve_at_rate(m, &p, &c, 0, n, &r), CCS_EINPUT);
+    assert_true(r.iterations <= CCS_SERVE_RUN_MAX_ITER);
+    assert_true(r.ttft == 0 && r.tpot == 0 && r.tok_s_gpu == 0);
+    /* the bound is no estimate: past it, the run would have taken longer */
+    n = C * 4; /* 4 waves of osl iterations: about 400,000 */
+    assert_true(serve_at_rate(m, &p, &c, 0, n, &r) >= 0);
+    assert_true(r.iterations >= (int64_t)n * p.osl / C && r.iterations <= CCS_SERVE_RUN_MAX_ITER);
+    assert_true(r.ttft > 0 && r.tpot > 0 && r.tok_s_gpu > 0);
+    /* a budget of 1 token an iteration makes each 100,000-token prompt take
+     * 100,000 iterations, which the bound does not see: the cap is reached
+     * while simulating, and the run refused all the same */
+    p.isl = 100000;
+    p.osl = 10;
+    p.max_num_tokens = 1;
+    serve_project(m, &p, &c, &r);
+    assert_int_equal(r.status, CCS_ST_OK);
+    n = 100;
+    assert_true((double)n * p.osl / r.max_concurrency < CCS_SERVE_RUN_MAX_ITER);
+    assert_int_equal(serve_at_rate(m, &p, &c, 0, n, &r), CCS_EINPUT);
+    assert_int_equal(r.iterations, CCS_SERVE_RUN_MAX_ITER);
+}
+
 /* ---- the serving search ------------------------------------------------------------ */
 
 /* search --serve against brute force: for every shape it reports, every
@@ -742,6 +970,42 @@ static void test_serve_search_brute(void **state)
             assert_true(serve_best_cmp(&top[i - 1].plan, &top[i - 1].r, &top[i].plan, &top[i].r) <
                         0);
     }
+}
+
+/* search --serve of a 1024-layer model (Llama 3 8B's blocks) on 1024 devices:
+ * every shape up to pp 1024 at every concurrency its KV cache holds, each
+ * projection's iteration costing at most CCS_SERVE_STAGE_REPS stages, not pp:
+ * the work grows with the concurrencies tried, not with pp^2. */
+static void test_serve_search_work(void **state)
+{
+    (void)state;
+    const ccs_model *base;
+    const ccs_hw *hw;
+    lookup("llama3-8b", "h100-sxm", &base, &hw);
+    ccs_model m = *base;
+    m.layers = 1024;
+    ccs_serve_plan job;
+    serve_plan_defaults(&job);
+    job.devices = 1024;
+    job.isl = job.osl = 100;
+    serve_limits lim = {0, 0};
+    serve_hit top[4];
+    int n = 0;
+    serve_search_stats st = {0};
+    serve_search(&m, hw, &job, &lim, top, 4, &n, &st);
+    assert_true(n > 0 && st.fit > 0);
+    /* a shape of pp 1024 fits, so it is among those searched */
+    ccs_serve_plan p = job;
+    p.pp = 1024;
+    ccs_cost c;
+    serve_cost_init(&c, hw, &p);
+    ccs_serve_result r;
+    serve_project(&m, &p, &c, &r);
+    assert_int_equal(r.status, CCS_ST_OK);
+    printf("search --serve, 1024 layers on 1024 devices: %lld shapes, %lld projections, "
+           "%lld stages costed\n",
+           (long long)st.plans, (long long)st.projections, (long long)st.stages);
+    assert_true(st.stages <= (int64_t)CCS_SERVE_STAGE_REPS * st.projections);
 }
 
 /* ---- serving sweeps ------------------------------------------------------------------ */
@@ -818,6 +1082,19 @@ static void test_serve_grid(void **state)
         {"workload: serve\nmodels: llama3-70b\nhardware: h100-sxm\nserve: {isl: 1, osl: 1}\n"
          "keep: {best: 0}\n",
          "keep.best"},
+        /* a value twice sweeps the same scenarios twice */
+        {"workload: serve\nmodels: [llama3-70b, llama3-8b, llama3-70b]\nhardware: h100-sxm\n"
+         "serve: {isl: 1, osl: 1}\n",
+         "field 'models': 'llama3-70b' is listed twice (first at line 2)"},
+        {"workload: serve\nmodels: llama3-70b\nhardware: h100-sxm\nserve: {isl: [100, 200,\n"
+         "  100], osl: 1}\n",
+         "t.yaml:5:3: field 'isl': '100' is listed twice (first at line 4)"},
+        {"workload: serve\nmodels: llama3-70b\nhardware: h100-sxm\nserve: {isl: 1, osl: 1,"
+         " concurrency: [max, 8, max]}\n",
+         "field 'concurrency': 'max' is listed twice"},
+        {"workload: serve\nmodels: llama3-70b\nhardware: h100-sxm\nserve: {isl: 1, osl: 1}\n"
+         "plan: {attn_dp: [false, no]}\n",
+         "field 'attn_dp': 'no' is listed twice"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         g = grid_of(bad[i].text, &err);
@@ -834,9 +1111,10 @@ int main(void)
         cmocka_unit_test(test_kv_capacity_dense),    cmocka_unit_test(test_decode_step_dense),
         cmocka_unit_test(test_moe_expert_streaming), cmocka_unit_test(test_mla_kv),
         cmocka_unit_test(test_invariants),           cmocka_unit_test(test_validation),
-        cmocka_unit_test(test_finite_run),           cmocka_unit_test(test_fp4_decode_step),
-        cmocka_unit_test(test_fp4_prefill_gemms),    cmocka_unit_test(test_serve_search_brute),
-        cmocka_unit_test(test_serve_grid),
+        cmocka_unit_test(test_finite_run),           cmocka_unit_test(test_finite_run_cap),
+        cmocka_unit_test(test_fp4_decode_step),      cmocka_unit_test(test_fp4_prefill_gemms),
+        cmocka_unit_test(test_serve_search_brute),   cmocka_unit_test(test_serve_grid),
+        cmocka_unit_test(test_stage_work),           cmocka_unit_test(test_serve_search_work),
     };
     return cmocka_run_group_tests_name("serve", tests, test_catalog_setup, test_catalog_teardown);
 }

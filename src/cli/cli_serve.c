@@ -42,11 +42,14 @@ static const cli_opt serve_opts[] = {
     {.name = "max-throughput", .kind = CLI_FLAG, CLI_AT(A, max_tp), .value = 1,
      .help = "the offline point: as many requests as fit (the default)"},
     CLI_O_REAL("qps", "R", A, qps, 1e9,
-               "requests per second offered: concurrency from Little's law"),
+               "requests per second offered per replica: concurrency from\n"
+               "Little's law; a rate past what the replica serves is\n"
+               "reported as saturating it, with the rate it serves"),
     CLI_O_INT("requests", "N", A, requests, 1, 10000000,
               "a finite run of N requests (a benchmark client), all at once\n"
               "or arriving at --qps R, simulated iteration by iteration:\n"
-              "TTFT, TPOT and tokens/s are the run's"),
+              "TTFT, TPOT and tokens/s are the run's (at most 4,000,000\n"
+              "engine iterations: a longer run exits 1)"),
     CLI_O_SERVE_FORMATS(A, p, no_chunked),
     CLI_O_INT("max-num-tokens", "N", A, p.max_num_tokens, 1, 1 << 24,
               "tokens per engine iteration (trtllm-bench's heuristic)"),
@@ -140,8 +143,14 @@ json_t *cli_serve_json(const char *model, const ccs_hw *hw, long gen, const ccs_
     return o;
 }
 
+/* Requests per second one replica serves: its output rate over osl. */
+static double served_qps(const ccs_serve_plan *p, const ccs_serve_result *r)
+{
+    return r->tok_s_gpu * p->tp * p->pp / p->osl;
+}
+
 static void print_text(const serve_args *a, const ccs_hw *hw, const ccs_serve_plan *p,
-                       const ccs_serve_result *r)
+                       const ccs_serve_result *r, int saturated)
 {
     printf("%s on %s (gen %ld): tp %d, pp %d, ep %d%s, %d replica(s), %s weights, %s KV\n",
            a->model, hw->name, a->gen, p->tp, p->pp, p->ep, p->attn_dp ? ", attention DP" : "",
@@ -156,6 +165,15 @@ static void print_text(const serve_args *a, const ccs_hw *hw, const ccs_serve_pl
         printf("  a run of %d requests per replica (%s), simulated iteration by iteration: TTFT, "
                "TPOT and tokens/s are the run's means\n",
                a->requests, a->qps > 0 ? "arriving at --qps" : "all at once");
+    if (saturated && a->qps > 0) {
+        double served = served_qps(p, r);
+        printf("  the rate saturates the replica: %.4g requests/s offered per replica, %.4g "
+               "served (the offer is %.3g times that)%s\n",
+               a->qps, served, a->qps / served,
+               a->requests > 0 ? "; requests waited for a slot"
+                               : "; the queue grows without end, TTFT and TPOT are those of "
+                                 "the requests in the full batch");
+    }
     printf("  TTFT %.2f ms (prompt alone %.2f ms), TPOT %.3f ms\n", r->ttft * 1e3,
            r->t_prefill * 1e3, r->tpot * 1e3);
     printf("  output tokens/s: %.1f per GPU, %.1f system (limits per GPU: memory %.1f, "
@@ -227,14 +245,35 @@ int cli_serve(int argc, char **argv)
     ccs_cost c;
     serve_cost_init(&c, &hw, &p);
     ccs_serve_result r;
-    if (a.qps > 0 || a.requests > 0)
-        serve_at_rate(m, &p, &c, a.qps, a.requests, &r);
-    else
+    int saturated = 0;
+    if (a.qps > 0 || a.requests > 0) {
+        saturated = serve_at_rate(m, &p, &c, a.qps, a.requests, &r);
+        if (saturated < 0) {
+            catalog_free(cat);
+            if (saturated == CCS_ENOMEM) {
+                cli_fail("serve", "out of memory simulating the run");
+                return 2;
+            }
+            return cli_fail("serve",
+                            "--requests %d: %d requests of %d + %d tokens, at most %d in "
+                            "flight per replica, take more than %d engine iterations, the most "
+                            "a simulated run may; give fewer or shorter requests, or leave "
+                            "--requests out for the steady state",
+                            a.requests, a.requests, p.isl, p.osl, r.concurrency,
+                            CCS_SERVE_RUN_MAX_ITER);
+        }
+    } else
         serve_project(m, &p, &c, &r);
     if (a.json) {
         json_t *o = cli_serve_json(a.model, &hw, a.gen, &p, &r);
-        if (o)
+        if (o) {
             json_object_set_new(o, "requests", json_integer(a.requests));
+            json_object_set_new(o, "iterations", json_integer(r.iterations));
+            json_object_set_new(o, "qps", json_real(a.qps));
+            json_object_set_new(o, "served_qps",
+                                json_real(r.status == CCS_ST_OK ? served_qps(&p, &r) : 0));
+            json_object_set_new(o, "saturated", json_boolean(saturated));
+        }
         rc = o && json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15)) == 0 ? 0 : 2;
         json_decref(o);
         if (!rc)
@@ -245,7 +284,7 @@ int cli_serve(int argc, char **argv)
                a.model, hw.name, plan_reason_name(r.reason), r.mem_weights / 1e9,
                r.mem_activations / 1e9, hw.mem_cap / 1e9, r.max_concurrency);
     else
-        print_text(&a, &hw, &p, &r);
+        print_text(&a, &hw, &p, &r, saturated);
     catalog_free(cat);
     return rc;
 }

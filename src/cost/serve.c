@@ -12,8 +12,9 @@
  * the GEMMs that produce and consume them.
  *
  * Steady state of continuous batching at concurrency C: every step decodes C
- * tokens, and since each request leaves after osl steps, C * isl / osl prompt
- * tokens arrive per step. With chunked prefill they ride in the same step
+ * tokens (B < C of the C in turn where the token budget binds, see steady),
+ * and since each request leaves after osl decodes, isl / osl prompt tokens
+ * arrive per decoded token. With chunked prefill they ride in the same step
  * (weights read once for both); without, they run as prefill-only iterations
  * that stall decode. A benchmark's finite run is not at that steady state (its
  * prompts come first, its last requests decode alone): serve_at_rate simulates
@@ -216,9 +217,27 @@ static int32_t stage_dense(const ccs_model *m, const shape *s, int32_t st)
     return d < 0 ? 0 : d > s->layers_stage ? s->layers_stage : d;
 }
 
+int serve_stage_reps(const ccs_model *m, int32_t pp, int32_t rep[CCS_SERVE_STAGE_REPS])
+{
+    assert(m && pp >= 1 && m->layers >= pp);
+    int32_t L = m->layers / pp, k = model_dense_layers(m) / L;
+    int32_t cand[CCS_SERVE_STAGE_REPS] = {0, 1, k, k + 1, pp - 1};
+    int n = 0;
+    for (int i = 0; i < CCS_SERVE_STAGE_REPS; i++) {
+        int32_t st = cand[i];
+        /* cand rises but for pp - 1, which k and k + 1 pass when the dense
+         * blocks reach the last stage: those are past the pipeline's end */
+        if (st < pp && (n == 0 || st > rep[n - 1]))
+            rep[n++] = st;
+    }
+    return n;
+}
+
 /* Weights per device of the fullest stage, bytes. Linear layers in the plan's
  * weight format; embedding, head, norms and router in 16 bits (quantization
- * recipes leave them: TensorRT-LLM ModelOpt FP8/NVFP4 keep lm_head). */
+ * recipes leave them: TensorRT-LLM ModelOpt FP8/NVFP4 keep lm_head). A stage's
+ * weights depend only on what serve_stage_reps groups by, so its stages
+ * stand for all. */
 static double weight_bytes(const ccs_model *m, const ccs_serve_plan *p, const shape *s)
 {
     double wb = serve_dtype_bytes(p->wdtype);
@@ -229,8 +248,10 @@ static double weight_bytes(const ccs_model *m, const ccs_serve_plan *p, const sh
         block_moe = block_dense;
     double emb = s->vocab_dev * s->h * 2, head = (m->tied ? 0 : s->vocab_dev * s->h * 2);
     double best = 0;
-    for (int32_t st = 0; st < p->pp; st++) {
-        int32_t d = stage_dense(m, s, st);
+    int32_t rep[CCS_SERVE_STAGE_REPS];
+    int nrep = serve_stage_reps(m, p->pp, rep);
+    for (int i = 0; i < nrep; i++) {
+        int32_t st = rep[i], d = stage_dense(m, s, st);
         double w = d * block_dense + (s->layers_stage - d) * block_moe;
         if (st == 0)
             w += emb;
@@ -526,15 +547,29 @@ void serve_step(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c, 
     }
     shape s;
     shape_of(m, p, &s);
-    /* the pipeline holds pp micro-batches; a token crosses every stage */
+    /* The pipeline holds pp micro-batches of decode / pp and prefill / pp
+     * tokens; a token crosses every stage. In steady state a stage passes one
+     * micro-batch per period T and no stage starts the next before finishing
+     * the last, so T is the slowest stage's pass, max_st t_st: a faster stage
+     * waits on its slower neighbour's output or input. A micro-batch's next
+     * token needs its previous one through all pp stages, and the pp
+     * micro-batches take their turns at stage 0 one period apart, so each is
+     * back after pp periods: the iteration (one token of every request) is
+     * pp T. Only the slowest stage counts, and serve_stage_reps gives the few
+     * stages among which it is, so the iteration costs at most
+     * CCS_SERVE_STAGE_REPS stages whatever pp. */
     double pp = p->pp, dec = decode / pp, pre = prefill / pp;
     double isl = p->isl;
     double worst = 0;
     ccs_serve_step best;
     memset(&best, 0, sizeof best);
-    for (int32_t st = 0; st < p->pp; st++) {
+    int32_t rep[CCS_SERVE_STAGE_REPS];
+    int nrep = serve_stage_reps(m, p->pp, rep);
+    for (int i = 0; i < nrep; i++) {
+        int32_t st = rep[i];
         ccs_serve_step one;
         memset(&one, 0, sizeof one);
+        out->stages++;
         acc a = {.c = &c4, .st = &one, .scale = 0, .fp4 = fp4};
         int32_t d = stage_dense(m, &s, st);
         a.scale = d;
@@ -635,7 +670,15 @@ static void steady(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *
     double per_replica;
     if (p->chunked) {
         serve_step(m, p, c, B, ctx, P, &st);
-        out->tpot = st.t;
+        /* Where the budget binds (B < C), an iteration decodes B of the C
+         * requests in flight and takes the B isl / osl prompt tokens of the
+         * B / osl requests that replace those leaving. The scheduler takes
+         * them in turn, so a request decodes in B / C of the iterations: its
+         * tokens are C / B iterations apart, TPOT = (C / B) t. Then
+         * C / TPOT = B / t, the replica's output rate, as Little's law has it
+         * for C requests each in the batch for osl tokens, one every TPOT;
+         * without the budget binding B = C and TPOT = t. */
+        out->tpot = st.t * C / B;
         per_replica = B / st.t;
         /* a new prompt rides the steps in chunks of the budget left by decode */
         double room = fmax(cap - B, 1), n = ceil(isl / room);
@@ -752,11 +795,11 @@ void serve_project(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *
  * decoding requests' mean context, so the run's ramp (prompts before decode)
  * and tail (the last requests decoding alone) count. Requests are identical,
  * so those whose prompts complete in the same iteration form one cohort.
- * Returns the output rate (n x osl over the run, what a benchmark client
- * divides by), the mean TTFT and the mean inter-token latency; 0, with
- * nothing set, when the run would take more than SERVE_RUN_MAX_ITER
- * iterations. */
-#define SERVE_RUN_MAX_ITER 4000000
+ * Sets the output rate (n x osl over the run, what a benchmark client
+ * divides by), the mean TTFT and the mean inter-token latency and returns 1;
+ * returns 0, with those unset, when the run reaches CCS_SERVE_RUN_MAX_ITER
+ * iterations before its end, CCS_ENOMEM when its cohorts find no memory.
+ * *iters: the iterations simulated. */
 
 typedef struct cohort {
     double n;     /* requests */
@@ -764,17 +807,18 @@ typedef struct cohort {
 } cohort;
 
 static int finite_run(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c, int32_t n,
-                      double qps, double C, double cap, double *ttft, double *itl, double *tok_s)
+                      double qps, double C, double cap, double *ttft, double *itl, double *tok_s,
+                      int64_t *iters)
 {
     double isl = p->isl, osl = p->osl;
     int64_t steps = p->osl - 1; /* decode iterations after the first token */
-    if (n < 1 || C < 1 || cap < 1)
-        return 0;
+    assert(n >= 1 && C >= 1 && cap >= 1);
+    *iters = 0;
     C = floor(C);
     size_t ring = (size_t)fmin(C, (double)steps) + 1;
     cohort *q = malloc(ring * sizeof *q);
     if (!q)
-        return 0;
+        return CCS_ENOMEM;
     size_t head = 0, len = 0;
     double t = 0, n_dec = 0, born_sum = 0; /* decoding requests, sum of n x born */
     double n_ctx = 0, h = 0;               /* admitted prompts, the oldest one's progress */
@@ -782,7 +826,7 @@ static int finite_run(const ccs_model *m, const ccs_serve_plan *p, const ccs_cos
     int64_t it = 0;
     int ok = 1;
     while (done < n) {
-        if (it >= SERVE_RUN_MAX_ITER) {
+        if (it >= CCS_SERVE_RUN_MAX_ITER) {
             ok = 0;
             break;
         }
@@ -838,6 +882,7 @@ static int finite_run(const ccs_model *m, const ccs_serve_plan *p, const ccs_cos
         it++;
     }
     free(q);
+    *iters = it;
     if (!ok)
         return 0;
     *ttft = wait / n;
@@ -859,34 +904,54 @@ int serve_at_rate(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c
     if (n_requests > 0) {
         /* the run itself, iteration by iteration; the steady state at its
          * largest concurrency fills the step figures */
-        double cap = out->max_num_tokens, C = fmin(fmin(cmax, n_requests), cap);
+        double cap = out->max_num_tokens, C = floor(fmin(fmin(cmax, n_requests), cap));
         double ttft, itl, tok;
-        if (finite_run(m, &q, c, n_requests, qps, C, cap, &ttft, &itl, &tok)) {
-            steady(m, &q, c, C, out);
+        int64_t iters = 0;
+        /* A request holds its slot for osl iterations at least (its prompt's
+         * last, then osl - 1 decodes), C slots in all: n osl / C iterations at
+         * least. A run past the limit by that bound is not started; one that
+         * reaches it while simulating stops there. Either is refused: the
+         * steady state is not the run. */
+        int rc = (double)n_requests * osl / C > CCS_SERVE_RUN_MAX_ITER
+                     ? 0
+                     : finite_run(m, &q, c, n_requests, qps, C, cap, &ttft, &itl, &tok, &iters);
+        out->iterations = iters;
+        if (rc <= 0) {
+            out->ttft = out->tpot = out->tok_s_gpu = out->tok_s_system = 0;
             out->concurrency = (int32_t)C;
-            out->ttft = ttft;
-            out->tpot = itl;
-            double gpus = (double)q.tp * q.pp;
-            out->tok_s_gpu = tok / gpus;
-            out->tok_s_system = tok * q.dp;
-            return qps <= 0 || qps * (ttft + (osl - 1) * itl) > C;
+            return rc < 0 ? rc : CCS_EINPUT;
         }
+        steady(m, &q, c, C, out);
+        out->concurrency = (int32_t)C;
+        out->ttft = ttft;
+        out->tpot = itl;
+        double gpus = (double)q.tp * q.pp;
+        out->tok_s_gpu = tok / gpus;
+        out->tok_s_system = tok * q.dp;
+        return qps <= 0 || qps * (ttft + (osl - 1) * itl) > C;
     }
-    if (qps <= 0) {
-        steady(m, &q, c, cmax, out);
+    steady(m, &q, c, cmax, out);
+    if (qps <= 0)
         return 1;
-    }
-    /* Little's law: the C where qps x latency(C) = C, latency growing with C */
+    /* Little's law for the steady state's C requests, each in the batch for
+     * its osl tokens one TPOT apart: C = qps osl TPOT(C), and the output rate
+     * C / TPOT is then the offered qps osl. TPOT grows with C; where even the
+     * most that fit leave qps osl TPOT(cmax) > cmax, the rate saturates the
+     * replica: it serves cmax / (osl TPOT(cmax)) requests/s, the rest queue
+     * without end, and the figures are those of the full replica. */
+    if (qps * osl * out->tpot > cmax)
+        return 1;
     double lo = 1e-3, hi = cmax;
     for (int i = 0; i < 60; i++) {
         double mid = 0.5 * (lo + hi);
         steady(m, &q, c, mid, out);
-        if (qps * (out->ttft + (osl - 1) * out->tpot) > mid)
+        if (qps * osl * out->tpot > mid)
             lo = mid;
         else
             hi = mid;
     }
     steady(m, &q, c, hi, out);
-    out->concurrency = (int32_t)ceil(hi);
+    /* the mean in flight rounded up, not past a whole number it sits on */
+    out->concurrency = (int32_t)ceil(hi * (1 - 1e-12));
     return 0;
 }

@@ -136,6 +136,17 @@ static int read_axis(serve_grid *g, const ydoc *d, const ynode *n, int a, const 
             g->ax[a][i] = lo + (int32_t)i;
         else if (read_one(d, v, a, cat, &g->ax[a][i], err))
             return CCS_EINPUT;
+        /* a value twice would sweep the same scenarios twice (as the training
+         * spec's names, refused); models and hardware compare by name */
+        for (size_t j = 0; v && j < i; j++) {
+            const ynode *w = ynode_item(d, n, j);
+            if (a <= SERVE_AX_HW ? strcmp(ynode_scalar(w), ynode_scalar(v))
+                                 : g->ax[a][j] != g->ax[a][i])
+                continue;
+            ydoc_error(d, v, err, "field '%s': '%s' is listed twice (first at line %d)",
+                       ax_names[a], ynode_scalar(v), ynode_line(w));
+            return CCS_EINPUT;
+        }
     }
     /* models and hardware: the catalog entries, copied */
     if (a == SERVE_AX_MODEL && !(g->models = calloc(len, sizeof *g->models)))

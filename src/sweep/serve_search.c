@@ -55,6 +55,7 @@ static int try_at(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c
     h->plan.concurrency = conc;
     serve_project(m, &h->plan, c, &h->r);
     st->projections++;
+    st->stages += h->r.step.stages;
     return serve_meets(&h->r, lim);
 }
 

@@ -58,6 +58,8 @@ check "--requests with --concurrency exits 1 with a reason" \
 $B serve $A --requests 20000 >"$T/long.json"; rc=$?
 check "serve --requests exits 0 and reports requests" \
     "[ $rc -eq 0 ] && [ \"$(jget "$T/long.json" requests)\" = 20000 ]"
+check "a run's iterations are at least requests x osl / concurrency, at most 4M" \
+    "[ \"\$(sqlite3 :memory: \"select $(jget "$T/long.json" iterations) >= 20000 * 1000 / $(jget "$T/long.json" concurrency) and $(jget "$T/long.json" iterations) <= 4000000;\")\" = 1 ]"
 # a long run is mostly steady state: its rate within 5% of the steady state's
 check "a long run's tokens/s is within 5% of the steady state's" \
     "[ \"\$(sqlite3 :memory: \"select abs($(jget "$T/long.json" tok_s_gpu) / $(jget "$T/max.json" tok_s_gpu) - 1) < 0.05;\")\" = 1 ]"
@@ -68,3 +70,26 @@ check "a queued run's mean TTFT exceeds the steady state's" \
 $B serve $A --requests 5 --qps 0.001 >"$T/sparse.json"
 check "sparse requests: TTFT is the prompt alone" \
     "[ \"\$(sqlite3 :memory: \"select abs($(jget "$T/sparse.json" ttft) / $(jget "$T/sparse.json" t_prefill) - 1) < 1e-9;\")\" = 1 ]"
+
+# --qps: a rate the replica serves comes out served; one past it says it saturates
+$B serve $A --qps 1 >"$T/q1.json"; rc=$?
+check "a rate it serves: exit 0, not saturated, served as offered" \
+    "[ $rc -eq 0 ] && [ $(jget "$T/q1.json" saturated) = 0 ] && [ \"\$(sqlite3 :memory: \"select abs($(jget "$T/q1.json" served_qps) - 1) < 1e-9;\")\" = 1 ]"
+$B serve $A --qps 1e9 >"$T/qinf.json"; rc=$?
+check "a rate past the replica's: exit 0, saturated, served below the offer" \
+    "[ $rc -eq 0 ] && [ $(jget "$T/qinf.json" saturated) = 1 ] && lt $(jget "$T/qinf.json" served_qps) 1e9"
+A_TEXT=$(echo "$A" | sed 's/ --json//')
+$B serve $A_TEXT --qps 1e9 >"$T/qinf.txt"
+served=$(jget "$T/qinf.json" served_qps)
+check "the text says the rate saturates the replica and what it serves" \
+    "grep -q 'the rate saturates the replica: 1e+09 requests/s offered per replica, $(printf %.4g "$served") served' '$T/qinf.txt'"
+$B serve $A_TEXT --qps 1 >"$T/q1.txt"
+check "a rate it serves says nothing of saturation" "! grep -q saturates '$T/q1.txt'"
+
+# a run past the simulation's limit: exit 1 naming it, not the steady state's figures
+# (llama3-8b on one h100-sxm holds 4 requests of 100 + 100000 tokens: 400 need
+# at least 400 x 100000 / 4 = 10M iterations)
+$B serve --model llama3-8b --hw h100-sxm --isl 100 --osl 100000 --requests 400 >"$T/cap.out" 2>"$T/cap.err"
+rc=$?
+check "a run past 4M iterations exits 1 naming the limit, no figures" \
+    "[ $rc -eq 1 ] && grep -q '4000000 engine iterations' '$T/cap.err' && [ ! -s '$T/cap.out' ]"

@@ -56,6 +56,8 @@ typedef struct ccs_serve_step {
     double comm_bytes;      /* collective buffer bytes per device */
     double t_hbm_floor;     /* s, bytes / peak memory bandwidth */
     double t_flops_floor;   /* s, flops / peak matrix throughput */
+    int32_t stages;         /* pipeline stages costed, the work: serve_stage_reps's, at
+                               most CCS_SERVE_STAGE_REPS whatever pp */
 } ccs_serve_step;
 
 typedef struct ccs_serve_result {
@@ -80,7 +82,11 @@ typedef struct ccs_serve_result {
     double share_compute, share_memory, share_comm; /* of the decode step's time */
     double comm_exposed_share;                      /* exposed communication / step */
     ccs_serve_step step;                            /* the steady-state iteration */
+    int64_t iterations; /* engine iterations a finite run simulated (serve_at_rate), else 0 */
 } ccs_serve_result;
+
+/* The most engine iterations serve_at_rate simulates of a finite run. */
+#define CCS_SERVE_RUN_MAX_ITER 4000000
 
 /* Share of free memory (after weights and activations) the engine gives the
  * KV cache by default (see serve.c). */
@@ -112,16 +118,32 @@ void serve_project(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *
 void serve_step(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c, double decode,
                 double ctx, double prefill, ccs_serve_step *out);
 
+/* The stages of a pp-stage replica of m that stand for all of them, in
+ * increasing order, into rep; returns how many (1 to CCS_SERVE_STAGE_REPS).
+ * Stage st holds blocks st L .. (st + 1) L - 1 (L = layers / pp), of them
+ * d(st) = min(max(D - st L, 0), L) of the model's first D dense blocks; what a
+ * stage costs and holds depends on d(st), on st = 0 (the embedding) and on
+ * st = pp - 1 (the head) alone. d(st) is L below k = D / L, D - k L at k and 0
+ * beyond, so every stage has the three of one of 0, 1, k, k + 1 and pp - 1 no
+ * later than itself: the first of the slowest stages is one of them.
+ * Needs 1 <= pp <= layers. */
+#define CCS_SERVE_STAGE_REPS 5
+int serve_stage_reps(const ccs_model *m, int32_t pp, int32_t rep[CCS_SERVE_STAGE_REPS]);
+
 /* The online point at a request rate. n_requests > 0 is a finite run of that
  * many requests (a benchmark client; qps <= 0: all at once), simulated engine
  * iteration by iteration (serve.c, finite_run): the output rate (requests x
  * osl over the run), the mean TTFT and the mean inter-token latency are the
  * run's, its ramp and tail included; the step figures are the steady state at
  * the most requests it holds in flight. n_requests = 0 is an endless stream:
- * the concurrency that Little's law gives (requests in flight = qps x request
- * latency) at the steady state, or the saturated steady state when the rate
- * exceeds what the replica serves (qps <= 0: at once). Returns 1 when the rate
- * saturates the replica, else 0. */
+ * the concurrency that Little's law gives at the steady state (C = qps x osl
+ * x TPOT(C): output tokens/s = qps x osl, concurrency the mean rounded up),
+ * or the steady state of the full replica when the rate exceeds what it
+ * serves (qps <= 0: at once). qps is per replica. Returns 1 when the rate
+ * saturates the replica (its output rate is then below qps x osl), else 0;
+ * CCS_EINPUT when the finite run would take more than CCS_SERVE_RUN_MAX_ITER
+ * iterations (out->iterations the ones simulated, 0 where a bound shows it
+ * unstarted; TTFT, TPOT and tokens/s 0), CCS_ENOMEM when memory ran out. */
 int serve_at_rate(const ccs_model *m, const ccs_serve_plan *p, const ccs_cost *c, double qps,
                   int32_t n_requests, ccs_serve_result *out);
 

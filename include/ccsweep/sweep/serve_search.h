@@ -25,6 +25,7 @@ typedef struct serve_search_stats {
     int64_t fit;         /* of them, shapes whose weights and one request fit memory */
     int64_t meet;        /* of them, shapes with a concurrency that meets both limits */
     int64_t projections; /* serve_project calls */
+    int64_t stages;      /* pipeline stages their steady-state steps costed (the work) */
 } serve_search_stats;
 
 /* Limits a plan must meet; 0: none. */
