@@ -452,6 +452,179 @@ static void test_llm_foundry(void **state)
     assert_readme_says(text);
 }
 
+/* Mean errors of one group of torchtitan rows. */
+typedef struct titan_group {
+    double sum, sum_abs;
+    int n, oom;
+} titan_group;
+
+static void titan_add(titan_group *g, double err, int oom)
+{
+    g->sum += err;
+    g->sum_abs += fabs(err);
+    g->n++;
+    g->oom += oom;
+}
+
+static void titan_print(const char *what, const titan_group *g)
+{
+    if (g->n)
+        printf("  torchtitan %-22s %2d runs: mean |error| %5.1f%%, mean signed %+6.1f%%, %d out of "
+               "memory\n",
+               what, g->n, 100 * g->sum_abs / g->n, 100 * g->sum / g->n, g->oom);
+}
+
+/* torchtitan's published runs (tests/data/torchtitan_published.csv, its header
+ * names the sources: pytorch/torchtitan docs/performance.md at four commits,
+ * the benchmarks/ folder and docs/mxfp8.md; 47 measured runs of Llama 2
+ * 13B/70B and Llama 3 8B/70B/405B on 8-512 A100 80GB, H100, H200 and B200:
+ * FSDP2, 2D with TP, 3D with PP, CP up to 262144 tokens, eager and compiled,
+ * bf16 and float8), each projected under the stack a user would pick:
+ * pytorch-fsdp2 for an eager run, pytorch-fsdp2-compile for a compiled one;
+ * float8 rows (tensorwise, rowwise and the MX recipes alike) as dtype fp8.
+ * FSDP is ZeRO-3 over the dp ranks; without pipelining each rank runs its
+ * local batch as one micro-batch, reduce-scattered under its own backward pass
+ * (bucketed); with pipelining torch.distributed.pipelining (stage.py
+ * backward_maybe_with_nosync: set_requires_gradient_sync only for the last
+ * backward) accumulates the gradients unsharded and reduce-scatters them under
+ * the last micro-batch (last_micro). TP runs with sequence parallelism
+ * (torchtitan's SequenceParallel norms), AsyncTP as TP overlap, CP with the
+ * all-gather of K/V (torchtitan's default rotate method), SDPA as the fused
+ * attention kernel. Activation checkpointing: none and full map to themselves;
+ * torchtitan's selective modes map to SELECTIVE, which has no exact equivalent
+ * yet: per-op SAC recomputes every second matmul of a block and its
+ * element-wise operators, layer SAC the whole of every second block, while
+ * SELECTIVE under a fused attention kernel recomputes nothing. The catalog's
+ * h100-sxm (80 GB HBM3 at 700 W) stands in for the 96 GB HBM2e H100 at 500 W
+ * of Meta's Grand Teton hosts (runs measured above 80 GiB would not fit it).
+ * Rows projected out of memory are still compared and counted.
+ * The test prints each row and the mean errors by stack, by GPU and overall
+ * (CCS_TITAN_ROWS=1: each row's time split, to stderr).
+ * Asserted: every plan valid; the Llama 2 13B shape the catalog lacks holds
+ * the parameter count worked out below; the overall mean absolute error below
+ * a guard. The aim is 10% mean absolute and +-5% mean signed error; it is not
+ * met yet (measured: 54.9% and +54.9%, every row fast; by stack 40.5% eager,
+ * 58.8% compiled; by GPU 35.1% A100, 47.6% H100, 19.3% H200, 172.8% on the
+ * 750 W B200; 4 rows out of memory: Table 1's three and Llama 2 70B with
+ * per-op SAC, whose SELECTIVE keeps every activation). The guard, the measured
+ * level plus 5 points rounded up (60%), only catches drift. */
+static void test_torchtitan(void **state)
+{
+    (void)state;
+    const ccs_stack *stacks[2] = {catalog_stack(test_cat(), "pytorch-fsdp2"),
+                                  catalog_stack(test_cat(), "pytorch-fsdp2-compile")};
+    assert_non_null(stacks[0]);
+    assert_non_null(stacks[1]);
+    static const char *const gpus[] = {"a100-80g", "h100-sxm", "h200", "b200"};
+    titan_group by_stack[2], by_gpu[4], all;
+    memset(by_stack, 0, sizeof by_stack);
+    memset(by_gpu, 0, sizeof by_gpu);
+    memset(&all, 0, sizeof all);
+    /* Llama 2 13B as torchtitan builds it (models/llama/__init__.py "13B"
+     * at 157a12c56): 40 layers, h 5120, 40 heads, no GQA, SwiGLU width
+     * 256 * ceil(int(2 * 4 * 5120 / 3) / 256) = 256 * ceil(13653 / 256) =
+     * 13824, vocab 32000; the rest as Llama 2 70B. Parameters: 40 x (4 h^2 +
+     * 3 h ffn + 2 h) + 2 x 32000 h + h (the final norm) = 40 x 317204480 +
+     * 327680000 + 5120 = 13015864320, Llama 2's "13B" (Touvron et al. 2023,
+     * Table 1). */
+    const ccs_model *l70 = catalog_model(test_cat(), "llama2-70b");
+    assert_non_null(l70);
+    ccs_model l13 = *l70;
+    ccs_strlcpy(l13.name, "llama2-13b", sizeof l13.name);
+    l13.layers = 40;
+    l13.hidden = 5120;
+    l13.heads = l13.kv_heads = 40;
+    l13.ffn = 13824;
+    l13.gbs = 0;
+    FILE *f = fopen("tests/data/torchtitan_published.csv", "r");
+    assert_non_null(f);
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || strncmp(line, "source,", 7) == 0)
+            continue;
+        /* source,table,hw,model,gpus,dp,tp,pp,vpp,cp,mbs,gbs,seq,ac,compile,
+         * dtype,fp8_recipe,async_tp,tokens_s_gpu,mfu_pct,mem_gib,notes */
+        char v[22][256];
+        const char *s = line;
+        int k = 0;
+        while (k < 22 && (s = csv_field(s, v[k], sizeof v[k])))
+            k++;
+        assert_int_equal(k, 22);
+        const ccs_model *m =
+            strcmp(v[3], "llama2-13b") == 0 ? &l13 : catalog_model(test_cat(), v[3]);
+        const ccs_hw *h = catalog_hw(test_cat(), v[2]);
+        assert_non_null(m);
+        assert_non_null(h);
+        ccs_plan p;
+        plan_defaults(&p);
+        p.devices = atoi(v[4]);
+        p.dp = atoi(v[5]);
+        p.tp = atoi(v[6]);
+        p.pp = atoi(v[7]);
+        p.vpp = atoi(v[8]);
+        p.cp = atoi(v[9]);
+        p.mbs = atoi(v[10]);
+        p.gbs = atoi(v[11]);
+        p.seq = atoi(v[12]);
+        p.zero = 3;
+        p.recompute = (int8_t)(strcmp(v[13], "none") == 0   ? CCS_RECOMPUTE_NONE
+                               : strcmp(v[13], "full") == 0 ? CCS_RECOMPUTE_FULL
+                                                            : CCS_RECOMPUTE_SELECTIVE);
+        assert_true(strcmp(v[13], "none") == 0 || strcmp(v[13], "full") == 0 ||
+                    strncmp(v[13], "selective-", 10) == 0);
+        int compiled = atoi(v[14]);
+        p.dtype = (int8_t)dtype_parse(v[15]);
+        assert_true(p.dtype >= 0);
+        p.tp_overlap = (int8_t)atoi(v[17]);
+        p.sp = p.tp > 1;
+        p.cp_comm = CCS_CP_ALLGATHER;
+        p.flash_attn = 1;
+        p.dp_overlap = p.pp > 1 ? CCS_DPOV_LAST_MICRO : CCS_DPOV_BUCKETED;
+        ccs_cost c;
+        cost_init(&c, h, NULL, NULL, 0, &p);
+        cost_set_stack(&c, stacks[compiled]);
+        ccs_result r;
+        timeline_project(m, &p, &c, &r, NULL);
+        if (r.status == CCS_ST_INVALID)
+            print_error("%s %s %s: %s\n", v[0], v[1], v[3], plan_reason_name(r.reason));
+        assert_int_not_equal(r.status, CCS_ST_INVALID);
+        if (m == &l13)
+            assert_rel(r.params, 13015864320.0, 1e-9);
+        int oom = r.status == CCS_ST_OOM;
+        double pub = atof(v[18]), tok = r.tokens_per_s / p.devices, err = tok / pub - 1;
+        char mem[32] = "";
+        if (v[20][0])
+            snprintf(mem, sizeof mem, " (measured %.2f)", atof(v[20]));
+        printf("  %-7s %-9s %-11s %3d GPUs dp %3d tp %d pp %d vpp %d cp %d mbs %2d seq %6d "
+               "%-15s %-7s %-4s %-18s atp %d: %6.0f vs %7.1f tokens/s/GPU %+6.1f%%, %5.1f "
+               "GiB%s%s\n",
+               v[0], v[2], v[3], p.devices, p.dp, p.tp, p.pp, p.vpp, p.cp, p.mbs, p.seq, v[13],
+               compiled ? "compile" : "eager", v[15], v[16], p.tp_overlap, tok, pub, 100 * err,
+               r.mem_total / 1073741824.0, mem, oom ? " OOM" : "");
+        if (getenv("CCS_TITAN_ROWS"))
+            fprintf(stderr,
+                    "%s %s %s: t_iter %.3f s, compute %.3f s, exposed comm %.3f s (dp %.3f, tp "
+                    "%.3f, cp %.3f), bubble %.3f s, MFU %.1f%%\n",
+                    v[0], v[1], v[3], r.t_iter, r.t_compute, r.t_comm_exposed, r.t_dp_comm_exposed,
+                    r.t_tp_comm_exposed, r.t_cp_comm_exposed, r.t_bubble, 100 * r.mfu);
+        titan_add(&by_stack[compiled], err, oom);
+        int g = 0;
+        while (g < 4 && strcmp(v[2], gpus[g]) != 0)
+            g++;
+        assert_true(g < 4);
+        titan_add(&by_gpu[g], err, oom);
+        titan_add(&all, err, oom);
+    }
+    fclose(f);
+    assert_int_equal(all.n, 47);
+    for (int i = 0; i < 2; i++)
+        titan_print(stacks[i]->name, &by_stack[i]);
+    for (int g = 0; g < 4; g++)
+        titan_print(gpus[g], &by_gpu[g]);
+    titan_print("all", &all);
+    assert_true(all.sum_abs / all.n <= 0.60);
+}
+
 /* A published MoE training cost: DeepSeek-V3 takes 180K H800 GPU hours per
  * trillion tokens (arXiv 2412.19437, Sec. 1 and Table 1: 2664K GPU hours for
  * 14.8T pre-training tokens; "3.7 days on our cluster with 2048 H800 GPUs").
@@ -694,6 +867,7 @@ int main(void)
         cmocka_unit_test(test_moe_megatron),
         cmocka_unit_test(test_published_throughput),
         cmocka_unit_test(test_llm_foundry),
+        cmocka_unit_test(test_torchtitan),
         cmocka_unit_test(test_deepseek_v3_gpu_hours),
         cmocka_unit_test(test_dense_first_blocks),
         cmocka_unit_test(test_invariants),
