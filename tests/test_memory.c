@@ -233,6 +233,33 @@ static void test_eager_memory(void **state)
     assert_rel(eager.act_layer - fused.act_layer, 8192.0 * 73728, 1e-12);
 }
 
+/* The per-op selective policy's activations (selective: op; regions.c), by
+ * hand for the same Llama 3 8B block: the block's input (2 h), the saved
+ * matmuls' outputs, queries (2 h), values (2 h / 4) and FC2's (2 h), the gate
+ * projection's (2 x 14336), and the attention's output (2 h) and fp32
+ * log-sum-exp (4 x 32): s (8 h + h / 2 + 28672 + 128) = 8192 x 63,616 bytes,
+ * eager or not (what the policy saves is the same). */
+static void test_sac_op_memory(void **state)
+{
+    (void)state;
+    const ccs_model *m = catalog_model(test_cat(), "llama3-8b");
+    assert_non_null(m);
+    ccs_plan p = plan(1, 1, 1, 1, 1, 0, CCS_RECOMPUTE_SELECTIVE);
+    p.seq = 8192;
+    p.flash_attn = 1;
+    ccs_stack st;
+    stack_default(&st);
+    st.sac_op = 1;
+    for (int eager = 0; eager <= 1; eager++) {
+        st.eager = (int8_t)eager;
+        ccs_oplist ops;
+        ccs_memory mem;
+        regions_build_stack(m, &p, 8, &st, &ops);
+        memory_footprint(m, &p, &ops, &mem);
+        assert_rel(mem.act_layer, 8192.0 * 63616, 1e-12);
+    }
+}
+
 /* DeepSeek-V3 on 2048 H800 as it was trained (arXiv 2412.19437, Sec. 3.2: PP
  * 16, EP 64, ZeRO-1 over the 128 data-parallel ranks, no TP; fp8, sequence
  * 4096, 15360 sequences; micro-batch 1 and stages of 3 + 14 x 4 + 2 blocks
@@ -410,8 +437,8 @@ int main(void)
         cmocka_unit_test(test_activation_equations), cmocka_unit_test(test_no_dropout_stack),
         cmocka_unit_test(test_loss_memory),          cmocka_unit_test(test_in_flight),
         cmocka_unit_test(test_zero_sharding),        cmocka_unit_test(test_eager_memory),
-        cmocka_unit_test(test_measured_memory),      cmocka_unit_test(test_uneven_cp_memory),
-        cmocka_unit_test(test_deepseek_v3_memory),
+        cmocka_unit_test(test_sac_op_memory),        cmocka_unit_test(test_measured_memory),
+        cmocka_unit_test(test_uneven_cp_memory),     cmocka_unit_test(test_deepseek_v3_memory),
     };
     return cmocka_run_group_tests_name("memory", tests, test_catalog_setup, test_catalog_teardown);
 }

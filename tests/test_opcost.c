@@ -748,6 +748,58 @@ static void test_eager_traffic(void **state)
     assert_readme_says(said);
 }
 
+/* Recompute selective under PyTorch's per-op policy (selective: op), by hand
+ * for the Llama 3 8B block of test_eager_traffic at seq 8192, tp 1: the
+ * backward pass first runs again the 2nd, 4th and 6th of the block's seven
+ * matmuls (wq, wk, wv, wo, w1, w3, w2): the key projection (h x 8 x 128),
+ * the output projection (h x h) and the up projection (h x 14336), 2 x 8192
+ * x 4096 x (1024 + 4096 + 14336) FLOPs, and every element-wise operator of
+ * the forward: eager, the 610,304 bytes a token of test_eager_traffic. The
+ * attention core is saved, not recomputed. */
+static void test_sac_op_recompute(void **state)
+{
+    (void)state;
+    const ccs_model *m = catalog_model(test_cat(), "llama3-8b");
+    assert_non_null(m);
+    ccs_plan p;
+    plan_defaults(&p);
+    p.tp = p.pp = p.dp = p.devices = 1;
+    p.mbs = p.gbs = 1;
+    p.seq = 8192;
+    p.flash_attn = 1;
+    p.recompute = CCS_RECOMPUTE_SELECTIVE;
+    ccs_stack st;
+    stack_default(&st);
+    st.eager = 1;
+    st.sac_op = 1;
+    ccs_oplist ops;
+    regions_build_stack(m, &p, 8, &st, &ops);
+    double gemm_flops = 0, eltwise = 0;
+    int attention = 0;
+    for (int i = 0; i < ops.n_layer; i++) {
+        const ccs_op *op = &ops.ops[i];
+        if (op->region != CCS_RG_RECOMP_ATTN && op->region != CCS_RG_RECOMP_MLP)
+            continue;
+        if (op->kind == CCS_OP_GEMM)
+            gemm_flops += op->flops * op->count;
+        else if (op->kind == CCS_OP_ELEMENTWISE || op->kind == CCS_OP_LAYERNORM)
+            eltwise += op->bytes * op->count;
+        attention += op->kind == CCS_OP_ATTENTION;
+    }
+    assert_rel(gemm_flops, 2.0 * 8192 * 4096 * (1024 + 4096 + 14336), 1e-12);
+    assert_rel(eltwise / 8192, 610304, 1e-12);
+    assert_int_equal(attention, 0);
+    /* Megatron's selective (core) with a fused kernel recomputes nothing */
+    st.sac_op = 0;
+    regions_build_stack(m, &p, 8, &st, &ops);
+    for (int i = 0; i < ops.n_layer; i++)
+        assert_true(ops.ops[i].region != CCS_RG_RECOMP_ATTN &&
+                    ops.ops[i].region != CCS_RG_RECOMP_MLP);
+    assert_int_equal(catalog_stack(test_cat(), "pytorch-fsdp2")->sac_op, 1);
+    assert_int_equal(catalog_stack(test_cat(), "pytorch-fsdp2-compile")->sac_op, 1);
+    assert_int_equal(catalog_stack(test_cat(), "megatron-core")->sac_op, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -758,7 +810,7 @@ int main(void)
         cmocka_unit_test(test_allreduce_measured),   cmocka_unit_test(test_evolve),
         cmocka_unit_test(test_memo_identical),       cmocka_unit_test(test_memo_prefix),
         cmocka_unit_test(test_loss_traffic),         cmocka_unit_test(test_bias_grad_traffic),
-        cmocka_unit_test(test_eager_traffic),
+        cmocka_unit_test(test_eager_traffic),        cmocka_unit_test(test_sac_op_recompute),
     };
     return cmocka_run_group_tests_name("opcost", tests, test_catalog_setup, test_catalog_teardown);
 }

@@ -491,23 +491,23 @@ static void titan_print(const char *what, const titan_group *g)
  * (torchtitan's SequenceParallel norms), AsyncTP as TP overlap, CP with the
  * all-gather of K/V (torchtitan's default rotate method), SDPA as the fused
  * attention kernel. Activation checkpointing: none and full map to themselves;
- * torchtitan's selective modes map to SELECTIVE, which has no exact equivalent
- * yet: per-op SAC recomputes every second matmul of a block and its
- * element-wise operators, layer SAC the whole of every second block, while
- * SELECTIVE under a fused attention kernel recomputes nothing. The catalog's
- * h100-sxm (80 GB HBM3 at 700 W) stands in for the 96 GB HBM2e H100 at 500 W
- * of Meta's Grand Teton hosts (runs measured above 80 GiB would not fit it).
- * Rows projected out of memory are still compared and counted.
+ * torchtitan's selective modes map to SELECTIVE, which both stacks run as the
+ * per-op policy (selective: op, regions.c): every second matmul of a block and
+ * its element-wise operators recomputed. Layer SAC (the whole of every second
+ * block) has no equivalent yet and runs as the per-op policy too. The
+ * catalog's h100-sxm (80 GB HBM3 at 700 W) stands in for the 96 GB HBM2e H100
+ * at 500 W of Meta's Grand Teton hosts (runs measured above 80 GiB would not
+ * fit it). Rows projected out of memory are still compared and counted.
  * The test prints each row and the mean errors by stack, by GPU and overall
  * (CCS_TITAN_ROWS=1: each row's time split, to stderr).
  * Asserted: every plan valid; the Llama 2 13B shape the catalog lacks holds
  * the parameter count worked out below; the overall mean absolute error below
  * a guard. The aim is 10% mean absolute and +-5% mean signed error; it is not
- * met yet (measured: 54.9% and +54.9%, every row fast; by stack 40.5% eager,
- * 58.8% compiled; by GPU 35.1% A100, 47.6% H100, 19.3% H200, 172.8% on the
- * 750 W B200; 4 rows out of memory: Table 1's three and Llama 2 70B with
- * per-op SAC, whose SELECTIVE keeps every activation). The guard, the measured
- * level plus 5 points rounded up (60%), only catches drift. */
+ * met yet (measured: 44.5% and +44.5%, every row fast; by stack 16.4% eager,
+ * 52.1% compiled (float8, AsyncTP and the B200 rows); by GPU 13.8% A100,
+ * 41.3% H100, 9.8% H200, 149.8% on the 750 W B200; none out of memory). The
+ * guard, the measured level plus 5 points rounded up (50%), only catches
+ * drift. */
 static void test_torchtitan(void **state)
 {
     (void)state;
@@ -622,7 +622,15 @@ static void test_torchtitan(void **state)
     for (int g = 0; g < 4; g++)
         titan_print(gpus[g], &by_gpu[g]);
     titan_print("all", &all);
-    assert_true(all.sum_abs / all.n <= 0.60);
+    assert_true(all.sum_abs / all.n <= 0.50);
+    char said[200];
+    snprintf(said, sizeof said,
+             "torchtitan's %d published runs (`tests/data/torchtitan_published.csv`) are "
+             "projected %.1f%% too fast on average (`pytorch-fsdp2`, eager: %.1f%%; "
+             "`pytorch-fsdp2-compile`: %.1f%%)",
+             all.n, 100 * all.sum / all.n, 100 * by_stack[0].sum / by_stack[0].n,
+             100 * by_stack[1].sum / by_stack[1].n);
+    assert_readme_says(said);
 }
 
 /* A published MoE training cost: DeepSeek-V3 takes 180K H800 GPU hours per

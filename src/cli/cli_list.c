@@ -104,17 +104,18 @@ static void print_evolutions(const ccs_catalog *cat)
 
 static void print_stacks(const ccs_catalog *cat)
 {
-    printf("%-22s %-9s %5s %8s %8s %8s %6s %7s %6s %7s %-14s %7s %-9s %s\n", "name", "attention",
-           "grads", "kernel_us", "layer_us", "iter_ms", "comm", "tp_ovl", "zero3", "dropout",
-           "loss", "metrics", "bias_grad", "elementwise");
+    printf("%-22s %-9s %5s %8s %8s %8s %6s %7s %6s %7s %-14s %7s %-9s %-11s %s\n", "name",
+           "attention", "grads", "kernel_us", "layer_us", "iter_ms", "comm", "tp_ovl", "zero3",
+           "dropout", "loss", "metrics", "bias_grad", "elementwise", "selective");
     for (size_t i = 0; i < catalog_n_stacks(cat); i++) {
         const ccs_stack *s = catalog_stack_at(cat, i);
-        printf("%-22s %-9s %5s %8.1f %8.1f %8.2f %6.1f %7.2f %6.0f %7s %-14s %7d %-9s %s\n",
+        printf("%-22s %-9s %5s %8.1f %8.1f %8.2f %6.1f %7.2f %6.0f %7s %-14s %7d %-9s %-11s %s\n",
                s->name, attn_kernel_name(s->attn_kernel), dtype_name(s->grad_dtype),
                s->op_overhead * 1e6, s->layer_overhead * 1e6, s->iter_overhead * 1e3, s->comm_units,
                s->tp_overlap_share, s->zero3_units, s->no_dropout ? "no" : "yes",
                ccs_loss_kernel_names[s->fused_loss], s->logit_metrics,
-               ccs_bias_grad_names[s->bias_grad_sep], ccs_elementwise_names[s->eager]);
+               ccs_bias_grad_names[s->bias_grad_sep], ccs_elementwise_names[s->eager],
+               ccs_selective_names[s->sac_op]);
     }
 }
 
@@ -184,7 +185,8 @@ static void fill_stack(const ccs_catalog *cat, size_t i, list_val *v)
                           TXT(ccs_loss_kernel_names[st->fused_loss]),
                           NUM(st->logit_metrics),
                           TXT(ccs_bias_grad_names[st->bias_grad_sep]),
-                          TXT(ccs_elementwise_names[st->eager])};
+                          TXT(ccs_elementwise_names[st->eager]),
+                          TXT(ccs_selective_names[st->sac_op])};
     memcpy(v, r, sizeof r);
 }
 
@@ -201,7 +203,8 @@ static const list_kind kinds[] = {
      catalog_n_evolutions,
      fill_evolution},
     {{"name", "attention", "grads", "op_overhead", "layer_overhead", "iter_overhead", "comm_units",
-      "tp_overlap_share", "dropout", "loss_kernel", "logit_metrics", "bias_grad", "elementwise"},
+      "tp_overlap_share", "dropout", "loss_kernel", "logit_metrics", "bias_grad", "elementwise",
+      "selective"},
      catalog_n_stacks,
      fill_stack},
 };

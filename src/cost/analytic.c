@@ -63,6 +63,11 @@ void analytic_compute(const ccs_model *m, const ccs_plan *p, const ccs_oplist *o
     double extra = 0; /* recomputed FLOPs of all the blocks, one micro-batch */
     if (p->recompute == CCS_RECOMPUTE_FULL)
         extra = blocks_fwd_flops(m, p->mbs, p->seq);
+    else if (p->recompute == CCS_RECOMPUTE_SELECTIVE && ops->sac_op)
+        /* the per-op policy's key, output and up projections (regions.c) */
+        extra = m->layers * 2.0 * p->mbs * (double)p->seq * m->hidden *
+                ((double)m->kv_heads * model_qk_head_dim(m) +
+                 (double)m->heads * model_v_head_dim(m) + m->ffn);
     else if (p->recompute == CCS_RECOMPUTE_SELECTIVE && !p->flash_attn)
         extra = m->layers * 2.0 * p->mbs * (double)p->seq * p->seq * m->heads *
                 (model_qk_head_dim(m) + model_v_head_dim(m));

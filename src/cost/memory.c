@@ -27,7 +27,8 @@
  * norm's input, whatever e), SwiGLU the silu output beside its inputs and
  * the product (+e an inner element), and attention the key-value heads
  * repeated to every query head (+2e (1 - g/a) sbh). */
-static double act_per_layer(const ccs_model *m, const ccs_plan *p, int dropout, int eager)
+static double act_per_layer(const ccs_model *m, const ccs_plan *p, int dropout, int eager,
+                            int sac_op)
 {
     assert(m && p && p->tp >= 1 && p->mbs >= 1 && p->seq >= 1 && m->heads >= 1);
     /* with context parallelism a rank keeps s/cp tokens; its queries' scores
@@ -41,6 +42,16 @@ static double act_per_layer(const ccs_model *m, const ccs_plan *p, int dropout, 
     double kv = (double)m->kv_heads / m->heads;
     if (p->recompute == CCS_RECOMPUTE_FULL)
         return e * sbh / (sp ? t : 1);
+    if (p->recompute == CCS_RECOMPUTE_SELECTIVE && sac_op && regions_sac_op_applies(m)) {
+        /* the per-op policy (regions.c) keeps the block's input, the saved
+         * matmuls' outputs (queries, values, FC2's, which the row-parallel
+         * reduce-scatter leaves s/t-sized with sequence parallelism, and
+         * the gate projection's) and the attention's output and fp32
+         * log-sum-exp; the whole s x s core where no fused kernel runs */
+        double kept = 2 * e * sbh / (sp ? t : 1);
+        double core = p->flash_attn ? 4.0 * a * s * b : (e + dr * (1 + e)) * a * s * skv * b;
+        return kept + (e * sbh * (2 + kv) + e * s * b * f + core) / t;
+    }
     /* kept whole unless sequence parallel: two norm inputs, QKV and FC1 inputs
      * (the norm outputs), and the two residual dropout masks */
     double repl = (4 * e + 2 * dr) * sbh;
@@ -109,7 +120,7 @@ double memory_reserve(const ccs_plan *p)
 
 double memory_act_per_layer(const ccs_model *m, const ccs_plan *p)
 {
-    return act_per_layer(m, p, m->bias, 0);
+    return act_per_layer(m, p, m->bias, 0, 0);
 }
 
 /* Memory of one stage: its parameters (pe of them routed-expert weights)
@@ -151,11 +162,11 @@ void memory_footprint(const ccs_model *m, const ccs_plan *p, const ccs_oplist *o
     double lf = ops->layers_first, lm = ops->layers_mid, ll = ops->layers_last;
     double df = ops->dense_first, dl = ops->dense_last;
     double mb = plan_micro_batches(p);
-    double layer = act_per_layer(m, p, ops->dropout, ops->eager), dlayer = layer;
+    double layer = act_per_layer(m, p, ops->dropout, ops->eager, ops->sac_op), dlayer = layer;
     if (model_dense_layers(m) > 0) {
         ccs_model dv;
         model_dense_variant(m, &dv);
-        dlayer = act_per_layer(&dv, p, ops->dropout, ops->eager);
+        dlayer = act_per_layer(&dv, p, ops->dropout, ops->eager, ops->sac_op);
     }
     double e = dtype_bytes(p->dtype) < 2 ? 2 : dtype_bytes(p->dtype);
     double sbh_t = (double)p->seq / plan_cp(p) * p->mbs * m->hidden / p->tp;

@@ -24,6 +24,7 @@ typedef struct builder {
     int metrics;     /* the stack's training-metric evaluations of the logits per micro-batch */
     int bias_sep;    /* the stack's bias gradients: 1 reduction kernels of their own */
     int eager;       /* the stack's element-wise operators: 1 as eager PyTorch runs them */
+    int sac_op;      /* the stack's selective recompute: 1 PyTorch's per-op policy */
 } builder;
 
 /* The sizes of one block on one rank. The letters b, s, h, a, t, v are those
@@ -716,6 +717,36 @@ static void dims_of(const ccs_model *m, const ccs_plan *p, int devices_per_node,
     x->causal = 0.5;
 }
 
+int regions_sac_op_applies(const ccs_model *m)
+{
+    return m->experts == 0 && !model_is_mla(m) && !m->bias;
+}
+
+/* Selective recompute as PyTorch's per-op policy runs it, one block, in the
+ * backward pass (the reference FSDP2 trainer's _custom_policy in pytorch/
+ * torchtitan torchtitan/models/llama/parallelize_llama.py: the outputs of
+ * aten.mm, the flash / efficient SDPA kernels and reduce_scatter are saved
+ * (MUST_SAVE) "except every second mm", the rest recomputed). A block's mm
+ * calls in order are wq, wk, wv, wo, w1, w3, w2: the 2nd, 4th and 6th, the
+ * key projection, the output projection and the up projection, run again,
+ * as does every element-wise operator of the forward (norms, rotary
+ * embedding, the activation, the residual adds); the attention core does not
+ * (saved). Here the key part of the QKV GEMM and the up half of FC1. The
+ * sequence-parallel all-gathers it would also redo are left out. */
+static void sac_op_recompute(builder *B, const dims *x, int ra, int rm)
+{
+    double act = x->b * x->sq * x->h * x->e;
+    norm_fwd(B, x, ra, act / x->e);
+    gemm(B, ra, x->tok, x->gt * x->dq, x->h, 1, x->e);
+    rope_ops(B, x, ra);
+    gemm(B, ra, x->tok, x->h, x->at * x->dv, 1, x->e);
+    mem(B, CCS_OP_ELEMENTWISE, ra, act * 3, act / x->e);
+    norm_fwd(B, x, rm, act / x->e);
+    gemm(B, rm, x->tok, x->f / x->t, x->h, 1, x->e);
+    act_fn(B, x, rm, x->tok * x->f / x->t * x->e, x->f1 > x->f / x->t, 0);
+    mem(B, CCS_OP_ELEMENTWISE, rm, act * 3, act / x->e);
+}
+
 /* One block, one micro-batch: forward, the recomputation the plan asks for
  * (full: the whole block again; selective: only the unfused attention core,
  * which a fused kernel never stores), backward. Ends the block's prefix. */
@@ -732,6 +763,8 @@ static void layer_ops(builder *B, const dims *x, const ccs_model *m, const ccs_p
             moe_fwd(B, x, CCS_RG_RECOMP_MLP, CCS_RG_RECOMP_MLP_TP, CCS_RG_RECOMP_MLP_EP);
         else
             mlp_fwd(B, x, CCS_RG_RECOMP_MLP, CCS_RG_RECOMP_MLP_TP);
+    } else if (p->recompute == CCS_RECOMPUTE_SELECTIVE && B->sac_op && regions_sac_op_applies(m)) {
+        sac_op_recompute(B, x, CCS_RG_RECOMP_ATTN, CCS_RG_RECOMP_MLP);
     } else if (p->recompute == CCS_RECOMPUTE_SELECTIVE && !p->flash_attn) {
         attn_fwd(B, x, p, CCS_RG_RECOMP_ATTN, CCS_RG_RECOMP_ATTN_TP, CCS_RG_RECOMP_ATTN_CP, 1);
     }
@@ -964,7 +997,8 @@ void regions_build_stack(const ccs_model *m, const ccs_plan *p, int devices_per_
                  st->fused_loss,
                  st->logit_metrics,
                  st->bias_grad_sep,
-                 st->eager};
+                 st->eager,
+                 st->sac_op};
     out->grad_bytes = grad_b;
     out->zero3_units = st->zero3_units;
     dims x;
@@ -974,6 +1008,7 @@ void regions_build_stack(const ccs_model *m, const ccs_plan *p, int devices_per_
     out->dropout = x.dropout > 0;
     out->fused_loss = st->fused_loss;
     out->eager = st->eager;
+    out->sac_op = st->sac_op && regions_sac_op_applies(m);
     out->logit_metrics = st->logit_metrics;
     layer_ops(&B, &x, m, p);
     embed_head_ops(&B, &x, m);

@@ -667,6 +667,7 @@ static const char *const stack_keys[] = {"name",
                                          "logit_metrics",
                                          "bias_grad",
                                          "elementwise",
+                                         "selective",
                                          "sources",
                                          NULL};
 
@@ -691,7 +692,8 @@ int catalog_parse_stack(const ydoc *d, const ynode *map, ccs_stack *out, ccs_err
         get_range(d, map, "tp_overlap_share", 0, 1, 1, &out->tp_overlap_share, err) ||
         get_choice(d, map, "loss_kernel", ccs_loss_kernel_names, 2, &out->fused_loss, err) ||
         get_choice(d, map, "bias_grad", ccs_bias_grad_names, 2, &out->bias_grad_sep, err) ||
-        get_choice(d, map, "elementwise", ccs_elementwise_names, 2, &out->eager, err))
+        get_choice(d, map, "elementwise", ccs_elementwise_names, 2, &out->eager, err) ||
+        get_choice(d, map, "selective", ccs_selective_names, 2, &out->sac_op, err))
         return CCS_EINPUT;
     int32_t metrics = 0, units = (int32_t)out->zero3_units;
     if (get_int(d, map, "logit_metrics", 0, 0, CCS_STACK_MAX_METRICS, &metrics, err) ||

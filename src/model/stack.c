@@ -10,6 +10,7 @@ const char *const ccs_attn_kernel_names[CCS_ATTN_N] = {"gemm-rel", "fa2",     "f
 const char *const ccs_loss_kernel_names[2] = {"vocab-parallel", "fused"};
 const char *const ccs_bias_grad_names[2] = {"fused", "separate"};
 const char *const ccs_elementwise_names[2] = {"fused", "eager"};
+const char *const ccs_selective_names[2] = {"core", "op"};
 
 const char *attn_kernel_name(int k)
 {
@@ -47,7 +48,7 @@ int stack_is_default(const ccs_stack *s)
     return !strcmp(s->name, d->name) && s->attn_kernel == d->attn_kernel &&
            s->grad_dtype == d->grad_dtype && s->no_dropout == d->no_dropout &&
            s->fused_loss == d->fused_loss && s->logit_metrics == d->logit_metrics &&
-           s->bias_grad_sep == d->bias_grad_sep && s->eager == d->eager &&
+           s->bias_grad_sep == d->bias_grad_sep && s->eager == d->eager && s->sac_op == d->sac_op &&
            s->eltwise_factor == d->eltwise_factor && s->op_overhead == d->op_overhead &&
            s->layer_overhead == d->layer_overhead && s->iter_overhead == d->iter_overhead &&
            s->comm_units == d->comm_units && s->tp_overlap_share == d->tp_overlap_share &&

@@ -179,6 +179,8 @@ static uint64_t scenario_key(const ccs_grid *g, const ccs_scenario *s)
             h = absorb(h, 64);
         if (st->eager) /* likewise */
             h = absorb(h, 65);
+        if (st->sac_op) /* likewise */
+            h = absorb(h, 66);
         const double ds[] = {st->eltwise_factor, st->op_overhead, st->layer_overhead,
                              st->iter_overhead,  st->comm_units,  st->tp_overlap_share,
                              st->zero3_units};

@@ -116,6 +116,16 @@ check "bias_grad separate: gpt3-175b computes slower ($(lpair bgrad "a.model = '
 check "elementwise eager: every plan computes slower ($(lpair eager 'b.t_compute > a.t_compute') of $(lpair eager 1)), llama3-8b's never less memory, more without full recompute ($(lpair eager "a.model = 'llama3-8b' AND b.mem_total > a.mem_total"))" \
     "[ \$(lpair eager 1) -gt 0 ] && [ \$(lpair eager 'b.t_compute > a.t_compute AND b.t_iter >= a.t_iter') = \$(lpair eager 1) ] &&
      [ \$(lpair eager \"a.model = 'llama3-8b' AND b.mem_total < a.mem_total\") = 0 ] && [ \$(lpair eager \"a.model = 'llama3-8b' AND b.mem_total > a.mem_total\") -gt 0 ]"
+# selective: op: llama3-8b's selective plans compute slower and hold less
+# memory (the per-op policy recomputes what Megatron's keeps); its other plans
+# and GPT-3's (biased blocks: Megatron's selective) are unchanged
+{ cat "$T/base.yaml"; printf '  recompute: [selective, full]\n  stack:\n    - megatron-core\n    - name: sacop\n      selective: op\n'; } >"$T/sac.yaml"
+mpirun --oversubscribe -n 2 $B run "$T/sac.yaml" --db "$T/sac.db" --quiet >/dev/null 2>"$T/err" || sed 's/^/  /' "$T/err"
+sacp() { pairs "$T/sac.db" sacop "a.status = 'ok' AND b.status = 'ok' AND a.recompute = b.recompute AND a.model = '$1' AND a.recompute = '$2'${3:+ AND $3}"; }
+check "selective op: llama3-8b's selective plans compute slower, less memory ($(sacp llama3-8b selective 'b.t_compute > a.t_compute AND b.mem_total < a.mem_total') of $(sacp llama3-8b selective)); the rest unchanged" \
+    "[ \$(sacp llama3-8b selective) -gt 0 ] && [ \$(sacp llama3-8b selective 'b.t_compute > a.t_compute AND b.mem_total < a.mem_total') = \$(sacp llama3-8b selective) ] &&
+     [ \$(sacp llama3-8b full 'b.t_iter = a.t_iter') = \$(sacp llama3-8b full) ] && [ \$(sacp gpt3-175b selective 'b.t_iter = a.t_iter') = \$(sacp gpt3-175b selective) ]"
+bad_field 10 selective attention "selective neither core nor op"
 bad_field 9 elementwise unfused "elementwise neither fused nor eager"
 bad_field 5 loss_kernel flash "an unknown loss_kernel"
 bad_field 7 bias_grad maybe "bias_grad neither fused nor separate"

@@ -115,6 +115,7 @@ typedef struct ccs_oplist {
                                    stack trains without); memory_footprint keeps its masks */
     int32_t fused_loss;         /* the stack's loss_kernel: 1 fused over 16-bit logits */
     int32_t eager;              /* the stack's elementwise: 1 eager (what autograd saves) */
+    int32_t sac_op;             /* 1: selective recompute is the per-op policy (memory.h) */
     int32_t logit_metrics;      /* the stack's metric evaluations of the logits (memory.h) */
 } ccs_oplist;
 
@@ -144,5 +145,11 @@ static inline int opkind_is_collective(int kind)
 
 /* Megatron pads the vocabulary to a multiple of 128 * tp. */
 double regions_padded_vocab(const ccs_model *m, int tp);
+
+/* 1 when a stack's per-op selective recompute (ccs_stack.sac_op) applies to
+ * model m's blocks: Llama-style blocks (no biases, standard attention, dense
+ * FFN), whose seven matmuls the policy counts; others recompute as
+ * Megatron's selective does. */
+int regions_sac_op_applies(const ccs_model *m);
 
 #endif

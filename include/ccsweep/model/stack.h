@@ -46,6 +46,10 @@ typedef struct ccs_stack {
                                 runs the model's code, each its own kernels (RMSNorm's
                                 composite, rotary embedding in complex fp32, SwiGLU's two
                                 kernels, autograd's residual sums: regions.c); 0: fused */
+    int8_t sac_op;           /* what recompute selective means under the stack: 1 PyTorch's
+                                per-op policy of the reference FSDP2 trainer (the outputs of
+                                attention and of every other matmul saved, the rest recomputed:
+                                regions.c); 0 Megatron's (only the attention core) */
     double eltwise_factor;   /* memory traffic of the element-wise ops relative to
                                 Megatron's fused kernels (>= 1; eager frameworks run one
                                 kernel per operator) */
@@ -87,6 +91,8 @@ extern const char *const ccs_loss_kernel_names[2];
 extern const char *const ccs_bias_grad_names[2];
 /* and its elementwise (indexed by eager) */
 extern const char *const ccs_elementwise_names[2];
+/* and its selective (indexed by sac_op) */
+extern const char *const ccs_selective_names[2];
 int attn_kernel_parse(const char *s);
 
 #endif
