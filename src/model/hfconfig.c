@@ -3,8 +3,10 @@
  * MistralConfig, Qwen2Config, MixtralConfig, DeepseekV3Config, GPT2Config,
  * GPTNeoXConfig). */
 #include "ccsweep/model/hfconfig.h"
+#include "ccsweep/util/file.h"
 
 #include <jansson.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Integer key k of o into *v; absent: *v = dflt, or an error when dflt < 0. */
@@ -107,13 +109,19 @@ static int read_arch(const json_t *o, const char *path, int arch, ccs_model *m, 
 
 int hfconfig_load(const char *path, const char *name, ccs_model *out, ccs_err *err)
 {
+    /* the bounded reader: a FIFO or directory is refused before any read */
+    char *text;
+    size_t len;
+    int rc = ccs_read_file(path, CCS_MAX_HFCONFIG_BYTES, "Hugging Face configs", &text, &len, err);
+    if (rc != CCS_OK)
+        return rc;
     json_error_t je;
-    json_t *o = json_load_file(path, 0, &je);
+    json_t *o = json_loadb(text, len, 0, &je);
+    free(text);
     if (!o) {
         ccs_err_set(err, "%s:%d: %s", path, je.line, je.text);
         return CCS_EINPUT;
     }
-    int rc = CCS_OK;
     const char *type = json_string_value(json_object_get(o, "model_type"));
     int arch = type ? arch_of(type) : -1;
     if (!json_is_object(o)) {

@@ -100,14 +100,39 @@ $BIN project --model-config "$C/llama3.1-8b.json" --hw h100-sxm --devices 8 --tp
 check "a config gives no batch: project asks for --gbs" grep -q -- "--gbs" "$TMP/e.err"
 
 # errors name the file and the key
+# fails_with WHAT PATTERN CMD...: CMD exits 1 with PATTERN (grep -E) on stderr
+fails_with() {
+    what=$1 pat=$2
+    shift 2
+    "$@" >"$TMP/e.out" 2>"$TMP/e.err"; rc=$?
+    if [ $rc -eq 1 ] && grep -qE -- "$pat" "$TMP/e.err"; then
+        pass "$what"
+    else
+        fail "$what (exit $rc: $(head -c 300 "$TMP/e.err"))"
+    fi
+}
 printf '{"model_type": "llama", "hidden_size": 4096}\n' >"$C/bad.json"
-$BIN catalog import "$C/bad.json" >/dev/null 2>"$TMP/e.err"; rc=$?
-check "a config without num_hidden_layers: exit 1 naming the key" \
-    [ $rc -eq 1 ] && grep -q "bad.json: num_hidden_layers: missing" "$TMP/e.err"
+fails_with "a config without num_hidden_layers: exit 1 naming the key" \
+    "bad.json: num_hidden_layers: missing" $BIN catalog import "$C/bad.json"
 printf '{"model_type": "t5"}\n' >"$C/t5.json"
-$BIN catalog import "$C/t5.json" >/dev/null 2>"$TMP/e.err"; rc=$?
-check "an unsupported model_type: exit 1 listing the supported ones" \
-    [ $rc -eq 1 ] && grep -q "'t5' is not supported (expected llama" "$TMP/e.err"
+fails_with "an unsupported model_type: exit 1 listing the supported ones" \
+    "'t5' is not supported \(expected llama" $BIN catalog import "$C/t5.json"
 printf '{"model_type": ' >"$C/trunc.json"
-$BIN catalog import "$C/trunc.json" >/dev/null 2>"$TMP/e.err"; rc=$?
-check "a broken JSON file: exit 1 with its line" [ $rc -eq 1 ] && grep -q "trunc.json:1:" "$TMP/e.err"
+fails_with "a broken JSON file: exit 1 with its line" "trunc.json:1:" $BIN catalog import "$C/trunc.json"
+
+# only regular files within the size limit: a FIFO would block the read
+# forever (timeout: a regression fails here instead of hanging the suite),
+# a directory is no config, and a large file is refused before jansson
+# builds a tree many times its size
+mkfifo "$C/fifo.json"
+fails_with "catalog import of a FIFO: exit 1 at once, 'not a regular file'" \
+    "fifo.json: not a regular file" timeout 10 $BIN catalog import "$C/fifo.json"
+fails_with "project --model-config of a FIFO: exit 1 at once" "fifo.json: not a regular file" \
+    timeout 10 $BIN project --model-config "$C/fifo.json" --hw h100-sxm --devices 8 --gbs 8 --seq 2048
+fails_with "catalog import of a directory: exit 1, 'not a regular file'" "cfg: not a regular file" \
+    $BIN catalog import "$C"
+# the Llama config padded with blanks to one byte past 1 MiB: valid JSON, too large
+{ cat "$C/llama3.1-8b.json"; head -c $((1048577 - $(wc -c <"$C/llama3.1-8b.json"))) /dev/zero | tr '\0' ' '; } \
+    >"$C/big.json"
+fails_with "a config over 1 MiB: exit 1 naming the limit" \
+    "big.json: larger than 1 MiB \(the limit for Hugging Face configs\)" $BIN catalog import "$C/big.json"
