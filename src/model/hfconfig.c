@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Integer key k of o into *v; absent: *v = dflt, or an error when dflt < 0. */
-static int get_int(const json_t *o, const char *path, const char *k, long dflt, int32_t *v,
-                   ccs_err *err)
+/* Integer key k of o into *v, at least min (a size 1, a count that may be
+ * none 0): absent or null, *v = dflt, or an error when dflt < 0. A value
+ * out of range is an error naming the key, never taken as the default. */
+static int get_int(const json_t *o, const char *path, const char *k, long dflt, long min,
+                   int32_t *v, ccs_err *err)
 {
     const json_t *x = json_object_get(o, k);
     if (!x || json_is_null(x)) {
@@ -22,18 +24,32 @@ static int get_int(const json_t *o, const char *path, const char *k, long dflt, 
         *v = (int32_t)dflt;
         return CCS_OK;
     }
-    if (!json_is_integer(x) || json_integer_value(x) < 0 || json_integer_value(x) > INT32_MAX) {
-        ccs_err_set(err, "%s: %s: expected a nonnegative integer", path, k);
+    const char *want = min > 0 ? "a positive integer" : "a nonnegative integer";
+    if (!json_is_integer(x)) {
+        ccs_err_set(err, "%s: %s: expected %s", path, k, want);
         return CCS_EINPUT;
     }
-    *v = (int32_t)json_integer_value(x);
+    json_int_t n = json_integer_value(x);
+    if (n < min || n > INT32_MAX) {
+        ccs_err_set(err, "%s: %s: expected %s (got %lld)", path, k, want, (long long)n);
+        return CCS_EINPUT;
+    }
+    *v = (int32_t)n;
     return CCS_OK;
 }
 
-static int get_bool(const json_t *o, const char *k, int dflt)
+/* Boolean key k of o into *v: absent or null, dflt (a 1 is no boolean here:
+ * Python would take it as true, the default may be false). */
+static int get_bool(const json_t *o, const char *path, const char *k, int dflt, int8_t *v,
+                    ccs_err *err)
 {
     const json_t *x = json_object_get(o, k);
-    return x && json_is_boolean(x) ? json_is_true(x) : dflt;
+    if (x && !json_is_null(x) && !json_is_boolean(x)) {
+        ccs_err_set(err, "%s: %s: expected true or false", path, k);
+        return CCS_EINPUT;
+    }
+    *v = (int8_t)(x && json_is_boolean(x) ? json_is_true(x) : dflt);
+    return CCS_OK;
 }
 
 enum { ARCH_LLAMA, ARCH_MIXTRAL, ARCH_DEEPSEEK_V3, ARCH_GPT2, ARCH_NEOX };
@@ -56,54 +72,61 @@ static int arch_of(const char *type)
 static int read_arch(const json_t *o, const char *path, int arch, ccs_model *m, ccs_err *err)
 {
     int rc = CCS_OK;
-#define I(KEY, DFLT, F)                                                                            \
+#define B(KEY, DFLT, F)                                                                            \
     do {                                                                                           \
         if (rc == CCS_OK)                                                                          \
-            rc = get_int(o, path, KEY, DFLT, &m->F, err);                                          \
+            rc = get_bool(o, path, KEY, DFLT, &m->F, err);                                         \
+    } while (0)
+#define I(KEY, DFLT, MIN, F)                                                                       \
+    do {                                                                                           \
+        if (rc == CCS_OK)                                                                          \
+            rc = get_int(o, path, KEY, DFLT, MIN, &m->F, err);                                     \
     } while (0)
     if (arch == ARCH_GPT2) {
-        I("n_layer", -1, layers);
-        I("n_embd", -1, hidden);
-        I("n_head", -1, heads);
-        I("n_inner", 0, ffn); /* null: 4 x hidden (model_fill_defaults) */
-        I("vocab_size", -1, vocab);
-        I("n_positions", 1024, max_pos);
+        I("n_layer", -1, 1, layers);
+        I("n_embd", -1, 1, hidden);
+        I("n_head", -1, 1, heads);
+        I("n_inner", 0, 1, ffn); /* null: 4 x hidden (model_fill_defaults) */
+        I("vocab_size", -1, 1, vocab);
+        I("n_positions", 1024, 1, max_pos);
         m->bias = 1;
-        m->tied = (int8_t)get_bool(o, "tie_word_embeddings", 1);
+        B("tie_word_embeddings", 1, tied);
         return rc;
     }
-    I("num_hidden_layers", -1, layers);
-    I("hidden_size", -1, hidden);
-    I("num_attention_heads", -1, heads);
-    I("intermediate_size", -1, ffn);
-    I("vocab_size", -1, vocab);
+    I("num_hidden_layers", -1, 1, layers);
+    I("hidden_size", -1, 1, hidden);
+    I("num_attention_heads", -1, 1, heads);
+    I("intermediate_size", -1, 1, ffn);
+    I("vocab_size", -1, 1, vocab);
     m->max_pos = 0; /* rotary position embeddings */
     if (arch == ARCH_NEOX) {
         m->bias = 1;
-        m->tied = (int8_t)get_bool(o, "tie_word_embeddings", 0);
+        B("tie_word_embeddings", 0, tied);
         return rc;
     }
-    I("num_key_value_heads", 0, kv_heads);
+    I("num_key_value_heads", 0, 1, kv_heads); /* null: the query heads */
     m->gated = 1;
-    m->tied = (int8_t)get_bool(o, "tie_word_embeddings", 0);
+    B("tie_word_embeddings", 0, tied);
     if (arch == ARCH_MIXTRAL) {
-        I("num_local_experts", -1, experts);
-        I("num_experts_per_tok", -1, top_k);
+        I("num_local_experts", -1, 1, experts);
+        I("num_experts_per_tok", -1, 1, top_k);
     } else if (arch == ARCH_DEEPSEEK_V3) {
-        I("n_routed_experts", -1, experts);
-        I("num_experts_per_tok", -1, top_k);
-        I("n_shared_experts", 0, shared_experts);
-        I("moe_intermediate_size", -1, moe_ffn);
-        I("first_k_dense_replace", 0, dense_layers);
-        I("topk_group", 0, route_nodes); /* groups a token routes to: DeepSeek-V3's nodes */
-        I("q_lora_rank", 0, q_lora_rank);
-        I("kv_lora_rank", -1, kv_lora_rank);
-        I("qk_nope_head_dim", -1, qk_nope_dim);
-        I("qk_rope_head_dim", -1, qk_rope_dim);
-        I("v_head_dim", -1, v_head_dim);
+        I("n_routed_experts", -1, 1, experts);
+        I("num_experts_per_tok", -1, 1, top_k);
+        I("n_shared_experts", 0, 0, shared_experts);
+        I("moe_intermediate_size", -1, 1, moe_ffn);
+        I("first_k_dense_replace", 0, 0, dense_layers);
+        /* groups a token routes to: DeepSeek-V3's nodes (absent: no limit) */
+        I("topk_group", 0, 1, route_nodes);
+        I("q_lora_rank", 0, 1, q_lora_rank); /* null: queries projected directly */
+        I("kv_lora_rank", -1, 1, kv_lora_rank);
+        I("qk_nope_head_dim", -1, 1, qk_nope_dim);
+        I("qk_rope_head_dim", -1, 0, qk_rope_dim);
+        I("v_head_dim", -1, 1, v_head_dim);
         m->kv_heads = 0; /* latent attention: no kv heads of its own */
     }
 #undef I
+#undef B
     return rc;
 }
 

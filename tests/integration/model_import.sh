@@ -136,3 +136,29 @@ fails_with "catalog import of a directory: exit 1, 'not a regular file'" "cfg: n
     >"$C/big.json"
 fails_with "a config over 1 MiB: exit 1 naming the limit" \
     "big.json: larger than 1 MiB \(the limit for Hugging Face configs\)" $BIN catalog import "$C/big.json"
+
+# a zero or negative size is an error naming the key, never a default: 0
+# intermediate_size once became 4 x hidden, 0 num_experts_per_tok one expert
+# and 0 num_key_value_heads the query heads. set_key FILE KEY VALUE: FILE
+# with KEY's value replaced (or KEY added first); the values here are numbers
+set_key() {
+    if grep -q "\"$2\":" "$1"; then
+        sed "s/\"$2\": [^,}]*/\"$2\": $3/" "$1"
+    else
+        sed "1s/^{/{\"$2\": $3, /" "$1"
+    fi
+}
+for case in llama3.1-8b:intermediate_size:0 llama3.1-8b:num_key_value_heads:0 \
+    llama3.1-8b:hidden_size:0 llama3.1-8b:num_attention_heads:-32 llama3.1-8b:vocab_size:0 \
+    mixtral-8x7b:num_experts_per_tok:0 mixtral-8x7b:num_local_experts:0 \
+    deepseek-v3:moe_intermediate_size:0 deepseek-v3:q_lora_rank:0 deepseek-v3:topk_group:0 \
+    gpt2-xl:n_inner:0 gpt2-xl:n_positions:0 pythia-6.9b:num_hidden_layers:0; do
+    f=${case%%:*} kv=${case#*:}
+    k=${kv%%:*} v=${kv#*:}
+    set_key "$C/$f.json" "$k" "$v" >"$C/zero.json"
+    fails_with "$f with $k $v: exit 1 naming $k" "zero.json: $k: expected a positive integer \(got $v\)" \
+        $BIN catalog import "$C/zero.json"
+done
+set_key "$C/llama3.1-8b.json" tie_word_embeddings 1 >"$C/tie.json"
+fails_with "tie_word_embeddings 1: exit 1 (not the default, untied)" \
+    "tie.json: tie_word_embeddings: expected true or false" $BIN catalog import "$C/tie.json"

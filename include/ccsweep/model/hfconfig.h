@@ -15,8 +15,11 @@
  * sequence and batch are not in a config: seq and gbs are left 0. What the
  * architecture implies and the config does not say is set as its reference
  * implementation does (GPT-2: biases, LayerNorm, tied head, 4h FFN; Llama
- * family: SwiGLU, RMSNorm, no biases). Returns CCS_OK, or an error with err
- * naming the file and the key ("config.json: num_hidden_layers: missing").
+ * family: SwiGLU, RMSNorm, no biases); a key given is never replaced by
+ * its default: a size of 0 or less, a count below 0 or a boolean that is
+ * not true or false is an error. Returns CCS_OK, or an error with err naming
+ * the file and the key ("config.json: num_hidden_layers: missing",
+ * "config.json: intermediate_size: expected a positive integer (got 0)").
  * The model passes model_validate. */
 int hfconfig_load(const char *path, const char *name, ccs_model *out, ccs_err *err);
 
