@@ -12,8 +12,9 @@ typedef struct catalog_args {
 
 static const cli_opt catalog_rows[] = {
     CLI_O_STR("name", "NAME", catalog_args, name,
-              "the entry's name (the config's _name_or_path, else its\n"
-              "model_type)"),
+              "the entry's name (letters, digits, '-', '_', '.'; without\n"
+              "it the last component of the config's _name_or_path,\n"
+              "other characters as '-', else its model_type)"),
     CLI_O_HELP,
 };
 
@@ -84,10 +85,18 @@ int cli_catalog_command(int argc, char **argv)
         return cli_fail("catalog", "expected 'import CONFIG.json' (see 'ccsweep catalog --help')");
     if (first + 2 != argc)
         return cli_fail("catalog", "import takes one config file");
+    if (a.name && !ccs_name_ok(a.name))
+        return cli_fail("catalog",
+                        !*a.name || strlen(a.name) >= CCS_NAME_MAX
+                            ? "--name '%s': a catalog name is 1 to %d characters"
+                            : "--name '%s': a catalog name may hold only letters, digits, '-', "
+                              "'_', '.' (%d characters at most)",
+                        a.name, CCS_NAME_MAX - 1);
     ccs_model m;
     ccs_err err;
     if (hfconfig_load(argv[first + 1], a.name, &m, &err) != CCS_OK)
-        return cli_fail("catalog", "%s", err.msg);
+        return cli_fail("catalog", "%s%s", err.msg,
+                        strstr(err.msg, ": _name_or_path: ") ? " (give one with --name)" : "");
     print_entry(stdout, &m, argv[first + 1]);
     return 0;
 }

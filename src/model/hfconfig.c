@@ -130,6 +130,48 @@ static int read_arch(const json_t *o, const char *path, int arch, ccs_model *m, 
     return rc;
 }
 
+static int name_char(char c)
+{
+    return c == '-' || c == '_' || c == '.' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+           (c >= 'A' && c <= 'Z');
+}
+
+/* A catalog name from _name_or_path (a hub repository "org/model" or a local
+ * directory): its last component, split at '/' and '\\', that is not "." or
+ * ".." and keeps a character the catalog's names take; each run of other
+ * characters becomes one '-', none at either end. A new string, "" when no
+ * component has one, NULL when out of memory; it may be longer than a name. */
+static char *name_of_path(const char *p)
+{
+    size_t n = strlen(p);
+    char *out = malloc(n + 1);
+    if (!out)
+        return NULL;
+    out[0] = '\0';
+    for (size_t end = n; end > 0;) {
+        size_t start = end;
+        while (start > 0 && p[start - 1] != '/' && p[start - 1] != '\\')
+            start--;
+        size_t len = end - start, k = 0;
+        int dots = (len == 1 && p[start] == '.') || (len == 2 && !strncmp(p + start, "..", 2));
+        for (size_t i = start, gap = 0; !dots && i < end; i++) {
+            if (!name_char(p[i])) {
+                gap = 1;
+                continue;
+            }
+            if (gap && k > 0)
+                out[k++] = '-';
+            gap = 0;
+            out[k++] = p[i];
+        }
+        out[k] = '\0';
+        if (k > 0)
+            break;
+        end = start > 0 ? start - 1 : 0;
+    }
+    return out;
+}
+
 int hfconfig_load(const char *path, const char *name, ccs_model *out, ccs_err *err)
 {
     /* the bounded reader: a FIFO or directory is refused before any read */
@@ -159,20 +201,29 @@ int hfconfig_load(const char *path, const char *name, ccs_model *out, ccs_err *e
     memset(&m, 0, sizeof m);
     if (rc == CCS_OK)
         rc = read_arch(o, path, arch, &m, err);
-    if (rc == CCS_OK) {
-        const char *own = json_string_value(json_object_get(o, "_name_or_path"));
-        const char *n = name ? name : own && *own ? own : type;
-        const char *slash = strrchr(n, '/');
-        if (!name && slash)
-            n = slash + 1; /* "meta-llama/Llama-3.1-8B": the repository's own name */
-        if (strlen(n) >= sizeof m.name) {
-            ccs_err_set(err, "%s: name '%s' is longer than %d characters", path, n,
-                        (int)sizeof m.name - 1);
+    if (rc == CCS_OK && name && !ccs_name_ok(name)) {
+        ccs_err_set(err,
+                    "%s: name '%.*s' is no catalog name (1 to %d letters, digits, '-', '_', "
+                    "'.')",
+                    path, CCS_NAME_MAX, name, CCS_NAME_MAX - 1);
+        rc = CCS_EINPUT;
+    }
+    char *own = NULL;
+    if (rc == CCS_OK && !name) {
+        const char *p = json_string_value(json_object_get(o, "_name_or_path"));
+        own = p ? name_of_path(p) : NULL;
+        if (p && !own) {
+            ccs_err_set(err, "%s: out of memory", path);
+            rc = CCS_ENOMEM;
+        } else if (own && strlen(own) >= CCS_NAME_MAX) {
+            ccs_err_set(err, "%s: _name_or_path: '%.200s' is longer than %d characters as a name",
+                        path, own, CCS_NAME_MAX - 1);
             rc = CCS_EINPUT;
-        } else {
-            ccs_strlcpy(m.name, n, sizeof m.name);
         }
     }
+    if (rc == CCS_OK)
+        ccs_strlcpy(m.name, name ? name : own && *own ? own : type, sizeof m.name);
+    free(own);
     if (rc == CCS_OK) {
         model_fill_defaults(&m);
         ccs_err verr;

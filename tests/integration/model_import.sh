@@ -162,3 +162,34 @@ done
 set_key "$C/llama3.1-8b.json" tie_word_embeddings 1 >"$C/tie.json"
 fails_with "tie_word_embeddings 1: exit 1 (not the default, untied)" \
     "tie.json: tie_word_embeddings: expected true or false" $BIN catalog import "$C/tie.json"
+
+# the entry's name is one the catalog loads: the last non-empty component of
+# _name_or_path (split at '/' and '\'; a trailing '/' once gave name ""),
+# each run of characters a catalog name does not take as one '-' (a space
+# was written as it was), '.' and '..' passed over, then model_type.
+# names_as OWN NAME: the config with _name_or_path OWN (JSON-escaped)
+# imports as NAME and loads as an overlay
+with_own() { printf '{"_name_or_path": "%s", ' "$1"; sed '1s/^{//' "$C/llama3.1-8b.json"; }
+names_as() {
+    with_own "$1" >"$C/own.json"
+    $BIN catalog import "$C/own.json" >"$TMP/own.yaml" 2>"$TMP/e.err"; rc=$?
+    got=$($BIN list models --csv --catalog "$TMP/own.yaml" 2>>"$TMP/e.err" | awk -F, -v n="$2" '$1 == n { print $1 }')
+    check "_name_or_path '$1' imports as '$2', an entry the catalog loads (exit $rc)" \
+        [ $rc -eq 0 -a "$got" = "$2" ]
+    [ -n "$got" ] || sed 's/^/  /' "$TMP/e.err"
+}
+names_as "meta-llama/Llama-3.1-8B/" Llama-3.1-8B
+names_as "/home/me/my models/Llama 3.1 8B (base)" Llama-3.1-8B-base
+names_as "./" llama
+names_as "/ckpt/run7/.." run7
+names_as 'C:\\models\\llama 8b\\' llama-8b
+names_as 'org/\"quoted\"' quoted
+fails_with "--name with a space: exit 1 naming --name and the rule" \
+    "--name 'my model': a catalog name may hold only letters, digits, '-', '_', '.'" \
+    $BIN catalog import "$C/llama3.1-8b.json" --name "my model"
+fails_with "--name '': exit 1" "--name '': a catalog name is 1 to 47 characters" \
+    $BIN catalog import "$C/llama3.1-8b.json" --name ""
+with_own "org/a-model-name-that-is-much-longer-than-the-catalog-allows" >"$C/long.json"
+fails_with "a _name_or_path too long for a name: exit 1 naming the key, suggesting --name" \
+    "long.json: _name_or_path: 'a-model-name-that-is-much-longer-than-the-catalog-allows' is longer than 47 characters as a name \(give one with --name\)" \
+    $BIN catalog import "$C/long.json"

@@ -10,8 +10,12 @@
 /* The model_type values understood, comma-separated, for messages. */
 #define HFCONFIG_TYPES "llama, mistral, qwen2, mixtral, deepseek_v3, gpt2, gpt_neox"
 
-/* Read the config at path into out, named name (NULL: the file's
- * "_name_or_path" when set, else its model_type). The published training
+/* Read the config at path into out, named name (a catalog name,
+ * ccs_name_ok; NULL: one made from the file's "_name_or_path", its last
+ * component as a catalog name takes it, "meta-llama/Llama-3.1-8B/" as
+ * "Llama-3.1-8B", "/ckpt/My Model" as "My-Model"; else its model_type).
+ * A name made longer than a catalog name is an error naming
+ * "_name_or_path". The published training
  * sequence and batch are not in a config: seq and gbs are left 0. What the
  * architecture implies and the config does not say is set as its reference
  * implementation does (GPT-2: biases, LayerNorm, tied head, 4h FFN; Llama
