@@ -52,6 +52,8 @@ static void print_entry(FILE *f, const ccs_model *m, const char *path)
             "    vocab: %d\n    max_pos: %d\n    gated: %s\n    bias: %s\n    tied: %s\n",
             m->layers, m->hidden, m->heads, m->kv_heads, m->ffn, m->vocab, m->max_pos,
             m->gated ? "true" : "false", m->bias ? "true" : "false", m->tied ? "true" : "false");
+    if (m->head_dim > 0)
+        fprintf(f, "    head_dim: %d\n", m->head_dim);
     if (model_is_mla(m))
         fprintf(f,
                 "    attention: mla\n    q_lora_rank: %d\n    kv_lora_rank: %d\n"

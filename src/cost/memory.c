@@ -42,7 +42,8 @@ static double act_per_layer(const ccs_model *m, const ccs_plan *p, int dropout)
      * attention keeps every head's up-projected query, key (rotary part
      * included) and value, and, whole on every TP rank, the two latents' norm
      * inputs and outputs. */
-    double qkvo = e * sbh * (1 + 2 * kv) + e * sbh, lat = 0;
+    double qf = model_q_dim(m) / h; /* query width over h: 1 unless head_dim says */
+    double qkvo = e * sbh * qf * (1 + 2 * kv) + e * sbh * qf, lat = 0;
     if (model_is_mla(m)) {
         double qk = model_qk_head_dim(m), vd = m->v_head_dim;
         qkvo = e * s * b * a * (2 * qk + 2 * vd);

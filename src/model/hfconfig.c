@@ -105,6 +105,10 @@ static int read_arch(const json_t *o, const char *path, int arch, ccs_model *m, 
         return rc;
     }
     I("num_key_value_heads", 0, 1, kv_heads); /* null: the query heads */
+    /* the attention classes of Llama, Mistral, Qwen2 and Mixtral take it
+     * (null: hidden / heads); DeepSeek-V3's is its rotary part, below */
+    if (arch != ARCH_DEEPSEEK_V3)
+        I("head_dim", 0, 1, head_dim);
     m->gated = 1;
     B("tie_word_embeddings", 0, tied);
     if (arch == ARCH_MIXTRAL) {

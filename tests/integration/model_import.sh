@@ -193,3 +193,39 @@ with_own "org/a-model-name-that-is-much-longer-than-the-catalog-allows" >"$C/lon
 fails_with "a _name_or_path too long for a name: exit 1 naming the key, suggesting --name" \
     "long.json: _name_or_path: 'a-model-name-that-is-much-longer-than-the-catalog-allows' is longer than 47 characters as a name \(give one with --name\)" \
     $BIN catalog import "$C/long.json"
+
+# head_dim: Mistral-NeMo-12B's heads are 128 wide, not hidden / heads = 160
+# (mistralai/Mistral-Nemo-Base-2407 config.json). By hand, untied:
+#   attention: q 5120 x 32*128 + k, v 5120 x 8*128 each + o 4096 x 5120
+#              = 20,971,520 + 2 x 5,242,880 + 20,971,520 = 52,428,800
+#   MLP:       3 x 5120 x 14336 = 220,200,960; two RMSNorms 10,240
+#   40 blocks: 40 x 272,640,000 = 10,905,600,000
+#   embedding and head 2 x 131072 x 5120 = 1,342,177,280; final norm 5120
+#   total 12,247,782,400: the published 12.25B (with 160-wide heads: 12.77B)
+# and its KV cache 2 x 8 x 128 x 40 layers x 2 bytes = 163,840 bytes a token.
+cat >"$C/mistral-nemo.json" <<'JSON'
+{"architectures": ["MistralForCausalLM"], "head_dim": 128, "hidden_act": "silu",
+ "hidden_size": 5120, "intermediate_size": 14336, "max_position_embeddings": 1024000,
+ "model_type": "mistral", "num_attention_heads": 32, "num_hidden_layers": 40,
+ "num_key_value_heads": 8, "rms_norm_eps": 1e-05, "rope_theta": 1000000.0,
+ "sliding_window": null, "tie_word_embeddings": false, "torch_dtype": "bfloat16",
+ "vocab_size": 131072}
+JSON
+$BIN catalog import "$C/mistral-nemo.json" --name nemo >"$TMP/nemo.yaml"
+got=$(params nemo --catalog "$TMP/nemo.yaml")
+check "Mistral-NeMo-12B with head_dim 128: 12,247,782,400 parameters ($got)" [ "$got" = 12247782400 ]
+kv=$($BIN serve --catalog "$TMP/nemo.yaml" --model nemo --hw h100-sxm --isl 100 --osl 100 --json |
+    sed -n 's/.*"kv_bytes_token": \([0-9.]*\),*/\1/p')
+check "its KV cache: 163,840 bytes a token in bf16 ($kv)" [ "$kv" = 163840.0 ]
+set_key "$C/mistral-nemo.json" head_dim 160 >"$C/nemo160.json"
+$BIN catalog import "$C/nemo160.json" --name nemo160 >"$TMP/nemo160.yaml"
+check "head_dim = hidden / heads is the default: no head_dim in the entry, 12.77B" \
+    sh -c "! grep -q head_dim '$TMP/nemo160.yaml' && [ '$(params nemo160 --catalog "$TMP/nemo160.yaml")' = 12772070400 ]"
+a=$($BIN project --model-config "$C/mistral-nemo.json" --hw h100-sxm --devices 64 --tp 4 --pp 2 \
+    --gbs 256 --seq 4096 --json | sed -n 's/.*"t_iter": \([0-9.e+-]*\).*/\1/p' | head -1)
+b=$($BIN project --catalog "$TMP/nemo.yaml" --model nemo --hw h100-sxm --devices 64 --tp 4 --pp 2 \
+    --gbs 256 --seq 4096 --json | sed -n 's/.*"t_iter": \([0-9.e+-]*\).*/\1/p' | head -1)
+check "project --model-config and the imported entry agree with head_dim ($a vs $b)" [ -n "$a" -a "$a" = "$b" ]
+set_key "$C/mistral-nemo.json" head_dim 0 >"$C/zero.json"
+fails_with "head_dim 0: exit 1 naming it" "zero.json: head_dim: expected a positive integer \(got 0\)" \
+    $BIN catalog import "$C/zero.json"
