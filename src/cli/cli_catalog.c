@@ -30,53 +30,6 @@ static const cli_cmd catalog_cmd = {
     .col = 18,
 };
 
-/* A YAML double-quoted scalar. */
-static void yaml_quoted(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fputc('\\', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
-static void print_entry(FILE *f, const ccs_model *m, const char *path)
-{
-    fprintf(f, "# ccsweep catalog import %s: %.2fB parameters\nmodels:\n  - name: ", path,
-            model_params(m) / 1e9);
-    yaml_quoted(f, m->name);
-    fprintf(f,
-            "\n    layers: %d\n    hidden: %d\n    heads: %d\n    kv_heads: %d\n    ffn: %d\n"
-            "    vocab: %d\n    max_pos: %d\n    gated: %s\n    bias: %s\n    tied: %s\n",
-            m->layers, m->hidden, m->heads, m->kv_heads, m->ffn, m->vocab, m->max_pos,
-            m->gated ? "true" : "false", m->bias ? "true" : "false", m->tied ? "true" : "false");
-    if (m->head_dim > 0)
-        fprintf(f, "    head_dim: %d\n", m->head_dim);
-    if (model_is_mla(m))
-        fprintf(f,
-                "    attention: mla\n    q_lora_rank: %d\n    kv_lora_rank: %d\n"
-                "    qk_nope_dim: %d\n    qk_rope_dim: %d\n    v_head_dim: %d\n",
-                m->q_lora_rank, m->kv_lora_rank, m->qk_nope_dim, m->qk_rope_dim, m->v_head_dim);
-    if (m->experts > 0) {
-        fprintf(f, "    experts: %d\n    top_k: %d\n    moe_ffn: %d\n", m->experts, m->top_k,
-                m->moe_ffn);
-        if (m->shared_experts)
-            fprintf(f, "    shared_experts: %d\n", m->shared_experts);
-        if (m->dense_layers)
-            fprintf(f, "    dense_layers: %d\n", m->dense_layers);
-        if (m->route_nodes)
-            fprintf(f, "    route_nodes: %d\n", m->route_nodes);
-    }
-    fputs("    source: ", f);
-    char src[CCS_NAME_MAX + 512];
-    snprintf(src, sizeof src,
-             "imported from %s by 'ccsweep catalog import'; seq and gbs not in the config", path);
-    yaml_quoted(f, src);
-    fputc('\n', f);
-}
-
 int cli_catalog_command(int argc, char **argv)
 {
     catalog_args a = {0};
@@ -99,6 +52,6 @@ int cli_catalog_command(int argc, char **argv)
     if (hfconfig_load(argv[first + 1], a.name, &m, &err) != CCS_OK)
         return cli_fail("catalog", "%s%s", err.msg,
                         strstr(err.msg, ": _name_or_path: ") ? " (give one with --name)" : "");
-    print_entry(stdout, &m, argv[first + 1]);
+    hfconfig_write_entry(stdout, &m, argv[first + 1]);
     return 0;
 }

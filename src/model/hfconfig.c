@@ -6,6 +6,7 @@
 #include "ccsweep/util/file.h"
 
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -240,4 +241,84 @@ int hfconfig_load(const char *path, const char *name, ccs_model *out, ccs_err *e
         *out = m;
     json_decref(o);
     return rc;
+}
+
+/* ---- the catalog entry ------------------------------------------------------ */
+
+/* Length of the UTF-8 sequence at s (1 to 4) when it encodes a character
+ * YAML lets a stream hold (YAML 1.1, 5.1: printable; libyaml refuses the
+ * rest and overlong forms), 0 otherwise. */
+static int yaml_char_len(const unsigned char *s)
+{
+    int n = s[0] < 0x80             ? 1
+            : (s[0] & 0xe0) == 0xc0 ? 2
+            : (s[0] & 0xf0) == 0xe0 ? 3
+            : (s[0] & 0xf8) == 0xf0 ? 4
+                                    : 0;
+    if (n == 0)
+        return 0;
+    uint32_t c = n == 1 ? s[0] : s[0] & (0x7fu >> n);
+    for (int i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        c = c << 6 | (s[i] & 0x3fu);
+    }
+    static const uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
+    int ok = n == 1 ? c >= 0x20 && c < 0x7f
+                    : c >= least[n] && (c == 0x85 || (c >= 0xa0 && c <= 0xd7ff) ||
+                                        (c >= 0xe000 && c <= 0xfffd && c != 0xfeff) ||
+                                        (c >= 0x10000 && c <= 0x10ffff));
+    return ok ? n : 0;
+}
+
+/* The text of s inside a YAML double-quoted scalar (and fit for a comment):
+ * quotes and backslashes escaped, control characters and bytes that are not
+ * UTF-8 (a file name may hold any) as \xNN, which libyaml reads back as a
+ * character and which never ends the line. */
+static void yaml_chars(FILE *f, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        int n = yaml_char_len(p);
+        if (n == 0) {
+            fprintf(f, "\\x%02x", *p++);
+            continue;
+        }
+        if (*p == '"' || *p == '\\')
+            fputc('\\', f);
+        fwrite(p, 1, (size_t)n, f);
+        p += n;
+    }
+}
+
+void hfconfig_write_entry(FILE *f, const ccs_model *m, const char *path)
+{
+    fputs("# ccsweep catalog import ", f);
+    yaml_chars(f, path);
+    fprintf(f, ": %.2fB parameters\nmodels:\n  - name: \"", model_params(m) / 1e9);
+    yaml_chars(f, m->name);
+    fprintf(f,
+            "\"\n    layers: %d\n    hidden: %d\n    heads: %d\n    kv_heads: %d\n    ffn: %d\n"
+            "    vocab: %d\n    max_pos: %d\n    gated: %s\n    bias: %s\n    tied: %s\n",
+            m->layers, m->hidden, m->heads, m->kv_heads, m->ffn, m->vocab, m->max_pos,
+            m->gated ? "true" : "false", m->bias ? "true" : "false", m->tied ? "true" : "false");
+    if (m->head_dim > 0)
+        fprintf(f, "    head_dim: %d\n", m->head_dim);
+    if (model_is_mla(m))
+        fprintf(f,
+                "    attention: mla\n    q_lora_rank: %d\n    kv_lora_rank: %d\n"
+                "    qk_nope_dim: %d\n    qk_rope_dim: %d\n    v_head_dim: %d\n",
+                m->q_lora_rank, m->kv_lora_rank, m->qk_nope_dim, m->qk_rope_dim, m->v_head_dim);
+    if (m->experts > 0) {
+        fprintf(f, "    experts: %d\n    top_k: %d\n    moe_ffn: %d\n", m->experts, m->top_k,
+                m->moe_ffn);
+        if (m->shared_experts)
+            fprintf(f, "    shared_experts: %d\n", m->shared_experts);
+        if (m->dense_layers)
+            fprintf(f, "    dense_layers: %d\n", m->dense_layers);
+        if (m->route_nodes)
+            fprintf(f, "    route_nodes: %d\n", m->route_nodes);
+    }
+    fputs("    source: \"imported from ", f);
+    yaml_chars(f, path);
+    fputs(" by 'ccsweep catalog import'; seq and gbs not in the config\"\n", f);
 }

@@ -229,3 +229,14 @@ check "project --model-config and the imported entry agree with head_dim ($a vs 
 set_key "$C/mistral-nemo.json" head_dim 0 >"$C/zero.json"
 fails_with "head_dim 0: exit 1 naming it" "zero.json: head_dim: expected a positive integer \(got 0\)" \
     $BIN catalog import "$C/zero.json"
+
+# the entry quotes the config's path: a newline, a tab or a byte that is not
+# UTF-8 (Latin-1 e-acute) in a file name is escaped, not written into the
+# YAML (where the newline ended the comment and the byte is no character)
+odd="$C/odd
+name	\"q\"$(printf '\351').json"
+cp "$C/llama3.1-8b.json" "$odd"
+$BIN catalog import "$odd" --name odd >"$TMP/odd.yaml"; rc=$?
+got=$(params odd --catalog "$TMP/odd.yaml")
+check "a config whose file name holds a newline, a tab, quotes and a Latin-1 byte: the overlay loads (exit $rc)" \
+    [ $rc -eq 0 -a "$got" = 8030261248 ]

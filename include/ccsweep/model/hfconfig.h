@@ -7,6 +7,8 @@
 
 #include "ccsweep/model/model.h"
 
+#include <stdio.h>
+
 /* The model_type values understood, comma-separated, for messages. */
 #define HFCONFIG_TYPES "llama, mistral, qwen2, mixtral, deepseek_v3, gpt2, gpt_neox"
 
@@ -26,5 +28,11 @@
  * "config.json: intermediate_size: expected a positive integer (got 0)").
  * The model passes model_validate. */
 int hfconfig_load(const char *path, const char *name, ccs_model *out, ccs_err *err);
+
+/* Write m (as hfconfig_load made it from path) to f as a catalog overlay with
+ * one models entry, which catalog_load_models reads back as m: every field,
+ * seq and gbs left out. path is quoted in a comment and the entry's source,
+ * whatever bytes it holds. */
+void hfconfig_write_entry(FILE *f, const ccs_model *m, const char *path);
 
 #endif
