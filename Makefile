@@ -77,7 +77,7 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TOOL_SRC := $(wildcard tools/*.c)
 TOOL_BIN := $(TOOL_SRC:tools/%.c=$(BUILD)/tools/%)
-FUZZERS  ?= spec catalog expr calib nccl xsum store
+FUZZERS  ?= spec catalog expr calib nccl xsum store hfconfig
 REPLAY_BIN := $(FUZZERS:%=$(BUILD)/tests/replay_%)
 
 .PHONY: all check unit integration run bench install uninstall clean deps format format-check validate study study-moe study-serve fuzz

@@ -66,6 +66,42 @@ static void test_layer_flops_gqa_gated(void **state)
     assert_rel(analytic_layer_fwd_flops(&m, 1, s), expect, 1e-12);
 }
 
+/* head_dim (Mistral NeMo: hidden 5120, 32 heads of 128, 8 KV heads, ffn
+ * 14336): the projections and the attention core are as wide as the heads,
+ * q = 4096 and kv = 1024, not h = 5120: QKV 2 s h (q + 2 kv), scores and
+ * context 4 s^2 q, output 2 s q h, MLP 3 x 2 s h f. The operator list's
+ * forward GEMMs sum to the same. */
+static void test_layer_flops_head_dim(void **state)
+{
+    (void)state;
+    ccs_model m = {.layers = 40,
+                   .hidden = 5120,
+                   .heads = 32,
+                   .kv_heads = 8,
+                   .head_dim = 128,
+                   .ffn = 14336,
+                   .vocab = 131072,
+                   .gated = 1};
+    model_fill_defaults(&m);
+    double s = 4096, h = 5120, q = 4096, kv = 1024, f = 14336;
+    double expect = 2 * s * h * (q + 2 * kv) + 4 * s * s * q + 2 * s * q * h + 3 * 2 * s * h * f;
+    assert_rel(analytic_layer_fwd_flops(&m, 1, s), expect, 1e-12);
+    ccs_plan p = plan(4, 1, 1, 2, 2, 0, CCS_RECOMPUTE_NONE);
+    p.seq = 4096;
+    p.flash_attn = 0;
+    plan_derive(&p);
+    ccs_oplist ops;
+    regions_build(&m, &p, 4, &ops);
+    double fwd = 0;
+    for (int i = 0; i < ops.n; i++) {
+        const ccs_op *o = &ops.ops[i];
+        if ((o->kind == CCS_OP_GEMM || o->kind == CCS_OP_BMM) &&
+            (o->region == CCS_RG_FWD_ATTN || o->region == CCS_RG_FWD_MLP))
+            fwd += o->flops * o->count;
+    }
+    assert_rel(fwd, 2 * expect / 4, 1e-12);
+}
+
 /* The operator list carries the same FLOPs: forward GEMMs of one layer, split
  * over t devices; backward twice that; recompute adds a forward (full) or the
  * attention core 4 b s^2 h / t (selective). */
@@ -188,9 +224,10 @@ static void test_ratio_and_bytes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_model_flops),  cmocka_unit_test(test_layer_flops_gqa_gated),
-        cmocka_unit_test(test_oplist_flops), cmocka_unit_test(test_tp_collectives),
-        cmocka_unit_test(test_ring_volumes), cmocka_unit_test(test_ratio_and_bytes),
+        cmocka_unit_test(test_model_flops),          cmocka_unit_test(test_layer_flops_gqa_gated),
+        cmocka_unit_test(test_layer_flops_head_dim), cmocka_unit_test(test_oplist_flops),
+        cmocka_unit_test(test_tp_collectives),       cmocka_unit_test(test_ring_volumes),
+        cmocka_unit_test(test_ratio_and_bytes),
     };
     return cmocka_run_group_tests_name("analytic", tests, NULL, NULL);
 }

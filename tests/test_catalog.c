@@ -204,6 +204,18 @@ static void test_bad_entries(void **state)
                  M_OK "    attention: mla\n    kv_lora_rank: 16\n    qk_nope_dim: 16\n"
                       "    qk_rope_dim: 8\n    v_head_dim: 0\n",
                  11, "field 'v_head_dim'", "positive");
+    /* head_dim: standard attention only, 1 or more; with it heads need not
+     * divide hidden (32 heads of 128 in a hidden of 5000) */
+    assert_int_equal(load_text("models",
+                               "models:\n  - {name: m, layers: 2, hidden: 5000, heads: 32, "
+                               "head_dim: 128, vocab: 10}\n",
+                               path, &err),
+                     CCS_OK);
+    expect_error("models", M_OK "    head_dim: 0\n", 7, "field 'head_dim'", "positive");
+    expect_error("models", M_OK MLA_OK "    head_dim: 16\n", 12, "field 'head_dim'",
+                 "standard attention");
+    expect_error("models", "models:\n  - {name: m, layers: 2, hidden: 100, heads: 3, vocab: 10}\n",
+                 2, "divide", "or give head_dim");
     expect_error("models", M_OK "    dense_layers: 1\n", 7, "field 'dense_layers'",
                  "needs experts");
     expect_error("models", M_OK "    experts: 4\n    dense_layers: 2\n", 8, "field 'dense_layers'",

@@ -73,6 +73,36 @@ static void test_activation_equations(void **state)
  * attention dropout's mask and output 3as^2b; without them sbh (32 + 2as/h).
  * The first stage also drops the embedding's mask, sbh per micro-batch in
  * flight (one here). */
+/* head_dim (Mistral NeMo: hidden 5120, 32 heads of 128, 8 KV heads, SwiGLU
+ * 14336, no biases so no dropout masks): Q and the out-projection input are
+ * s b q wide with q = 32 x 128 = 4096, K and V s b 1024 each, not s b h and
+ * s b h/4. One layer, tp 1, no recompute, unfused attention, s = 4096,
+ * b = 1, 2 bytes an element, by hand:
+ *   norm and block inputs  4 x 2 s h          =   167,772,160
+ *   Q, K, V, context       2 s (2 x 4096 + 2 x 1024) =  83,886,080
+ *   SwiGLU inner tensors   3 x 2 s f          =   352,321,536
+ *   softmax output         2 a s^2            = 1,073,741,824
+ *   total                                       1,677,721,600 */
+static void test_head_dim_activations(void **state)
+{
+    (void)state;
+    ccs_model m = {.name = "nemo",
+                   .layers = 40,
+                   .hidden = 5120,
+                   .heads = 32,
+                   .kv_heads = 8,
+                   .head_dim = 128,
+                   .ffn = 14336,
+                   .vocab = 131072,
+                   .gated = 1};
+    model_fill_defaults(&m);
+    ccs_plan p = plan(1, 1, 1, 1, 1, 0, CCS_RECOMPUTE_NONE);
+    p.seq = 4096;
+    p.flash_attn = 0;
+    plan_derive(&p);
+    assert_rel(memory_act_per_layer(&m, &p), 1677721600.0, 1e-12);
+}
+
 static void test_no_dropout_stack(void **state)
 {
     (void)state;
@@ -434,11 +464,17 @@ static void test_uneven_cp_memory(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_activation_equations), cmocka_unit_test(test_no_dropout_stack),
-        cmocka_unit_test(test_loss_memory),          cmocka_unit_test(test_in_flight),
-        cmocka_unit_test(test_zero_sharding),        cmocka_unit_test(test_eager_memory),
-        cmocka_unit_test(test_sac_op_memory),        cmocka_unit_test(test_measured_memory),
-        cmocka_unit_test(test_uneven_cp_memory),     cmocka_unit_test(test_deepseek_v3_memory),
+        cmocka_unit_test(test_activation_equations),
+        cmocka_unit_test(test_no_dropout_stack),
+        cmocka_unit_test(test_head_dim_activations),
+        cmocka_unit_test(test_loss_memory),
+        cmocka_unit_test(test_in_flight),
+        cmocka_unit_test(test_zero_sharding),
+        cmocka_unit_test(test_eager_memory),
+        cmocka_unit_test(test_sac_op_memory),
+        cmocka_unit_test(test_measured_memory),
+        cmocka_unit_test(test_uneven_cp_memory),
+        cmocka_unit_test(test_deepseek_v3_memory),
     };
     return cmocka_run_group_tests_name("memory", tests, test_catalog_setup, test_catalog_teardown);
 }

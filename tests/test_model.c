@@ -64,6 +64,60 @@ static void test_megatron_1t_params(void **state)
     assert_rel(model_params(m), 1008e9, 0.001);
 }
 
+/* Mistral NeMo 12B (mistralai/Mistral-Nemo-Base-2407 config.json: hidden
+ * 5120, 40 layers, 32 heads of head_dim 128, 8 KV heads, intermediate
+ * 14336, vocab 131072, untied; the model card's 12.25B): the query
+ * projection is 5120 x 4096, not 5120 x 5120. By hand:
+ *   attention 5120 x 4096 + 2 x 5120 x 1024 + 4096 x 5120 = 52,428,800
+ *   MLP 3 x 5120 x 14336 = 220,200,960, two RMSNorms 10,240
+ *   40 x 272,640,000 + 2 x 131072 x 5120 + 5120 = 12,247,782,400 */
+static ccs_model nemo(void)
+{
+    ccs_model m = {.name = "nemo",
+                   .layers = 40,
+                   .hidden = 5120,
+                   .heads = 32,
+                   .kv_heads = 8,
+                   .head_dim = 128,
+                   .ffn = 14336,
+                   .vocab = 131072,
+                   .gated = 1};
+    model_fill_defaults(&m);
+    return m;
+}
+
+static void test_head_dim(void **state)
+{
+    (void)state;
+    ccs_model m = nemo();
+    ccs_err err;
+    assert_int_equal(model_validate(&m, &err), CCS_OK);
+    assert_int_equal(m.head_dim, 128);
+    assert_true(model_q_dim(&m) == 4096 && model_kv_dim(&m) == 1024);
+    assert_true(model_qk_head_dim(&m) == 128 && model_v_head_dim(&m) == 128);
+    assert_true(model_attn_params(&m) == 52428800.0);
+    assert_true(model_params(&m) == 12247782400.0);
+    /* head_dim = hidden / heads is the shape without it: one form */
+    ccs_model d = m;
+    d.head_dim = 160;
+    model_fill_defaults(&d);
+    assert_int_equal(d.head_dim, 0);
+    assert_true(model_q_dim(&d) == 5120 && model_kv_dim(&d) == 1280);
+    /* the same count with 160-wide heads: 12,772,070,400 (12.77B) */
+    assert_true(model_params(&d) == 12772070400.0);
+    /* with head_dim, heads need not divide hidden */
+    d = m;
+    d.hidden = 5000;
+    assert_int_equal(model_validate(&d, &err), CCS_OK);
+    d.head_dim = 0;
+    assert_int_equal(model_validate(&d, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "or give head_dim"));
+    d = m;
+    d.head_dim = -1;
+    assert_int_equal(model_validate(&d, &err), CCS_EINPUT);
+    assert_non_null(strstr(err.msg, "'head_dim'"));
+}
+
 /* Mixtral 8x7B (Jiang et al. 2024, arXiv 2401.04088, Table 1: dim 4096, 32
  * layers, 32 heads of 128, 8 KV heads, hidden_dim 14336, vocab 32000, 8
  * experts, top 2): 46.7B parameters in all, 12.9B active per token (section
@@ -214,10 +268,11 @@ static void test_validate(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gpt3_params),        cmocka_unit_test(test_llama2_70b_params),
-        cmocka_unit_test(test_llama3_8b_params),   cmocka_unit_test(test_megatron_1t_params),
-        cmocka_unit_test(test_validate),           cmocka_unit_test(test_moe_params),
-        cmocka_unit_test(test_deepseek_v3_params), cmocka_unit_test(test_mla_validate),
+        cmocka_unit_test(test_gpt3_params),      cmocka_unit_test(test_llama2_70b_params),
+        cmocka_unit_test(test_llama3_8b_params), cmocka_unit_test(test_megatron_1t_params),
+        cmocka_unit_test(test_validate),         cmocka_unit_test(test_moe_params),
+        cmocka_unit_test(test_head_dim),         cmocka_unit_test(test_deepseek_v3_params),
+        cmocka_unit_test(test_mla_validate),
     };
     return cmocka_run_group_tests_name("model", tests, test_catalog_setup, test_catalog_teardown);
 }

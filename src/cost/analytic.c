@@ -10,10 +10,11 @@
 double analytic_layer_fwd_flops(const ccs_model *m, double b, double s)
 {
     assert(m && b >= 0 && s >= 0);
-    double h = m->hidden, f = m->ffn, kv = model_kv_dim(m);
-    double qkv = 2 * b * s * h * (h + 2 * kv);
-    double core = 4 * b * s * s * h;
-    double out = 2 * b * s * h * h;
+    /* q: the query and attention-output width, h unless head_dim says */
+    double h = m->hidden, f = m->ffn, kv = model_kv_dim(m), q = model_q_dim(m);
+    double qkv = 2 * b * s * h * (q + 2 * kv);
+    double core = 4 * b * s * s * q;
+    double out = 2 * b * s * h * q;
     if (model_is_mla(m)) {
         /* latent attention: every projection weight once per token (the
          * latent norms are not GEMMs), scores over qk_nope + qk_rope per

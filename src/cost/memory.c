@@ -48,9 +48,9 @@ static double act_per_layer(const ccs_model *m, const ccs_plan *p, int dropout, 
          * reduce-scatter leaves s/t-sized with sequence parallelism, and
          * the gate projection's) and the attention's output and fp32
          * log-sum-exp; the whole s x s core where no fused kernel runs */
-        double kept = 2 * e * sbh / (sp ? t : 1);
+        double kept = 2 * e * sbh / (sp ? t : 1), qf = model_q_dim(m) / h;
         double core = p->flash_attn ? 4.0 * a * s * b : (e + dr * (1 + e)) * a * s * skv * b;
-        return kept + (e * sbh * (2 + kv) + e * s * b * f + core) / t;
+        return kept + (e * sbh * qf * (2 + kv) + e * s * b * f + core) / t;
     }
     /* kept whole unless sequence parallel: two norm inputs, QKV and FC1 inputs
      * (the norm outputs), and the two residual dropout masks */
@@ -60,7 +60,8 @@ static double act_per_layer(const ccs_model *m, const ccs_plan *p, int dropout, 
      * attention keeps every head's up-projected query, key (rotary part
      * included) and value, and, whole on every TP rank, the two latents' norm
      * inputs and outputs. */
-    double qkvo = e * sbh * (1 + 2 * kv) + e * sbh, lat = 0;
+    double qf = model_q_dim(m) / h; /* query width over h: 1 unless head_dim says */
+    double qkvo = e * sbh * qf * (1 + 2 * kv) + e * sbh * qf, lat = 0;
     if (model_is_mla(m)) {
         double qk = model_qk_head_dim(m), vd = m->v_head_dim;
         qkvo = e * s * b * a * (2 * qk + 2 * vd);
@@ -68,7 +69,7 @@ static double act_per_layer(const ccs_model *m, const ccs_plan *p, int dropout, 
     }
     if (eager && !m->bias && !model_is_mla(m)) {
         repl += 2 * 4.0 * sbh;
-        qkvo += 2 * e * sbh * (1 - kv);
+        qkvo += 2 * e * sbh * qf * (1 - kv);
     }
     double split = qkvo + e * s * b * f * (m->gated ? 3 + (eager ? 1 : 0) : 2);
     if (m->experts > 0) {

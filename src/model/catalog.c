@@ -294,7 +294,7 @@ static const char *const model_keys[] = {
     "vocab",       "max_pos",      "gated",       "bias",      "tied",        "seq",
     "gbs",         "source",       "description", "experts",   "top_k",       "shared_experts",
     "moe_ffn",     "dense_layers", "route_nodes", "attention", "q_lora_rank", "kv_lora_rank",
-    "qk_nope_dim", "qk_rope_dim",  "v_head_dim",  NULL};
+    "qk_nope_dim", "qk_rope_dim",  "v_head_dim",  "head_dim",  NULL};
 
 /* The attention kind: 'mha' (multi-head, grouped-query with kv_heads; the
  * default) or 'mla' (multi-head latent attention), whose shape fields are
@@ -369,6 +369,7 @@ int catalog_parse_model(const ydoc *d, const ynode *map, ccs_model *out, ccs_err
         get_int(d, map, "hidden", 1, 1, INT32_MAX, &out->hidden, err) ||
         get_int(d, map, "heads", 1, 1, INT32_MAX, &out->heads, err) ||
         get_int(d, map, "kv_heads", 0, 1, INT32_MAX, &out->kv_heads, err) ||
+        get_int(d, map, "head_dim", 0, 1, INT32_MAX, &out->head_dim, err) ||
         get_int(d, map, "ffn", 0, 1, INT32_MAX, &out->ffn, err) ||
         get_int(d, map, "vocab", 1, 1, INT32_MAX, &out->vocab, err) ||
         get_int(d, map, "max_pos", 0, 0, INT32_MAX, &out->max_pos, err) ||

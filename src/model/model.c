@@ -13,6 +13,8 @@ void model_fill_defaults(ccs_model *m)
         m->moe_ffn = m->ffn;
     if (m->experts > 0 && m->top_k == 0)
         m->top_k = 1;
+    if (!model_is_mla(m) && m->head_dim > 0 && (int64_t)m->head_dim * m->heads == m->hidden)
+        m->head_dim = 0;
 }
 
 int model_validate(const ccs_model *m, ccs_err *err)
@@ -85,6 +87,18 @@ int model_validate(const ccs_model *m, ccs_err *err)
                     m->name, (int)m->dense_layers, (int)m->layers);
         return CCS_EINPUT;
     }
+    if (m->head_dim < 0 || m->head_dim > CCS_MAX_HIDDEN) {
+        ccs_err_set(err, "model '%s': field 'head_dim' must be 0 to %d (got %d)", m->name,
+                    CCS_MAX_HIDDEN, (int)m->head_dim);
+        return CCS_EINPUT;
+    }
+    if (m->head_dim > 0 && model_is_mla(m)) {
+        ccs_err_set(err,
+                    "model '%s': field 'head_dim' is for standard attention: latent attention's "
+                    "heads are qk_nope_dim + qk_rope_dim and v_head_dim wide",
+                    m->name);
+        return CCS_EINPUT;
+    }
     const struct {
         const char *field;
         int32_t v;
@@ -124,9 +138,9 @@ int model_validate(const ccs_model *m, ccs_err *err)
         }
         return CCS_OK; /* head widths are its own fields: heads need not divide hidden */
     }
-    if (m->hidden % m->heads != 0) {
-        ccs_err_set(err, "model '%s': field 'heads' (%d) must divide hidden (%d)", m->name,
-                    (int)m->heads, (int)m->hidden);
+    if (m->head_dim == 0 && m->hidden % m->heads != 0) {
+        ccs_err_set(err, "model '%s': field 'heads' (%d) must divide hidden (%d), or give head_dim",
+                    m->name, (int)m->heads, (int)m->hidden);
         return CCS_EINPUT;
     }
     if (m->heads % m->kv_heads != 0) {
@@ -137,9 +151,16 @@ int model_validate(const ccs_model *m, ccs_err *err)
     return CCS_OK;
 }
 
+double model_q_dim(const ccs_model *m)
+{
+    return m->head_dim > 0 ? (double)m->heads * m->head_dim : (double)m->hidden;
+}
+
 double model_kv_dim(const ccs_model *m)
 {
-    return (double)m->hidden * m->kv_heads / m->heads;
+    /* without head_dim the quotient is exact: heads divide hidden */
+    return m->head_dim > 0 ? (double)m->kv_heads * m->head_dim
+                           : (double)m->hidden * m->kv_heads / m->heads;
 }
 
 double model_mlp_params(const ccs_model *m, double f)
@@ -156,12 +177,16 @@ double model_expert_params(const ccs_model *m)
 
 double model_qk_head_dim(const ccs_model *m)
 {
-    return model_is_mla(m) ? (double)m->qk_nope_dim + m->qk_rope_dim : (double)m->hidden / m->heads;
+    return model_is_mla(m)   ? (double)m->qk_nope_dim + m->qk_rope_dim
+           : m->head_dim > 0 ? (double)m->head_dim
+                             : (double)m->hidden / m->heads;
 }
 
 double model_v_head_dim(const ccs_model *m)
 {
-    return model_is_mla(m) ? (double)m->v_head_dim : (double)m->hidden / m->heads;
+    return model_is_mla(m)   ? (double)m->v_head_dim
+           : m->head_dim > 0 ? (double)m->head_dim
+                             : (double)m->hidden / m->heads;
 }
 
 double model_attn_params(const ccs_model *m)
@@ -169,9 +194,9 @@ double model_attn_params(const ccs_model *m)
     double h = m->hidden, a = m->heads;
     double b = m->bias ? 1.0 : 0.0;
     if (!model_is_mla(m)) {
-        double kv = model_kv_dim(m);
-        /* Q, K, V projections and the output projection. */
-        return h * (h + 2.0 * kv) + b * (h + 2.0 * kv) + h * h + b * h;
+        double q = model_q_dim(m), kv = model_kv_dim(m);
+        /* Q, K, V projections and the output projection (q -> h). */
+        return h * (q + 2.0 * kv) + b * (q + 2.0 * kv) + q * h + b * h;
     }
     /* Latent attention (DeepSeek-V2, arXiv 2405.04434, eqs. 1-14; the weights
      * of DeepSeek-V3's released checkpoint): queries h -> q_lora_rank (RMSNorm)

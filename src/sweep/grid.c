@@ -83,6 +83,8 @@ static uint64_t model_hash(const ccs_model *m)
             for (int i = 0; i < 2; i++)
                 h = absorb(h, (uint64_t)(int64_t)(i ? m->route_nodes : m->dense_layers));
     }
+    if (m->head_dim > 0) /* only where it is not hidden / heads: other models keep their keys */
+        h = absorb(h, (uint64_t)(int64_t)m->head_dim);
     if (model_is_mla(m)) {
         const int64_t a[] = {m->q_lora_rank, m->kv_lora_rank, m->qk_nope_dim, m->qk_rope_dim,
                              m->v_head_dim};

@@ -11,6 +11,10 @@ typedef struct ccs_model {
     int32_t hidden;   /* model width h */
     int32_t heads;    /* attention (query) heads a */
     int32_t kv_heads; /* key/value heads g (GQA); == heads for multi-head attention */
+    int32_t head_dim; /* width d of one query, key and value head (standard attention):
+                         0 = hidden / heads; else the query projection is
+                         hidden x heads*d, not hidden x hidden (Mistral NeMo:
+                         hidden 5120, 32 heads of 128) */
     int32_t ffn;      /* MLP inner width f (per matrix for gated FFNs) */
     int32_t vocab;    /* vocabulary V (unpadded) */
     int32_t max_pos;  /* learned position embeddings; 0 for rotary/ALiBi */
@@ -42,7 +46,8 @@ typedef struct ccs_model {
 } ccs_model;
 
 /* Fill defaults for optional fields left at 0: kv_heads = heads, ffn = 4*hidden,
- * and for a mixture of experts top_k = 1, moe_ffn = ffn. */
+ * and for a mixture of experts top_k = 1, moe_ffn = ffn. A head_dim equal to
+ * hidden / heads becomes 0, so that one shape has one form. */
 void model_fill_defaults(ccs_model *m);
 
 /* Check shape consistency; returns CCS_OK or CCS_EINPUT with err naming the field. */
@@ -54,8 +59,9 @@ static inline int model_is_mla(const ccs_model *m)
     return m->kv_lora_rank > 0;
 }
 
-/* Per-head widths of queries/keys and of values: hidden / heads for standard
- * attention, qk_nope_dim + qk_rope_dim and v_head_dim for latent attention. */
+/* Per-head widths of queries/keys and of values: head_dim (else hidden /
+ * heads) for standard attention, qk_nope_dim + qk_rope_dim and v_head_dim for
+ * latent attention. */
 double model_qk_head_dim(const ccs_model *m);
 double model_v_head_dim(const ccs_model *m);
 
@@ -86,7 +92,12 @@ double model_mlp_params(const ccs_model *m, double width);
  * expert parallelism spreads over its ranks. */
 double model_expert_params(const ccs_model *m);
 
-/* Width of the K (and V) projection: hidden * kv_heads / heads. */
+/* Width of the Q projection (and of the attention output the O projection
+ * takes), standard attention: heads * head_dim, hidden without head_dim. */
+double model_q_dim(const ccs_model *m);
+
+/* Width of the K (and V) projection: kv_heads * head_dim (hidden * kv_heads /
+ * heads without head_dim). */
 double model_kv_dim(const ccs_model *m);
 
 #endif

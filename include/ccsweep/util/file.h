@@ -1,7 +1,8 @@
 /* file.h - the one reader of input files (specs, catalogs, calibration
- * profiles): whole regular files up to a stated size, refused otherwise
- * before anything is read, so that a FIFO, a device or a directory given as
- * an input is an error at once instead of a read that blocks forever. */
+ * profiles, Hugging Face configs): whole regular files up to a stated size,
+ * refused otherwise before anything is read, so that a FIFO, a device or a
+ * directory given as an input is an error at once instead of a read that
+ * blocks forever. */
 #ifndef CCSWEEP_FILE_H
 #define CCSWEEP_FILE_H
 
@@ -10,6 +11,9 @@
 /* Size limits of the input files (stated in sweeps/README.md). */
 #define CCS_MAX_YAML_BYTES ((size_t)16 << 20)     /* specs and catalog files: 16 MiB */
 #define CCS_MAX_PROFILE_BYTES ((size_t)256 << 20) /* calibration profiles: 256 MiB */
+/* Hugging Face config.json files: 1 MiB, some hundred times a real one (a few
+ * KiB), and bounded so because jansson's tree takes about 15 times the text */
+#define CCS_MAX_HFCONFIG_BYTES ((size_t)1 << 20)
 
 /* Read the regular file at path, at most max bytes, into a new buffer with a
  * NUL after its *len bytes; the caller frees *text. Returns CCS_OK, or
