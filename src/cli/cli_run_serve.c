@@ -9,9 +9,42 @@
 #include "ccsweep/cli/cli.h"
 #include "ccsweep/store/store.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* The best plans of one serving job under keep: a job is a group of
+ * serve_best (serve_search.h): the plan axes' scenarios of one index range of
+ * serve_grid_plan_n, split by the replica size they derive when the spec
+ * gives no plan: devices (devices = tp x pp then; each size is a job). */
+typedef struct keep_job {
+    int32_t devices; /* of the job's plans */
+    int n;           /* plans in top */
+    serve_record *top;
+} keep_job;
+
+/* The jobs a range of plans can hold: one, or one per tp x pp. */
+static size_t serve_jobs_per_range(const serve_grid *g)
+{
+    size_t nd = serve_grid_axis_len(g, SERVE_AX_DEVICES);
+    for (size_t i = 0; i < nd; i++)
+        if (serve_grid_axis_value(g, SERVE_AX_DEVICES, i) == 0)
+            return serve_grid_axis_len(g, SERVE_AX_TP) * serve_grid_axis_len(g, SERVE_AX_PP);
+    return 1;
+}
+
+/* The job of rec's replica size among jobs[0..*used), added when new. */
+static keep_job *keep_job_of(keep_job *jobs, size_t *used, const serve_record *rec)
+{
+    for (size_t j = 0; j < *used; j++)
+        if (jobs[j].devices == rec->plan.devices)
+            return &jobs[j];
+    keep_job *k = &jobs[(*used)++];
+    k->devices = rec->plan.devices;
+    k->n = 0;
+    return k;
+}
 
 /* Evaluate every scenario of g and store what keep lets through. */
 static int sweep(serve_grid *g, ccs_store *st, int64_t *done, int64_t *rows, ccs_err *err)
@@ -19,11 +52,17 @@ static int sweep(serve_grid *g, ccs_store *st, int64_t *done, int64_t *rows, ccs
     const serve_keep *k = serve_grid_keep(g);
     int64_t plan_n = serve_grid_plan_n(g), count = serve_grid_count(g);
     serve_record rec, *top = NULL;
-    if (k->best && !(top = calloc((size_t)k->best, sizeof *top))) {
+    size_t slots = k->best ? serve_jobs_per_range(g) : 0, used = 0;
+    keep_job *jobs = NULL;
+    if (k->best && (!(top = calloc(slots * (size_t)k->best, sizeof *top)) ||
+                    !(jobs = calloc(slots, sizeof *jobs)))) {
+        free(top);
         ccs_err_set(err, "out of memory");
         return CCS_ENOMEM;
     }
-    int rc = CCS_OK, n = 0;
+    for (size_t j = 0; j < slots; j++)
+        jobs[j].top = top + j * (size_t)k->best;
+    int rc = CCS_OK;
     for (int64_t i = 0; rc == CCS_OK && i < count; i++) {
         serve_grid_eval(g, i, &rec);
         ++*done;
@@ -35,17 +74,23 @@ static int sweep(serve_grid *g, ccs_store *st, int64_t *done, int64_t *rows, ccs
                 rc = store_serve_mark(st, *done, err);
             continue;
         }
-        if (serve_meets(&rec.r, &k->lim))
-            serve_top_insert(top, k->best, &n, &rec);
-        if ((i + 1) % plan_n) /* the job's last plan: store its best */
+        if (serve_meets(&rec.r, &k->lim)) {
+            keep_job *j = keep_job_of(jobs, &used, &rec);
+            assert(used <= slots);
+            serve_top_insert(j->top, k->best, &j->n, &rec);
+        }
+        if ((i + 1) % plan_n) /* the range's last plan: store its jobs' best */
             continue;
-        for (int j = 0; rc == CCS_OK && j < n; j++, ++*rows)
-            rc = store_serve_put(st, &top[j], serve_grid_model(g, (size_t)top[j].model)->name,
-                                 serve_grid_hw(g, (size_t)top[j].hw, 0)->name, err);
-        if (rc == CCS_OK) /* a job's rows commit together */
+        for (size_t j = 0; j < used; j++)
+            for (int r = 0; rc == CCS_OK && r < jobs[j].n; r++, ++*rows)
+                rc = store_serve_put(st, &jobs[j].top[r],
+                                     serve_grid_model(g, (size_t)jobs[j].top[r].model)->name,
+                                     serve_grid_hw(g, (size_t)jobs[j].top[r].hw, 0)->name, err);
+        if (rc == CCS_OK) /* a range's rows commit together */
             rc = store_serve_mark(st, *done, err);
-        n = 0;
+        used = 0;
     }
+    free(jobs);
     free(top);
     return rc;
 }

@@ -47,6 +47,26 @@ check "keep: best 2 under TPOT <= 40 ms keeps the 2 best of each job ($(echo "$h
 check "keep: the runs row counts the rows left out" \
     [ "$(q "$TMP/k.db" "SELECT n_filtered = total - n_rows AND n_rows > 0 FROM runs")" = 1 ]
 
+# Without plan: devices a replica's size is the job's: tp x pp over [1, 2, 4, 8]
+# x [1, 2] are jobs of 1, 2, 4, 8 and 16 devices (2, 4 and 8 reached by two
+# shapes each), as serve_best groups them, so keep: best 1 stores one plan for
+# each of the five, the one serve_best ranks first in the full sweep.
+cat >"$TMP/nd.yaml" <<'YAML'
+name: serve-nodevices
+workload: serve
+models: [llama3-70b]
+hardware: [h100-sxm]
+serve: {isl: 1000, osl: 200, concurrency: [16, max], weight_dtype: fp8, kv_dtype: fp8}
+plan: {tp: [1, 2, 4, 8], pp: [1, 2]}
+YAML
+sed 's/^plan:/keep: {best: 1}\nplan:/' "$TMP/nd.yaml" >"$TMP/ndk.yaml"
+$BIN run "$TMP/nd.yaml" --db "$TMP/nd.db" --quiet
+$BIN run "$TMP/ndk.yaml" --db "$TMP/ndk.db" --quiet
+want=$(q "$TMP/nd.db" "SELECT devices, tp, pp, idx FROM serve_best ORDER BY devices")
+have=$(q "$TMP/ndk.db" "SELECT devices, tp, pp, idx FROM serve_results ORDER BY devices")
+check "keep: best 1 without plan: devices keeps one plan per replica size, serve_best's ($(echo "$have" | wc -l) of 5 rows)" \
+    [ "$(echo "$want" | cut -d'|' -f1 | tr '\n' ' ')" = "1 2 4 8 16 " -a "$want" = "$have" ]
+
 printf 'workload: serve\nmodels: llama3-70b\nhardware: h100-sxm\nserve: {isl: 10, osl: 10, kv_dtype: fp5}\n' >"$TMP/bad.yaml"
 $BIN run "$TMP/bad.yaml" --db "$TMP/bad.db" 2>"$TMP/err"; rc=$?
 check "a bad serving spec exits 1 naming the field, no database" \
