@@ -7,6 +7,7 @@
  * As for a training spec, a spec already swept with the same inputs adds
  * nothing unless --new-run asks for another run. */
 #include "ccsweep/cli/cli.h"
+#include "ccsweep/dist/dist.h"
 #include "ccsweep/store/store.h"
 
 #include <assert.h>
@@ -64,6 +65,8 @@ static int sweep(serve_grid *g, ccs_store *st, int64_t *done, int64_t *rows, ccs
         jobs[j].top = top + j * (size_t)k->best;
     int rc = CCS_OK;
     for (int64_t i = 0; rc == CCS_OK && i < count; i++) {
+        if (i % plan_n == 0)
+            dist_test_chunk_delay();
         serve_grid_eval(g, i, &rec);
         ++*done;
         if (!k->best) {
@@ -137,8 +140,13 @@ int cli_run_serve(const cli_serve_run *a)
         serve_grid_free(g);
         return rc;
     }
-    if (rc == CCS_OK)
-        rc = sweep(g, st, &done, &rows, &err);
+    if (rc != CCS_OK) { /* another writer, a damaged file: nothing was written */
+        cli_fail("run", "%s", err.msg);
+        store_close(st);
+        serve_grid_free(g);
+        return rc == CCS_EINPUT ? 1 : 2;
+    }
+    rc = sweep(g, st, &done, &rows, &err);
     int frc = store_serve_finish(st, rc == CCS_OK ? STORE_COMPLETE : STORE_FAILED, done,
                                  rc == CCS_OK ? &err : &(ccs_err){{0}});
     clock_gettime(CLOCK_MONOTONIC, &t1);

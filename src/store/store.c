@@ -161,6 +161,12 @@ ccs_store *store_open(const char *path, int locking, int *rc, ccs_err *err)
         return NULL;
     }
     sqlite3_busy_timeout(st->db, 10000);
+    /* Closing the last connection of a WAL file checkpoints it and deletes
+     * the WAL: a process that only looked at the file (refused by the writer
+     * row, or a report's migration) must not, when a writer holds no locks
+     * (--db-locking none) and keeps appending to that WAL. The writer row's
+     * holder checkpoints on close again (sti_writer_claimed). */
+    sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
     /* A small fixed page cache (2 MiB, about SQLite's default) keeps the
      * writer's memory independent of the database size: inserts append to the
      * table and to the (run_id, idx) index, so a larger cache measured no
@@ -180,9 +186,12 @@ ccs_store *store_open(const char *path, int locking, int *rc, ccs_err *err)
      * Commits stay as durable as before (synchronous = NORMAL: a commit in
      * the WAL survives a crash of the process; a power loss can lose the
      * latest ones, never corrupt the file). */
-    if (sti_exec(st, "PRAGMA cache_size = -2048", err) ||
-        (locking != STORE_LOCK_NORMAL && sti_exec(st, "PRAGMA locking_mode = EXCLUSIVE", err)) ||
-        wal_mode(st, err) || sti_exec(st, "PRAGMA synchronous = NORMAL", err)) {
+    /* The locking mode first: any statement that reads the schema (cache_size
+     * does) opens the WAL, which without locks (unix-none) needs the
+     * exclusive mode already set (its index then lives in this process). */
+    if ((locking != STORE_LOCK_NORMAL && sti_exec(st, "PRAGMA locking_mode = EXCLUSIVE", err)) ||
+        sti_exec(st, "PRAGMA cache_size = -2048", err) || wal_mode(st, err) ||
+        sti_exec(st, "PRAGMA synchronous = NORMAL", err)) {
         /* "file is not a database" shows up here */
         *rc = CCS_EINPUT;
         store_close(st);

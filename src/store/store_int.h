@@ -253,6 +253,9 @@ int sti_begin_claim(ccs_store *st, ccs_err *err);
 int sti_claim_writer(ccs_store *st, ccs_err *err);
 /* Drop this process's writer row when it holds it (locked -> 0). */
 int sti_release_writer(ccs_store *st);
+/* The claim's transaction has committed: the writer row is this process's
+ * (locked -> 1), and closing the file may checkpoint the WAL again. */
+void sti_writer_claimed(ccs_store *st);
 
 /* ---- store_run.c -------------------------------------------------------------- */
 
@@ -271,6 +274,8 @@ int sti_record_inputs(ccs_store *st, int64_t run_id, const sti_input *v, size_t 
  * the inputs in[0..n_in), else STORE_NEW; a negative status with err. */
 int sti_find_complete(ccs_store *st, const char *sha, const sti_input *in, size_t n_in,
                       int64_t *run_id, ccs_err *err);
+/* CCS_EINPUT with err unless PRAGMA quick_check finds the file intact. */
+int sti_check_integrity(ccs_store *st, ccs_err *err);
 /* Rebuild todo from the chunks table, removing rows of chunks cut short. */
 int sti_compute_todo(ccs_store *st, ccs_err *err);
 /* The run's committed counts from its runs row. */

@@ -128,12 +128,14 @@ int sti_begin_claim(ccs_store *st, ccs_err *err)
     return sti_begin_polling(st, "starting the run", sti_check_writer, err);
 }
 
-/* Claim the writer row inside the open write transaction (see sti_check_writer):
- * CLAIMING, the row is this process's once the caller commits (locked). */
+/* Claim the writer row inside the open write transaction (see sti_check_writer)
+ * of a training run (store_prepare_run) or a serving run (store_serve_begin):
+ * CLAIMING, the row is this process's once the caller commits
+ * (sti_writer_claimed). */
 int sti_claim_writer(ccs_store *st, ccs_err *err)
 {
     assert(assert_store_state(st));
-    assert(st->g && !st->locked && !sqlite3_get_autocommit(st->db));
+    assert(!st->locked && !st->serve_run && !sqlite3_get_autocommit(st->db));
     char host[256] = "", now[32];
     gethostname(host, sizeof host - 1);
     sti_now_iso(now, sizeof now);
@@ -154,6 +156,13 @@ int sti_claim_writer(ccs_store *st, ccs_err *err)
     rc = sti_step_done(st, s, err, "taking the writer lock");
     sqlite3_finalize(s);
     return rc;
+}
+
+void sti_writer_claimed(ccs_store *st)
+{
+    assert(!st->locked && sqlite3_get_autocommit(st->db));
+    st->locked = 1;
+    sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, NULL);
 }
 
 /* Drop this process's writer row (in the caller's transaction, or alone). */

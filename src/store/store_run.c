@@ -459,7 +459,7 @@ static int find_resume(ccs_store *st, const char *sha, ccs_err *err)
 
 /* PRAGMA quick_check before anything is appended: rows added to a damaged
  * file could not be read back reliably. */
-static int check_integrity(ccs_store *st, ccs_err *err)
+int sti_check_integrity(ccs_store *st, ccs_err *err)
 {
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(st->db, "PRAGMA quick_check(1)", -1, &s, NULL) != SQLITE_OK) {
@@ -699,7 +699,7 @@ static int check_run(ccs_store *st, ccs_err *err)
                     spec_path(grid_spec(g)), (long long)grid_count(g), RID_BITS);
         return CCS_EINPUT;
     }
-    if (!st->created && check_integrity(st, err))
+    if (!st->created && sti_check_integrity(st, err))
         return CCS_EINPUT;
     return CCS_OK;
 }
@@ -824,7 +824,7 @@ int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *in
     }
     if (sti_exec(st, "COMMIT", err))
         return CCS_EIO;
-    st->locked = 1; /* the writer row is this process's: store_close drops it */
+    sti_writer_claimed(st); /* store_close drops the row */
     rc = sti_prepare_writer(st, err);
     if (rc != CCS_OK)
         return rc;

@@ -5,11 +5,15 @@
  *
  * A simpler path than a training run's (store_run.c, store_write.c): one
  * process writes, nothing is resumed (a serving grid of a million scenarios
- * takes seconds), no writer row is claimed. States, beside store_int.h's:
- * OPEN -> SERVING (store_serve_begin: the runs row and its run_inputs
- * committed, st->serve_run set, serve_ins prepared) -> SERVING with a batch
+ * takes seconds). The file is checked and claimed as for a training run (the
+ * writer row, store_lock.c), so that one process writes it at a time whatever
+ * the workloads and the locking. States, beside store_int.h's:
+ * OPEN -> SERVING (store_serve_begin: the writer row, the runs row and its
+ * run_inputs committed, locked and st->serve_run set, serve_ins prepared) ->
+ * SERVING with a batch
  * open (serve_tx > 0 rows, SQLite not in autocommit) -> DONE
- * (store_serve_finish); or OPEN -> DONE when store_serve_begin finds the same
+ * (store_serve_finish: the writer row dropped, locked 0); or OPEN -> DONE when
+ * store_serve_begin finds the same
  * sweep complete (STORE_DONE_BEFORE: serve_run names that run, serve_ins is
  * NULL, nothing was written). A batch commits with the run's counts in its
  * own transaction, only at a point the caller marks (store_serve_mark: every
@@ -198,26 +202,43 @@ static int prepare_serve_insert(ccs_store *st, ccs_err *err)
 int store_serve_begin(ccs_store *st, const store_serve_info *in, ccs_err *err)
 {
     assert(assert_store_state(st));
-    assert(!st->g && !st->serve_run && in && in->text && in->g);
+    assert(!st->g && !st->serve_run && !st->locked && in && in->text && in->g);
     assert(in->mode == STORE_MODE_NEW || in->mode == STORE_MODE_APPEND);
     char host[256] = "", now[32], sha[65];
     gethostname(host, sizeof host - 1);
     sti_now_iso(now, sizeof now);
     sha256_hex(in->text, in->len, sha);
+    /* as a training run (store_prepare_run): an intact file, one writer */
+    int rc = st->created ? CCS_OK : sti_check_integrity(st, err);
+    if (rc == CCS_OK)
+        rc = sti_check_writer(st, err);
+    if (rc == CCS_OK)
+        rc = sti_begin_claim(st, err);
+    if (rc != CCS_OK)
+        return rc;
     size_t n_in = 0;
     sti_input *inputs = serve_inputs(in->g, &n_in);
     if (!inputs) {
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
         ccs_err_set(err, "out of memory");
         return CCS_ENOMEM;
     }
-    /* the check for a complete run and the new run's rows in one transaction */
-    int rc = sti_exec(st, "BEGIN IMMEDIATE", err) ? CCS_EIO : STORE_NEW;
+    /* the claim, the check for a complete run and the new run's rows in one
+     * transaction */
+    rc = sti_claim_writer(st, err);
+    if (rc == CCS_OK)
+        rc = STORE_NEW;
     if (rc == STORE_NEW && in->mode == STORE_MODE_NEW)
         rc = sti_find_complete(st, sha, inputs, n_in, &st->serve_run, err);
     if (rc == STORE_NEW)
         rc = insert_serve_run(st, in, host, now, sha, err);
     if (rc == STORE_NEW)
         rc = sti_record_inputs(st, st->serve_run, inputs, n_in, err);
+    if (rc == STORE_NEW) {
+        char sql[96];
+        snprintf(sql, sizeof sql, "UPDATE writer SET run_id = %lld", (long long)st->serve_run);
+        rc = sti_exec(st, sql, err) ? CCS_EIO : STORE_NEW;
+    }
     free(inputs);
     if (rc != STORE_NEW) {
         sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
@@ -225,6 +246,7 @@ int store_serve_begin(ccs_store *st, const store_serve_info *in, ccs_err *err)
     }
     if (sti_exec(st, "COMMIT", err))
         return CCS_EIO;
+    sti_writer_claimed(st);
     return prepare_serve_insert(st, err);
 }
 
@@ -330,7 +352,14 @@ int store_serve_finish(ccs_store *st, int status, int64_t done, ccs_err *err)
         snprintf(counts, sizeof counts, ", n_done = %lld, n_filtered = %lld - n_rows",
                  (long long)done, (long long)done);
     snprintf(sql, sizeof sql,
-             "UPDATE runs SET status = '%s', ended = '%s', updated = '%s'%s WHERE run_id = %lld",
-             names[status], now, now, counts, (long long)st->serve_run);
-    return sti_exec(st, sql, err) ? CCS_EIO : CCS_OK;
+             "BEGIN IMMEDIATE; UPDATE runs SET status = '%s', ended = '%s', updated = '%s'%s "
+             "WHERE run_id = %lld; DELETE FROM writer WHERE pid = %lld; COMMIT",
+             names[status], now, now, counts, (long long)st->serve_run, (long long)getpid());
+    if (sti_exec(st, sql, err)) {
+        if (!sqlite3_get_autocommit(st->db))
+            sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+        return CCS_EIO; /* store_close drops the writer row */
+    }
+    st->locked = 0;
+    return CCS_OK;
 }

@@ -212,11 +212,15 @@ typedef struct store_serve_info {
 
 /* Record a serving run in st (a store_open'ed file with no training run
  * prepared), with the content hash of every model and hardware entry it
- * reads (table run_inputs), and prepare its row INSERT. One process writes;
- * there is no resume. As for a training run, mode STORE_MODE_NEW starts a
- * run only when no complete run of the same spec (sha256) read the same
- * inputs: else it returns STORE_DONE_BEFORE, store_serve_run_id that run, and
- * writes nothing. Returns STORE_NEW, STORE_DONE_BEFORE, or CCS_EIO with err. */
+ * reads (table run_inputs), and prepare its row INSERT. As store_prepare_run,
+ * first checks the file (PRAGMA quick_check) and claims it (the writer row:
+ * one process writes runs into a file at a time, training or serving); the
+ * row is dropped by store_serve_finish (or store_close). As for a training
+ * run, mode STORE_MODE_NEW starts a run only when no complete run of the same
+ * spec (sha256) read the same inputs: else it returns STORE_DONE_BEFORE,
+ * store_serve_run_id that run, and writes nothing. Returns STORE_NEW,
+ * STORE_DONE_BEFORE, or a negative status with err (CCS_EINPUT: the file is
+ * damaged or another process is writing to it; nothing was written). */
 int store_serve_begin(ccs_store *st, const store_serve_info *in, ccs_err *err);
 int64_t store_serve_run_id(const ccs_store *st);
 /* Add one serve_results row (model and hw: the names, borrowed) to the open
