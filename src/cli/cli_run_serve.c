@@ -3,9 +3,10 @@
  * serve_results table (store_serve.c), keeping only the best plans of each
  * serving job when the spec says keep. A simpler path than a training sweep:
  * one process evaluates and writes (a projection takes microseconds and the
- * grids are small), nothing is resumed; the other ranks of a launcher exit.
- * As for a training spec, a spec already swept with the same inputs adds
- * nothing unless --new-run asks for another run. */
+ * grids are small), in index order, so that --resume goes on from the
+ * scenarios committed; the other ranks of a launcher exit. As for a training
+ * spec, a spec already swept with the same inputs adds nothing unless
+ * --new-run asks for another run. */
 #include "ccsweep/cli/cli.h"
 #include "ccsweep/dist/dist.h"
 #include "ccsweep/store/store.h"
@@ -47,7 +48,8 @@ static keep_job *keep_job_of(keep_job *jobs, size_t *used, const serve_record *r
     return k;
 }
 
-/* Evaluate every scenario of g and store what keep lets through. */
+/* Evaluate the scenarios of g from *done on (those before are committed: a
+ * resumed run's) and store what keep lets through. */
 static int sweep(serve_grid *g, ccs_store *st, int64_t *done, int64_t *rows, ccs_err *err)
 {
     const serve_keep *k = serve_grid_keep(g);
@@ -64,7 +66,8 @@ static int sweep(serve_grid *g, ccs_store *st, int64_t *done, int64_t *rows, ccs
     for (size_t j = 0; j < slots; j++)
         jobs[j].top = top + j * (size_t)k->best;
     int rc = CCS_OK;
-    for (int64_t i = 0; rc == CCS_OK && i < count; i++) {
+    assert(!k->best || *done % plan_n == 0); /* commits fall at a range's end */
+    for (int64_t i = *done; rc == CCS_OK && i < count; i++) {
         if (i % plan_n == 0)
             dist_test_chunk_delay();
         serve_grid_eval(g, i, &rec);
@@ -102,10 +105,10 @@ int cli_run_serve(const cli_serve_run *a)
 {
     if (cli_launch_rank() != 0)
         return 0;
-    if (a->resume || a->detail)
+    if (a->detail)
         return cli_fail("run",
-                        "%s: a serving spec (workload: serve) takes neither --resume nor "
-                        "--detail: its runs take seconds, run it again",
+                        "%s: a serving spec (workload: serve) takes no --detail: its rows hold "
+                        "every output",
                         a->spec);
     ccs_err err = {{0}};
     serve_grid *g = serve_grid_parse(a->text, a->len, a->spec, a->cat, &err);
@@ -129,23 +132,36 @@ int cli_run_serve(const cli_serve_run *a)
                            .ranks = a->ranks,
                            .total = serve_grid_count(g),
                            .g = g,
-                           .mode = a->new_run ? STORE_MODE_APPEND : STORE_MODE_NEW};
+                           .mode = a->resume    ? STORE_MODE_RESUME
+                                   : a->new_run ? STORE_MODE_APPEND
+                                                : STORE_MODE_NEW};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int64_t done = 0, rows = 0;
     int rc = store_serve_begin(st, &in, &err);
-    if (rc == STORE_DONE_BEFORE) { /* as a training spec's (cli_run.c) */
-        rc = cli_run_done_before(a->db_shown, store_serve_run_id(st));
+    if (rc == STORE_DONE_BEFORE || rc == STORE_NOTHING) { /* as a training spec's (cli_run.c) */
+        if (rc == STORE_DONE_BEFORE)
+            rc = cli_run_done_before(a->db_shown, store_serve_run_id(st));
+        else
+            rc = printf("ccsweep run: run %lld of this spec is already complete in %s; nothing "
+                        "to resume\n",
+                        (long long)store_serve_run_id(st), a->db_shown) < 0;
         store_close(st);
         serve_grid_free(g);
         return rc;
     }
-    if (rc != CCS_OK) { /* another writer, a damaged file: nothing was written */
+    if (rc < 0) { /* another writer, a damaged file: nothing was written */
         cli_fail("run", "%s", err.msg);
         store_close(st);
         serve_grid_free(g);
         return rc == CCS_EINPUT ? 1 : 2;
     }
+    store_counts base;
+    store_counts_get(st, &base);
+    if (rc == STORE_RESUMED && !a->quiet)
+        fprintf(stderr, "ccsweep: resuming serving run %lld: %lld of %lld scenarios already done\n",
+                (long long)store_serve_run_id(st), (long long)base.done,
+                (long long)serve_grid_count(g));
+    int64_t done = base.done, rows = 0;
     rc = sweep(g, st, &done, &rows, &err);
     int frc = store_serve_finish(st, rc == CCS_OK ? STORE_COMPLETE : STORE_FAILED, done,
                                  rc == CCS_OK ? &err : &(ccs_err){{0}});
@@ -153,19 +169,21 @@ int cli_run_serve(const cli_serve_run *a)
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
     if (rc == CCS_OK)
         rc = frc;
+    char cmd[CLI_RESUME_CMD_MAX];
+    cli_run_resume_command(cmd, sizeof cmd, a->spec, a->db_shown, NULL);
     if (rc != CCS_OK)
         cli_fail("run", "%s: %s", a->db_shown, err.msg);
     if (rc != CCS_OK && store_disk_full(st))
         cli_fail("run",
                  "the disk holding %s is full: its committed batches are kept (the runs row "
-                 "counts them); free space and run the spec again",
-                 a->db_shown);
+                 "counts them); free space, then finish the run with: %s",
+                 a->db_shown, cmd);
     else if (!a->quiet)
         fprintf(stderr,
                 "ccsweep run: serving run %lld of '%s': %lld scenarios, %lld rows in "
                 "serve_results of %s (%.2f s)\n",
-                (long long)store_serve_run_id(st), serve_grid_name(g), (long long)done,
-                (long long)rows, a->db_shown, secs);
+                (long long)store_serve_run_id(st), serve_grid_name(g),
+                (long long)(done - base.done), (long long)rows, a->db_shown, secs);
     store_close(st);
     serve_grid_free(g);
     return rc == CCS_OK ? 0 : 2;

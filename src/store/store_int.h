@@ -276,10 +276,24 @@ int sti_find_complete(ccs_store *st, const char *sha, const sti_input *in, size_
                       int64_t *run_id, ccs_err *err);
 /* CCS_EINPUT with err unless PRAGMA quick_check finds the file intact. */
 int sti_check_integrity(ccs_store *st, ccs_err *err);
+/* --resume: the latest unfinished run of spec sha (STORE_RESUMED, *run_id),
+ * else this spec's latest complete one (STORE_NOTHING, *run_id), else
+ * STORE_NEW; CCS_EINPUT with err when the latest unfinished run is of another
+ * spec (resuming this one would leave that one behind). */
+int sti_find_resume(ccs_store *st, const char *sha, int64_t *run_id, ccs_err *err);
+/* CCS_EINPUT with err naming the first difference unless run run_id read
+ * exactly the inputs v[0..n) (a resumed run must read what it read before). */
+int sti_check_inputs(ccs_store *st, int64_t run_id, const sti_input *v, size_t n, ccs_err *err);
+/* Bind environment variable name (NULL when unset or empty; an integer when
+ * as_int) to parameter i of s: the SLURM_* provenance of runs and sessions. */
+void sti_bind_env(sqlite3_stmt *s, int i, const char *name, int as_int);
+/* A sessions row for this process's part of run run_id (st->session its
+ * number), in the caller's transaction. */
+int sti_insert_session(ccs_store *st, int64_t run_id, int ranks, const char *argv, ccs_err *err);
 /* Rebuild todo from the chunks table, removing rows of chunks cut short. */
 int sti_compute_todo(ccs_store *st, ccs_err *err);
-/* The run's committed counts from its runs row. */
-int sti_count_rows(ccs_store *st, store_counts *c, ccs_err *err);
+/* Run run_id's committed counts from its runs row. */
+int sti_count_rows(ccs_store *st, int64_t run_id, store_counts *c, ccs_err *err);
 
 /* ---- store_write.c ------------------------------------------------------------ */
 

@@ -4,22 +4,23 @@
  * CCS_STORE_BATCH, its end.
  *
  * A simpler path than a training run's (store_run.c, store_write.c): one
- * process writes, nothing is resumed (a serving grid of a million scenarios
- * takes seconds). The file is checked and claimed as for a training run (the
- * writer row, store_lock.c), so that one process writes it at a time whatever
- * the workloads and the locking. States, beside store_int.h's:
- * OPEN -> SERVING (store_serve_begin: the writer row, the runs row and its
- * run_inputs committed, locked and st->serve_run set, serve_ins prepared) ->
- * SERVING with a batch
- * open (serve_tx > 0 rows, SQLite not in autocommit) -> DONE
- * (store_serve_finish: the writer row dropped, locked 0); or OPEN -> DONE when
- * store_serve_begin finds the same
- * sweep complete (STORE_DONE_BEFORE: serve_run names that run, serve_ins is
- * NULL, nothing was written). A batch commits with the run's counts in its
- * own transaction, only at a point the caller marks (store_serve_mark: every
- * row of the scenarios done so far is put), so that the runs row describes
- * exactly the committed rows however the run ends (a full disk sets full, as
- * in store_write.c: store_disk_full). */
+ * process writes, in index order, with no chunks table. The file is checked
+ * and claimed as for a training run (the writer row, store_lock.c), so that
+ * one process writes it at a time whatever the workloads and the locking.
+ * States, beside store_int.h's: OPEN -> SERVING (store_serve_begin: the
+ * writer row, the runs row (new or resumed), its run_inputs and a sessions
+ * row committed, locked and st->serve_run set, base its committed counts,
+ * serve_ins prepared) -> SERVING with a batch open (serve_tx > 0 rows, SQLite
+ * not in autocommit) -> DONE (store_serve_finish: the writer row dropped,
+ * locked 0); or OPEN -> DONE when store_serve_begin finds the same sweep
+ * complete (STORE_DONE_BEFORE, or STORE_NOTHING for --resume: serve_run names
+ * that run, serve_ins is NULL, nothing was written). A batch commits with the
+ * run's counts in its own transaction, only at a point the caller marks
+ * (store_serve_mark: every row of the scenarios done so far is put), so that
+ * the runs row describes exactly the committed rows however the run ends (a
+ * full disk sets full, as in store_write.c: store_disk_full), and the
+ * committed rows are exactly those of scenarios 0 .. n_done - 1: a resumed
+ * run continues at n_done. */
 #include "store_int.h"
 #include "ccsweep/util/sha256.h"
 
@@ -161,8 +162,9 @@ static int insert_serve_run(ccs_store *st, const store_serve_info *in, const cha
     sqlite3_stmt *s;
     const char *sql =
         "INSERT INTO runs (name, spec_path, spec_text, spec_sha256, version, git_rev, host, "
-        "ranks, argv, evolution, detail, started, updated, status, total, workload) VALUES "
-        "(?,?,?,?,?,?,?,?,?,?,0,?,?,'running',?,'serve')";
+        "ranks, argv, evolution, detail, started, updated, status, total, workload, "
+        "slurm_job_id, slurm_nodelist, slurm_restart_count) VALUES "
+        "(?,?,?,?,?,?,?,?,?,?,0,?,?,'running',?,'serve',?,?,?)";
     if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
         return sti_fail_db(st, err, "recording the run");
     const char *txt[] = {in->name, in->path, NULL, sha, CCS_VERSION, CCS_GIT_REV, host};
@@ -176,6 +178,9 @@ static int insert_serve_run(ccs_store *st, const store_serve_info *in, const cha
     sqlite3_bind_text(s, 11, now, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(s, 12, now, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(s, 13, in->total);
+    sti_bind_env(s, 14, "SLURM_JOB_ID", 0);
+    sti_bind_env(s, 15, "SLURM_JOB_NODELIST", 0);
+    sti_bind_env(s, 16, "SLURM_RESTART_COUNT", 1);
     int rc = sti_step_done(st, s, err, "recording the run");
     sqlite3_finalize(s);
     if (rc == CCS_OK)
@@ -203,7 +208,7 @@ int store_serve_begin(ccs_store *st, const store_serve_info *in, ccs_err *err)
 {
     assert(assert_store_state(st));
     assert(!st->g && !st->serve_run && !st->locked && in && in->text && in->g);
-    assert(in->mode == STORE_MODE_NEW || in->mode == STORE_MODE_APPEND);
+    assert(in->mode >= STORE_MODE_NEW && in->mode <= STORE_MODE_APPEND);
     char host[256] = "", now[32], sha[65];
     gethostname(host, sizeof host - 1);
     sti_now_iso(now, sizeof now);
@@ -223,31 +228,53 @@ int store_serve_begin(ccs_store *st, const store_serve_info *in, ccs_err *err)
         ccs_err_set(err, "out of memory");
         return CCS_ENOMEM;
     }
-    /* the claim, the check for a complete run and the new run's rows in one
-     * transaction */
+    /* the claim, the run found or recorded, its session, in one transaction */
     rc = sti_claim_writer(st, err);
-    if (rc == CCS_OK)
-        rc = STORE_NEW;
-    if (rc == STORE_NEW && in->mode == STORE_MODE_NEW)
-        rc = sti_find_complete(st, sha, inputs, n_in, &st->serve_run, err);
-    if (rc == STORE_NEW)
+    int kind = STORE_NEW;
+    if (rc == CCS_OK && in->mode == STORE_MODE_RESUME)
+        kind = sti_find_resume(st, sha, &st->serve_run, err);
+    else if (rc == CCS_OK && in->mode == STORE_MODE_NEW)
+        kind = sti_find_complete(st, sha, inputs, n_in, &st->serve_run, err);
+    if (rc == CCS_OK && kind < 0)
+        rc = kind;
+    if (rc == CCS_OK && (kind == STORE_NOTHING || kind == STORE_DONE_BEFORE)) {
+        free(inputs);
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+        return kind;
+    }
+    if (rc == CCS_OK && kind == STORE_RESUMED)
+        rc = sti_check_inputs(st, st->serve_run, inputs, n_in, err);
+    if (rc == CCS_OK && kind == STORE_RESUMED) {
+        char sql[256];
+        snprintf(sql, sizeof sql,
+                 "UPDATE runs SET status = 'running', ended = NULL, updated = '%s', sessions = "
+                 "sessions + 1 WHERE run_id = %lld",
+                 now, (long long)st->serve_run);
+        rc = sti_exec(st, sql, err);
+    }
+    if (rc == CCS_OK && kind == STORE_NEW)
         rc = insert_serve_run(st, in, host, now, sha, err);
-    if (rc == STORE_NEW)
+    if (rc == CCS_OK && kind == STORE_NEW)
         rc = sti_record_inputs(st, st->serve_run, inputs, n_in, err);
-    if (rc == STORE_NEW) {
+    if (rc == CCS_OK) {
         char sql[96];
         snprintf(sql, sizeof sql, "UPDATE writer SET run_id = %lld", (long long)st->serve_run);
-        rc = sti_exec(st, sql, err) ? CCS_EIO : STORE_NEW;
+        rc = sti_exec(st, sql, err);
     }
+    if (rc == CCS_OK)
+        rc = sti_insert_session(st, st->serve_run, in->ranks, in->argv, err);
     free(inputs);
-    if (rc != STORE_NEW) {
+    if (rc != CCS_OK) {
         sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
         return rc;
     }
     if (sti_exec(st, "COMMIT", err))
         return CCS_EIO;
     sti_writer_claimed(st);
-    return prepare_serve_insert(st, err);
+    rc = sti_count_rows(st, st->serve_run, &st->base, err);
+    if (rc == CCS_OK)
+        rc = prepare_serve_insert(st, err);
+    return rc == CCS_OK ? kind : rc;
 }
 
 int64_t store_serve_run_id(const ccs_store *st)
@@ -346,15 +373,17 @@ int store_serve_finish(ccs_store *st, int status, int64_t done, ccs_err *err)
         memset(&st->serve_batch, 0, sizeof st->serve_batch);
     }
     /* the counts are the committed batches'; a complete run has done them all */
-    char now[32], sql[512], counts[128] = "";
+    char now[32], sql[768], counts[128] = "";
     sti_now_iso(now, sizeof now);
     if (status == STORE_COMPLETE)
         snprintf(counts, sizeof counts, ", n_done = %lld, n_filtered = %lld - n_rows",
                  (long long)done, (long long)done);
     snprintf(sql, sizeof sql,
              "BEGIN IMMEDIATE; UPDATE runs SET status = '%s', ended = '%s', updated = '%s'%s "
-             "WHERE run_id = %lld; DELETE FROM writer WHERE pid = %lld; COMMIT",
-             names[status], now, now, counts, (long long)st->serve_run, (long long)getpid());
+             "WHERE run_id = %lld; UPDATE sessions SET ended = '%s', status = '%s' WHERE run_id "
+             "= %lld AND session = %lld; DELETE FROM writer WHERE pid = %lld; COMMIT",
+             names[status], now, now, counts, (long long)st->serve_run, now, names[status],
+             (long long)st->serve_run, (long long)st->session, (long long)getpid());
     if (sti_exec(st, sql, err)) {
         if (!sqlite3_get_autocommit(st->db))
             sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);

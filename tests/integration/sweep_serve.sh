@@ -71,8 +71,50 @@ printf 'workload: serve\nmodels: llama3-70b\nhardware: h100-sxm\nserve: {isl: 10
 $BIN run "$TMP/bad.yaml" --db "$TMP/bad.db" 2>"$TMP/err"; rc=$?
 check "a bad serving spec exits 1 naming the field, no database" \
     sh -c "[ $rc -eq 1 ] && grep -q \"bad.yaml:4:.*kv_dtype\" '$TMP/err' && [ ! -e '$TMP/bad.db' ]"
-$BIN run "$TMP/s.yaml" --db "$TMP/r.db" --resume 2>"$TMP/err"; rc=$?
-check "--resume of a serving spec exits 1 with the reason" sh -c "[ $rc -eq 1 ] && grep -q 'resume' '$TMP/err'"
+
+# --resume, as for a training spec: a new run when there is none, nothing when
+# the spec's latest run is complete, else the latest unfinished run continued
+# from its committed scenarios (rows commit with n_done, in index order: the
+# rows of scenarios 0 .. n_done - 1 are exactly the committed ones), to the
+# rows of a run never cut short. A run is made unfinished here as a stop
+# leaves it: n_done at a commit, the rows after it gone, the counts theirs.
+serve_rows() { q "$1" "SELECT idx, model, hardware, generation, devices, tp, pp, ep, attn_dp, dp, isl, osl,
+    concurrency, status, reason, tok_s_gpu, ttft, tpot FROM serve_results ORDER BY idx"; }
+cut_run() { # DB N: run 1 of DB as if stopped after its first N scenarios
+    q "$1" "DELETE FROM serve_results WHERE idx >= $2;
+        UPDATE runs SET status = 'interrupted', n_done = $2,
+          n_rows = (SELECT count(*) FROM serve_results), n_filtered = $2 - (SELECT count(*) FROM serve_results),
+          n_ok = (SELECT count(*) FROM serve_results WHERE status = 0),
+          n_invalid = (SELECT count(*) FROM serve_results WHERE status = 1),
+          n_oom = (SELECT count(*) FROM serve_results WHERE status = 2)"
+}
+$BIN run "$TMP/s.yaml" --db "$TMP/r.db" --resume --quiet 2>"$TMP/err"; rc=$?
+check "--resume of a serving spec with no run in the file starts one and completes it (exit $rc)" \
+    [ $rc -eq 0 -a "$(q "$TMP/r.db" "SELECT count(*) || ' ' || status || ' ' || n_rows FROM runs")" = "1 complete 3072" ]
+$BIN run "$TMP/s.yaml" --db "$TMP/r.db" --resume >"$TMP/out" 2>&1; rc=$?
+check "--resume of a complete serving run adds nothing, exit 0 (rc $rc)" \
+    sh -c "[ $rc -eq 0 ] && grep -q 'already complete .*nothing to resume' '$TMP/out' && [ \"\$(sqlite3 '$TMP/r.db' 'SELECT count(*) FROM runs')\" = 1 ]"
+cut_run "$TMP/r.db" 1000
+$BIN run "$TMP/s.yaml" --db "$TMP/r.db" --resume >"$TMP/out" 2>&1; rc=$?
+check "--resume of an unfinished serving run goes on from scenario 1000 of 3072 (exit $rc)" \
+    sh -c "[ $rc -eq 0 ] && grep -q 'resuming serving run 1: 1000 of 3072 scenarios already done' '$TMP/out' && grep -q ': 2072 scenarios, 2072 rows' '$TMP/out'"
+counts="count(*), status, n_done, n_rows, n_ok, n_invalid, n_oom, n_filtered"
+check "the resumed run: complete, its counts and rows those of a run never cut short, two sessions" \
+    [ "$(q "$TMP/r.db" "SELECT $counts, sessions, (SELECT count(*) FROM sessions) FROM runs")" = \
+      "$(q "$TMP/s.db" "SELECT $counts, 2, 2 FROM runs")" -a \
+      "$(serve_rows "$TMP/r.db" | md5sum)" = "$(serve_rows "$TMP/s.db" | md5sum)" ]
+# under keep a job's rows commit together: a stop falls after a whole job
+# (192 scenarios each here), and the resumed run keeps the best of the rest
+cp "$TMP/k.db" "$TMP/kr.db"
+cut_run "$TMP/kr.db" $((192 * 5))
+$BIN run "$TMP/k.yaml" --db "$TMP/kr.db" --resume --quiet 2>"$TMP/err"; rc=$?
+check "--resume under keep: the rows and counts of the run never cut short (exit $rc)" \
+    [ $rc -eq 0 -a "$(serve_rows "$TMP/kr.db" | md5sum)" = "$(serve_rows "$TMP/k.db" | md5sum)" -a \
+      "$(q "$TMP/kr.db" "SELECT $counts FROM runs")" = "$(q "$TMP/k.db" "SELECT $counts FROM runs")" ]
+q "$TMP/kr.db" "UPDATE runs SET status = 'interrupted'"
+$BIN run "$TMP/s.yaml" --db "$TMP/kr.db" --resume --quiet 2>"$TMP/err"; rc=$?
+check "--resume of another spec while a serving run is unfinished exits 1 naming it" \
+    sh -c "[ $rc -eq 1 ] && grep -q 'the latest unfinished run (1, .serve-small.) was started from a different spec' '$TMP/err'"
 $MPIRUN -n 2 $BIN run "$TMP/s.yaml" --db "$TMP/m.db" --quiet 2>/dev/null; rc=$?
 check "under mpirun -n 2 the run is written once" \
     [ $rc -eq 0 -a "$(q "$TMP/m.db" "SELECT count(*) FROM runs; SELECT count(*) FROM serve_results")" = "1

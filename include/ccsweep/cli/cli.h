@@ -8,6 +8,7 @@
 #include "ccsweep/cost/timeline.h"
 #include "ccsweep/cli/cli_opt.h"
 
+#include <limits.h>
 #include <stdio.h>
 
 int cli_project(int argc, char **argv);  /* cli_project.c: one scenario */
@@ -136,6 +137,13 @@ typedef struct cli_serve_run {
 /* clang-format on */
 /* Run it on rank 0 (other ranks return 0); the exit status. */
 int cli_run_serve(const cli_serve_run *a);
+/* The command that finishes an unfinished run, each word quoted for the
+ * shell so that it pastes as it is: "ccsweep run SPEC --db DB --resume", with
+ * --shard-dir DIR when shard_dir is not NULL (a failed merge left shards
+ * there). Returns out (CLI_RESUME_CMD_MAX bytes hold any). */
+#define CLI_RESUME_CMD_MAX (12 * PATH_MAX + 96)
+const char *cli_run_resume_command(char *out, size_t n, const char *spec, const char *db,
+                                   const char *shard_dir);
 /* 'run' found run run_id of the spec complete with the same inputs in the
  * database (shown as db_shown) and added nothing: says so, naming --new-run,
  * for a training and a serving spec alike. Returns 1, the exit status. */

@@ -207,20 +207,26 @@ typedef struct store_serve_info {
     int ranks;
     int64_t total;       /* scenarios in the grid */
     const serve_grid *g; /* its models and hardware: the run's inputs */
-    int mode;            /* STORE_MODE_NEW or STORE_MODE_APPEND (no resume) */
+    int mode;            /* STORE_MODE_NEW, _RESUME or _APPEND */
 } store_serve_info;
 
 /* Record a serving run in st (a store_open'ed file with no training run
  * prepared), with the content hash of every model and hardware entry it
- * reads (table run_inputs), and prepare its row INSERT. As store_prepare_run,
- * first checks the file (PRAGMA quick_check) and claims it (the writer row:
- * one process writes runs into a file at a time, training or serving); the
- * row is dropped by store_serve_finish (or store_close). As for a training
- * run, mode STORE_MODE_NEW starts a run only when no complete run of the same
- * spec (sha256) read the same inputs: else it returns STORE_DONE_BEFORE,
- * store_serve_run_id that run, and writes nothing. Returns STORE_NEW,
+ * reads (table run_inputs) and a sessions row, and prepare its row INSERT.
+ * As store_prepare_run, first checks the file (PRAGMA quick_check) and claims
+ * it (the writer row: one process writes runs into a file at a time, training
+ * or serving); store_serve_finish (or store_close) drops the row. As for a
+ * training run, mode STORE_MODE_NEW starts a run only when no complete run of
+ * the same spec (sha256) read the same inputs: else it returns
+ * STORE_DONE_BEFORE, store_serve_run_id that run, and writes nothing.
+ * STORE_MODE_RESUME continues the latest unfinished run of the same spec (its
+ * inputs must match), whose committed rows are exactly those of its first
+ * n_done scenarios (store_counts_get: where to go on); it returns
+ * STORE_NOTHING when this spec's latest run is complete, and starts a new run
+ * when there is none. Returns STORE_NEW, STORE_RESUMED, STORE_NOTHING,
  * STORE_DONE_BEFORE, or a negative status with err (CCS_EINPUT: the file is
- * damaged or another process is writing to it; nothing was written). */
+ * damaged, another process is writing to it, the latest unfinished run is of
+ * another spec or its inputs changed; nothing was written). */
 int store_serve_begin(ccs_store *st, const store_serve_info *in, ccs_err *err);
 int64_t store_serve_run_id(const ccs_store *st);
 /* Add one serve_results row (model and hw: the names, borrowed) to the open
