@@ -49,8 +49,10 @@ static keep_job *keep_job_of(keep_job *jobs, size_t *used, const serve_record *r
 }
 
 /* Evaluate the scenarios of g from *done on (those before are committed: a
- * resumed run's) and store what keep lets through. */
-static int sweep(serve_grid *g, ccs_store *st, int64_t *done, int64_t *rows, ccs_err *err)
+ * resumed run's) and store what keep lets through. A signal (dist_signal)
+ * stops the sweep at the next mark, *sig set: every row of the *done
+ * scenarios is put. */
+static int sweep(serve_grid *g, ccs_store *st, int64_t *done, int64_t *rows, int *sig, ccs_err *err)
 {
     const serve_keep *k = serve_grid_keep(g);
     int64_t plan_n = serve_grid_plan_n(g), count = serve_grid_count(g);
@@ -78,23 +80,25 @@ static int sweep(serve_grid *g, ccs_store *st, int64_t *done, int64_t *rows, ccs
             ++*rows;
             if (rc == CCS_OK)
                 rc = store_serve_mark(st, *done, err);
-            continue;
+        } else {
+            if (serve_meets(&rec.r, &k->lim)) {
+                keep_job *j = keep_job_of(jobs, &used, &rec);
+                assert(used <= slots);
+                serve_top_insert(j->top, k->best, &j->n, &rec);
+            }
+            if ((i + 1) % plan_n) /* the range's last plan: store its jobs' best */
+                continue;
+            for (size_t j = 0; j < used; j++)
+                for (int r = 0; rc == CCS_OK && r < jobs[j].n; r++, ++*rows)
+                    rc = store_serve_put(st, &jobs[j].top[r],
+                                         serve_grid_model(g, (size_t)jobs[j].top[r].model)->name,
+                                         serve_grid_hw(g, (size_t)jobs[j].top[r].hw, 0)->name, err);
+            if (rc == CCS_OK) /* a range's rows commit together */
+                rc = store_serve_mark(st, *done, err);
+            used = 0;
         }
-        if (serve_meets(&rec.r, &k->lim)) {
-            keep_job *j = keep_job_of(jobs, &used, &rec);
-            assert(used <= slots);
-            serve_top_insert(j->top, k->best, &j->n, &rec);
-        }
-        if ((i + 1) % plan_n) /* the range's last plan: store its jobs' best */
-            continue;
-        for (size_t j = 0; j < used; j++)
-            for (int r = 0; rc == CCS_OK && r < jobs[j].n; r++, ++*rows)
-                rc = store_serve_put(st, &jobs[j].top[r],
-                                     serve_grid_model(g, (size_t)jobs[j].top[r].model)->name,
-                                     serve_grid_hw(g, (size_t)jobs[j].top[r].hw, 0)->name, err);
-        if (rc == CCS_OK) /* a range's rows commit together */
-            rc = store_serve_mark(st, *done, err);
-        used = 0;
+        if (rc == CCS_OK && (*sig = dist_signal()) != 0)
+            break;
     }
     free(jobs);
     free(top);
@@ -115,6 +119,13 @@ int cli_run_serve(const cli_serve_run *a)
     if (!g) {
         cli_fail("run", "%s", err.msg);
         return 1;
+    }
+    int sig = dist_signal(); /* while the spec loaded: the file is not touched */
+    if (sig) {
+        cli_fail("run", "interrupted by signal %d while loading %s; nothing was written", sig,
+                 a->spec);
+        serve_grid_free(g);
+        return 128 + sig;
     }
     int orc;
     ccs_store *st = store_open(a->db, a->locking, &orc, &err);
@@ -162,17 +173,20 @@ int cli_run_serve(const cli_serve_run *a)
                 (long long)store_serve_run_id(st), (long long)base.done,
                 (long long)serve_grid_count(g));
     int64_t done = base.done, rows = 0;
-    rc = sweep(g, st, &done, &rows, &err);
-    int frc = store_serve_finish(st, rc == CCS_OK ? STORE_COMPLETE : STORE_FAILED, done,
-                                 rc == CCS_OK ? &err : &(ccs_err){{0}});
+    rc = sweep(g, st, &done, &rows, &sig, &err);
+    int status = rc != CCS_OK ? STORE_FAILED : sig ? STORE_INTERRUPTED : STORE_COMPLETE;
+    int frc = store_serve_finish(st, status, done, rc == CCS_OK ? &err : &(ccs_err){{0}});
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
-    if (rc == CCS_OK)
+    if (rc == CCS_OK && frc != CCS_OK) {
         rc = frc;
+        status = STORE_FAILED;
+    }
     char cmd[CLI_RESUME_CMD_MAX];
     cli_run_resume_command(cmd, sizeof cmd, a->spec, a->db_shown, NULL);
     if (rc != CCS_OK)
         cli_fail("run", "%s: %s", a->db_shown, err.msg);
+    static const char *const words[] = {"running", "complete", "interrupted", "failed"};
     if (rc != CCS_OK && store_disk_full(st))
         cli_fail("run",
                  "the disk holding %s is full: its committed batches are kept (the runs row "
@@ -180,11 +194,16 @@ int cli_run_serve(const cli_serve_run *a)
                  a->db_shown, cmd);
     else if (!a->quiet)
         fprintf(stderr,
-                "ccsweep run: serving run %lld of '%s': %lld scenarios, %lld rows in "
+                "ccsweep run: serving run %lld of '%s' %s: %lld scenarios, %lld rows in "
                 "serve_results of %s (%.2f s)\n",
-                (long long)store_serve_run_id(st), serve_grid_name(g),
+                (long long)store_serve_run_id(st), serve_grid_name(g), words[status],
                 (long long)(done - base.done), (long long)rows, a->db_shown, secs);
+    if (status == STORE_INTERRUPTED) { /* as a training run's (cli_run.c) */
+        printf("ccsweep run: interrupted by signal %d; committed rows are kept, finish with: %s\n",
+               sig, cmd);
+        fflush(stdout);
+    }
     store_close(st);
     serve_grid_free(g);
-    return rc == CCS_OK ? 0 : 2;
+    return status == STORE_COMPLETE ? 0 : status == STORE_INTERRUPTED ? 128 + sig : 2;
 }

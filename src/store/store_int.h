@@ -164,6 +164,7 @@ struct ccs_store {
     sqlite3_stmt *serve_ins;
     int64_t serve_tx;
     store_counts serve_batch; /* rows of the open batch by status */
+    double serve_at;          /* s, monotonic: the last commit (or the run's start) */
 };
 
 /* The checks of the state note; returns 1 so that it is called as

@@ -18,7 +18,8 @@
  * run's counts in its own transaction, only at a point the caller marks
  * (store_serve_mark: every row of the scenarios done so far is put), so that
  * the runs row describes exactly the committed rows however the run ends (a
- * full disk sets full, as in store_write.c: store_disk_full), and the
+ * signal stops it at a mark, whose rows commit; a failed write drops the open
+ * batch; a full disk sets full, as in store_write.c: store_disk_full), and the
  * committed rows are exactly those of scenarios 0 .. n_done - 1: a resumed
  * run continues at n_done. */
 #include "store_int.h"
@@ -28,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef CCS_GIT_REV
@@ -155,6 +157,14 @@ static sti_input *serve_inputs(const serve_grid *g, size_t *n)
     return v;
 }
 
+/* Seconds on a monotonic clock. */
+static double mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 /* The runs row of a new serving run; st->serve_run its id. */
 static int insert_serve_run(ccs_store *st, const store_serve_info *in, const char *host,
                             const char *now, const char *sha, ccs_err *err)
@@ -271,6 +281,7 @@ int store_serve_begin(ccs_store *st, const store_serve_info *in, ccs_err *err)
     if (sti_exec(st, "COMMIT", err))
         return CCS_EIO;
     sti_writer_claimed(st);
+    st->serve_at = mono_s();
     rc = sti_count_rows(st, st->serve_run, &st->base, err);
     if (rc == CCS_OK)
         rc = prepare_serve_insert(st, err);
@@ -297,11 +308,10 @@ static int serve_failed(ccs_store *st)
 }
 
 /* Commit the open batch, and in its transaction the run's counts: done
- * scenarios, the batch's rows added. */
+ * scenarios, the batch's rows added (with no batch open, the count of done
+ * scenarios alone, whose rows are all committed). */
 static int serve_commit(ccs_store *st, int64_t done, ccs_err *err)
 {
-    if (!st->serve_tx)
-        return CCS_OK;
     const store_counts *b = &st->serve_batch;
     char now[32], sql[512];
     sti_now_iso(now, sizeof now);
@@ -311,10 +321,11 @@ static int serve_commit(ccs_store *st, int64_t done, ccs_err *err)
              "n_rows - %lld WHERE run_id = %lld",
              now, (long long)done, (long long)b->rows, (long long)b->ok, (long long)b->invalid,
              (long long)b->oom, (long long)done, (long long)b->rows, (long long)st->serve_run);
-    if (sti_exec(st, sql, err) || sti_exec(st, "COMMIT", err))
+    if (sti_exec(st, sql, err) || (st->serve_tx && sti_exec(st, "COMMIT", err)))
         return serve_failed(st);
     st->serve_tx = 0;
     memset(&st->serve_batch, 0, sizeof st->serve_batch);
+    st->serve_at = mono_s();
     return CCS_OK;
 }
 
@@ -358,31 +369,33 @@ int store_serve_put(ccs_store *st, const serve_record *rec, const char *model, c
 int store_serve_mark(ccs_store *st, int64_t done, ccs_err *err)
 {
     assert(st->serve_run > 0);
-    return st->serve_tx >= CCS_STORE_BATCH ? serve_commit(st, done, err) : CCS_OK;
+    /* as a training sweep's writer: a batch, or a second's rows */
+    if (st->serve_tx >= CCS_STORE_BATCH || mono_s() - st->serve_at >= 1.0)
+        return serve_commit(st, done, err);
+    return CCS_OK;
 }
 
 int store_serve_finish(ccs_store *st, int status, int64_t done, ccs_err *err)
 {
     assert(st->serve_run > 0 && status >= STORE_COMPLETE && status <= STORE_FAILED);
     static const char *const names[] = {"running", "complete", "interrupted", "failed"};
-    if (status == STORE_COMPLETE && serve_commit(st, done, err))
+    /* complete, or stopped by a signal at a mark: every row of the done
+     * scenarios is put, and committed with them; a failure drops the batch */
+    int kept = status == STORE_COMPLETE || status == STORE_INTERRUPTED;
+    if (kept && serve_commit(st, done, err))
         return CCS_EIO;
-    if (status != STORE_COMPLETE && st->serve_tx) {
+    if (!kept && st->serve_tx) {
         sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
         st->serve_tx = 0;
         memset(&st->serve_batch, 0, sizeof st->serve_batch);
     }
-    /* the counts are the committed batches'; a complete run has done them all */
-    char now[32], sql[768], counts[128] = "";
+    char now[32], sql[768];
     sti_now_iso(now, sizeof now);
-    if (status == STORE_COMPLETE)
-        snprintf(counts, sizeof counts, ", n_done = %lld, n_filtered = %lld - n_rows",
-                 (long long)done, (long long)done);
     snprintf(sql, sizeof sql,
-             "BEGIN IMMEDIATE; UPDATE runs SET status = '%s', ended = '%s', updated = '%s'%s "
+             "BEGIN IMMEDIATE; UPDATE runs SET status = '%s', ended = '%s', updated = '%s' "
              "WHERE run_id = %lld; UPDATE sessions SET ended = '%s', status = '%s' WHERE run_id "
              "= %lld AND session = %lld; DELETE FROM writer WHERE pid = %lld; COMMIT",
-             names[status], now, now, counts, (long long)st->serve_run, now, names[status],
+             names[status], now, now, (long long)st->serve_run, now, names[status],
              (long long)st->serve_run, (long long)st->session, (long long)getpid());
     if (sti_exec(st, sql, err)) {
         if (!sqlite3_get_autocommit(st->db))

@@ -115,6 +115,72 @@ q "$TMP/kr.db" "UPDATE runs SET status = 'interrupted'"
 $BIN run "$TMP/s.yaml" --db "$TMP/kr.db" --resume --quiet 2>"$TMP/err"; rc=$?
 check "--resume of another spec while a serving run is unfinished exits 1 naming it" \
     sh -c "[ $rc -eq 1 ] && grep -q 'the latest unfinished run (1, .serve-small.) was started from a different spec' '$TMP/err'"
+# SIGINT, SIGTERM and SIGUSR1 stop a serving run as they stop a training run
+# (run --help): the rows of the scenarios done commit, the run is marked
+# interrupted, the exit status is 128 + the signal, and --resume completes the
+# run to the rows of one never stopped. Each job waits 50 ms
+# (CCSWEEP_TEST_CHUNK_DELAY_US; 64 jobs: 3.2 s), so a signal sent once the
+# run holds the writer row, or once its first commit is in the file (rows
+# commit at least once a second), lands mid-run.
+cat >"$TMP/slow.yaml" <<'YAML'
+name: serve-slow
+workload: serve
+models: [llama3-8b, llama3-70b]
+hardware: [h100-sxm, b200]
+generations: [0, 1]
+serve: {isl: [500, 1000], osl: [100, 200, 400, 800], concurrency: [16, max]}
+plan: {devices: 8, tp: [1, 2, 4, 8]}
+YAML
+sed 's/^plan:/keep: {best: 1}\nplan:/' "$TMP/slow.yaml" >"$TMP/slowk.yaml"
+$BIN run "$TMP/slow.yaml" --db "$TMP/slow-ref.db" --quiet
+$BIN run "$TMP/slowk.yaml" --db "$TMP/slowk-ref.db" --quiet
+# wait_writer DB: wait (up to 30 s) until a process holds the writer row
+wait_writer() {
+    i=0
+    while [ $i -lt 600 ]; do
+        [ "$(q "$1" "SELECT count(*) FROM writer" 2>/dev/null)" = 1 ] && return 0
+        sleep 0.05
+        i=$((i + 1))
+    done
+    return 1
+}
+# stopped WAIT SPEC DB SIG LAUNCH...: run SPEC into DB slowly; once WAIT DB
+# returns (wait_writer or wait_done), send SIG when the runs row says running
+# (early=0; early=1: the run had ended, or committed nothing until its end);
+# sets rc and st (the run's status at the end)
+stopped() {
+    until=$1 spec=$2 db=$3 sig=$4
+    shift 4
+    CCSWEEP_TEST_CHUNK_DELAY_US=50000 "$@" $BIN run "$spec" --db "$db" --quiet >"$TMP/stop.out" 2>"$TMP/stop.err" &
+    job=$!
+    early=1
+    $until "$db" && [ "$(q "$db" "SELECT status FROM runs")" = running ] && kill -$sig $job && early=0
+    wait $job; rc=$?
+    st=$(q "$db" "SELECT status FROM runs")
+}
+stopped wait_writer "$TMP/slow.yaml" "$TMP/int.db" INT
+if [ $early = 1 ]; then
+    skip "SIGINT to a serving run (it finished before the signal)"
+else
+    check "SIGINT to a serving run: exit 130, run interrupted, the resume command printed (rc $rc, $st)" \
+        sh -c "[ $rc -eq 130 -a '$st' = interrupted ] && grep -q 'interrupted by signal 2; committed rows are kept, finish with: ccsweep run .*slow.yaml --db .*int.db --resume' '$TMP/stop.out'"
+    check "after SIGINT: integrity_check ok, part of the grid done, the counts those of the rows committed" \
+        [ "$(q "$TMP/int.db" "SELECT (SELECT group_concat(integrity_check) FROM pragma_integrity_check), n_done > 0 AND n_done < total, n_rows = (SELECT count(*) FROM serve_results), n_rows = n_done, (SELECT max(idx) + 1 FROM serve_results) = n_done, (SELECT count(*) FROM writer) FROM runs")" = "ok|1|1|1|1|0" ]
+    $BIN run "$TMP/slow.yaml" --db "$TMP/int.db" --resume --quiet 2>"$TMP/err"; rc=$?
+    check "--resume after SIGINT completes the run with the rows of one never stopped (exit $rc)" \
+        [ $rc -eq 0 -a "$(q "$TMP/int.db" "SELECT count(*) || status FROM runs")" = 1complete -a \
+          "$(serve_rows "$TMP/int.db" | md5sum)" = "$(serve_rows "$TMP/slow-ref.db" | md5sum)" ]
+fi
+stopped wait_done "$TMP/slowk.yaml" "$TMP/term.db" TERM $MPIRUN -n 2
+check "a serving run of 3.2 s commits its rows while it runs (at least once a second)" [ $early = 0 ]
+if [ $early = 0 ]; then
+    check "SIGTERM to mpirun of a serving run under keep: non-zero exit, run interrupted after a whole job (rc $rc, $st)" \
+        [ $rc -ne 0 -a "$st" = interrupted -a "$(q "$TMP/term.db" "SELECT n_done % 8 = 0 AND n_done < total AND n_rows = (SELECT count(*) FROM serve_results) FROM runs")" = 1 ]
+    $BIN run "$TMP/slowk.yaml" --db "$TMP/term.db" --resume --quiet 2>"$TMP/err"; rc=$?
+    check "--resume after SIGTERM completes the run with the rows kept by one never stopped (exit $rc)" \
+        [ $rc -eq 0 -a "$(q "$TMP/term.db" "SELECT count(*) || status || (SELECT group_concat(integrity_check) FROM pragma_integrity_check) FROM runs")" = 1completeok -a \
+          "$(serve_rows "$TMP/term.db" | md5sum)" = "$(serve_rows "$TMP/slowk-ref.db" | md5sum)" ]
+fi
 $MPIRUN -n 2 $BIN run "$TMP/s.yaml" --db "$TMP/m.db" --quiet 2>/dev/null; rc=$?
 check "under mpirun -n 2 the run is written once" \
     [ $rc -eq 0 -a "$(q "$TMP/m.db" "SELECT count(*) FROM runs; SELECT count(*) FROM serve_results")" = "1

@@ -235,14 +235,17 @@ int64_t store_serve_run_id(const ccs_store *st);
 int store_serve_put(ccs_store *st, const serve_record *rec, const char *model, const char *hw,
                     ccs_err *err);
 /* The first done scenarios are evaluated and every row of theirs is put:
- * once the open batch holds CCS_STORE_BATCH rows it commits here, with the
- * run's counts (n_done = done, n_rows, n_ok, n_invalid, n_oom of its rows
- * added, n_filtered = n_done - n_rows) in its transaction. Batches commit
- * only at these marks, so the runs row always describes the committed rows. */
+ * once the open batch holds CCS_STORE_BATCH rows, or a second has passed
+ * since the last commit, it commits here, with the run's counts (n_done =
+ * done, n_rows, n_ok, n_invalid, n_oom of its rows added, n_filtered = n_done
+ * - n_rows) in its transaction. Batches commit only at these marks, so the
+ * runs row always describes the committed rows. */
 int store_serve_mark(ccs_store *st, int64_t done, ccs_err *err);
-/* STORE_COMPLETE: commit the open batch with the counts (done scenarios, all
- * of the grid's) and mark the run complete. Otherwise roll the open batch back
- * and record the status: the counts stay the committed batches'. */
+/* STORE_COMPLETE (done: all of the grid's scenarios) or STORE_INTERRUPTED
+ * (a signal, at a mark: done scenarios have every row put): commit the open
+ * batch with the counts and record the status; --resume goes on from done.
+ * STORE_FAILED: roll the open batch back and record the status: the counts
+ * stay the committed batches'. The writer row is dropped. */
 int store_serve_finish(ccs_store *st, int status, int64_t done, ccs_err *err);
 
 #endif
