@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 int sti_fail_db(ccs_store *st, ccs_err *err, const char *what)
 {
@@ -86,6 +87,17 @@ static const char *not_regular(const char *path)
                                   : "not a regular file";
 }
 
+int store_writable(const char *path)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    return access(path, W_OK) == 0 && access(dir, W_OK) == 0;
+}
+
 /* 1 when the file has tables already (a between() test of sti_begin_polling). */
 static int schema_exists(ccs_store *st, ccs_err *err)
 {
@@ -157,6 +169,20 @@ ccs_store *store_open(const char *path, int locking, int *rc, ccs_err *err)
                         vfs) != SQLITE_OK) {
         ccs_err_set(err, "%s: cannot open: %s", path,
                     st->db ? sqlite3_errmsg(st->db) : "out of memory");
+        store_close(st);
+        return NULL;
+    }
+    /* SQLite opens a file it may not write read-only, and fails at the first
+     * write ("attempt to write a readonly database"); a directory it may not
+     * write fails at the journal ("unable to open database file") */
+    if (sqlite3_db_readonly(st->db, "main") == 1 || !store_writable(path)) {
+        ccs_err_set(err,
+                    "%s: read-only (its permissions, its directory's or its filesystem's): a "
+                    "run writes into its --db file, and SQLite creates its -wal and -shm "
+                    "files beside it: give a writable file (or copy this one somewhere "
+                    "writable)",
+                    path);
+        *rc = CCS_EINPUT;
         store_close(st);
         return NULL;
     }

@@ -194,6 +194,10 @@ int store_absorb_shards(ccs_store *st, const char *dir, const char *db, FILE *lo
  * journal, so that it is one self-contained file that rank 0 can attach
  * without shared memory (network filesystems). */
 int store_seal(ccs_store *st, ccs_err *err);
+/* 1 when this process may write the file at path and create files beside
+ * it (SQLite's journal, -wal and -shm): by its permissions and its
+ * filesystem's (a read-only mount), else 0. */
+int store_writable(const char *path);
 /* Remove a database file with its -wal and -shm companions. */
 void store_remove_file(const char *path);
 
