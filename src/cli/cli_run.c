@@ -392,10 +392,16 @@ static int run_load(run_state *s)
             len = (long)n;
     }
     rc = dist_bcast_text(s->w, &s->text, &len);
-    if (rc == CCS_OK && serve_spec_is_serve(s->text, (size_t)len)) /* cli_run_serve.c */
-        return cli_run_serve(&(cli_serve_run){s->a.spec, s->text, (size_t)len, s->cat, s->a.db,
-                                              s->shown, s->joined, s->a.locking, s->a.resume,
-                                              s->a.new_run, s->a.detail, s->a.quiet, s->ranks});
+    if (rc == CCS_OK && serve_spec_is_serve(s->text, (size_t)len)) { /* cli_run_serve.c */
+        const run_args *a = &s->a;
+        const char *shards = a->writers > 1 || a->writers < 0 ? "--writers"
+                             : a->per_writer                  ? "--ranks-per-writer"
+                             : a->shard_dir                   ? "--shard-dir"
+                                                              : NULL;
+        return cli_run_serve(&(cli_serve_run){a->spec, s->text, (size_t)len, s->cat, a->db,
+                                              s->shown, s->joined, a->locking, a->resume,
+                                              a->new_run, a->detail, a->quiet, s->ranks, shards});
+    }
     if (rc == CCS_OK) {
         s->spec = spec_parse(s->text, (size_t)len, s->a.spec, s->cat, &s->err);
         rc = s->spec ? CCS_OK : CCS_EINPUT;

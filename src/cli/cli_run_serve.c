@@ -114,6 +114,11 @@ int cli_run_serve(const cli_serve_run *a)
                         "%s: a serving spec (workload: serve) takes no --detail: its rows hold "
                         "every output",
                         a->spec);
+    if (a->shards)
+        return cli_fail("run",
+                        "%s: a serving spec (workload: serve) takes no %s: rank 0 alone writes "
+                        "its run, into --db, with no shards",
+                        a->spec, a->shards);
     ccs_err err = {{0}};
     serve_grid *g = serve_grid_parse(a->text, a->len, a->spec, a->cat, &err);
     if (!g) {

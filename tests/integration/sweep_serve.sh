@@ -67,6 +67,13 @@ have=$(q "$TMP/ndk.db" "SELECT devices, tp, pp, idx FROM serve_results ORDER BY 
 check "keep: best 1 without plan: devices keeps one plan per replica size, serve_best's ($(echo "$have" | wc -l) of 5 rows)" \
     [ "$(echo "$want" | cut -d'|' -f1 | tr '\n' ' ')" = "1 2 4 8 16 " -a "$want" = "$have" ]
 
+# the options of shards (writer groups) do not apply: rank 0 writes a serving
+# run alone; each is refused, not ignored
+for opt in "--writers node" "--ranks-per-writer 1" "--shard-dir $TMP"; do
+    $BIN run "$TMP/s.yaml" --db "$TMP/w.db" $opt --quiet 2>"$TMP/err"; rc=$?
+    check "a serving spec with ${opt%% *} exits 1 naming it, no database (rc $rc)" \
+        sh -c "[ $rc -eq 1 ] && grep -q 'serving spec (workload: serve) takes no ${opt%% *}' '$TMP/err' && [ ! -e '$TMP/w.db' ]"
+done
 printf 'workload: serve\nmodels: llama3-70b\nhardware: h100-sxm\nserve: {isl: 10, osl: 10, kv_dtype: fp5}\n' >"$TMP/bad.yaml"
 $BIN run "$TMP/bad.yaml" --db "$TMP/bad.db" 2>"$TMP/err"; rc=$?
 check "a bad serving spec exits 1 naming the field, no database" \

@@ -123,6 +123,7 @@ typedef struct cli_serve_run {
     const ccs_catalog *cat;
     const char *db, *db_shown, *argv; /* the file, its name in messages, the command line */
     int locking, resume, new_run, detail, quiet, ranks;
+    const char *shards; /* a shard option given ("--writers", ...), or NULL */
 } cli_serve_run;
 /* The option rows of the serving formats and prefill mode, shared by 'serve'
  * and 'search --serve': T the args struct, P its ccs_serve_plan field, NC
