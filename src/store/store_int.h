@@ -80,11 +80,11 @@ _Static_assert(CCS_RG_N <= 62, "region_rows.present holds a bit per region in an
  *   g == NULL, !locked, !in_tx, !migrating. created is 1 when this store_open
  *   made the schema (store_prepare_run then skips the quick_check); a created
  *   file is never migrated.
- * MIGRATING: inside sti_migrate (store_open, a file of an older version): its
- *   BEGIN IMMEDIATE transaction is open and migrating is 1, so that
- *   sti_check_writer neither announces nor takes over a stale writer row.
- *   g == NULL, !locked, !in_tx, !created. Back to OPEN when it commits or
- *   rolls back.
+ * MIGRATING: inside sti_migrate (store_open, a file of an older version): a
+ *   BEGIN IMMEDIATE transaction is open (the claim of the writer row, then
+ *   the migration, which drops the row) and migrating is 1. g == NULL,
+ *   !locked, !in_tx, !created. Back to OPEN when the last commits or rolls
+ *   back.
  * CLAIMING: inside store_prepare_run, from sti_begin_claim to its COMMIT: g is
  *   set, a write transaction holds the file while sti_claim_writer writes the
  *   writer row and the run is registered or found; locked is still 0 (the row
@@ -137,7 +137,7 @@ struct ccs_store {
     int locked;             /* this process holds the writer row */
     int full;               /* a write failed because the disk (or quota) is full */
     int created;            /* store_open created the schema: nothing to check */
-    int migrating;          /* store_open is migrating the file: a stale writer row stays */
+    int migrating;          /* store_open is migrating the file (MIGRATING) */
     int64_t tx_rows;        /* rows in the open transaction */
     int64_t tx_done;        /* scenarios of chunks completed in the open transaction */
     store_counts tx;        /* rows by status in the open transaction */
