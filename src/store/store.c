@@ -188,10 +188,10 @@ ccs_store *store_open(const char *path, int locking, int *rc, ccs_err *err)
     }
     sqlite3_busy_timeout(st->db, 10000);
     /* Closing the last connection of a WAL file checkpoints it and deletes
-     * the WAL: a process that only looked at the file (refused by the writer
-     * row, or a report's migration) must not, when a writer holds no locks
-     * (--db-locking none) and keeps appending to that WAL. The writer row's
-     * holder checkpoints on close again (sti_writer_claimed). */
+     * the WAL: not while another process holds the writer row, which may
+     * take no locks (--db-locking none) and keep appending to that WAL (a
+     * process it refused would delete it under it). store_close allows it
+     * once no writer row is left. */
     sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
     /* A small fixed page cache (2 MiB, about SQLite's default) keeps the
      * writer's memory independent of the database size: inserts append to the
@@ -304,6 +304,9 @@ void store_close(ccs_store *st)
     if (st->db && !sqlite3_get_autocommit(st->db))
         sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
     sti_release_writer(st);
+    /* the checkpoint on close (see store_open), unless a writer is there */
+    if (st->db && sti_query_int(st, "SELECT count(*) FROM writer", 1) == 0)
+        sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, NULL);
     sqlite3_finalize(st->ins);
     sqlite3_finalize(st->ins_many);
     sqlite3_finalize(st->put_group);

@@ -255,7 +255,7 @@ int sti_claim_writer(ccs_store *st, ccs_err *err);
 /* Drop this process's writer row when it holds it (locked -> 0). */
 int sti_release_writer(ccs_store *st);
 /* The claim's transaction has committed: the writer row is this process's
- * (locked -> 1), and closing the file may checkpoint the WAL again. */
+ * (locked -> 1; store_close drops it). */
 void sti_writer_claimed(ccs_store *st);
 
 /* ---- store_run.c -------------------------------------------------------------- */

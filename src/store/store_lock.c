@@ -166,7 +166,6 @@ void sti_writer_claimed(ccs_store *st)
 {
     assert(!st->locked && sqlite3_get_autocommit(st->db));
     st->locked = 1;
-    sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, NULL);
 }
 
 /* Drop this process's writer row (in the caller's transaction, or alone). */
