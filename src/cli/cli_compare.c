@@ -9,6 +9,7 @@
 #include "ccsweep/cli/cli.h"
 #include "ccsweep/cli/cli_narrow.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,8 +60,9 @@ static int parse_run(const char *text, void *dst)
 {
     cli_compare_runs_opts *o = dst;
     char *end;
+    errno = 0; /* ERANGE: a run id past 2^63 - 1, which strtoll clamps */
     long long v = strtoll(text, &end, 10);
-    if (!o->n || !*text || *end || v < 1)
+    if (!o->n || !*text || *end || errno || v < 1)
         return -1;
     cli_run_ref *last = &o->runs[o->n - 1];
     if (!last->run) {

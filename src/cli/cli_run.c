@@ -392,10 +392,16 @@ static int run_load(run_state *s)
             len = (long)n;
     }
     rc = dist_bcast_text(s->w, &s->text, &len);
-    if (rc == CCS_OK && serve_spec_is_serve(s->text, (size_t)len)) /* cli_run_serve.c */
-        return cli_run_serve(&(cli_serve_run){s->a.spec, s->text, (size_t)len, s->cat, s->a.db,
-                                              s->shown, s->joined, s->a.locking, s->a.resume,
-                                              s->a.new_run, s->a.detail, s->a.quiet, s->ranks});
+    if (rc == CCS_OK && serve_spec_is_serve(s->text, (size_t)len)) { /* cli_run_serve.c */
+        const run_args *a = &s->a;
+        const char *shards = a->writers > 1 || a->writers < 0 ? "--writers"
+                             : a->per_writer                  ? "--ranks-per-writer"
+                             : a->shard_dir                   ? "--shard-dir"
+                                                              : NULL;
+        return cli_run_serve(&(cli_serve_run){a->spec, s->text, (size_t)len, s->cat, a->db,
+                                              s->shown, s->joined, a->locking, a->resume,
+                                              a->new_run, a->detail, a->quiet, s->ranks, shards});
+    }
     if (rc == CCS_OK) {
         s->spec = spec_parse(s->text, (size_t)len, s->a.spec, s->cat, &s->err);
         rc = s->spec ? CCS_OK : CCS_EINPUT;
@@ -565,22 +571,26 @@ static int run_sweep(run_state *s, dist_stats *ds)
     return rc;
 }
 
-/* Rank 0: the run's summary line, resource use and how to resume. */
-/* The command that finishes this run, each word quoted for the shell so that
- * it pastes as it is: "ccsweep run SPEC --db DB --resume" (DB the user's file,
- * not a staged copy), with the run's --shard-dir when it had one: the shards a
- * failed merge left there are merged only by a resume that looks there.
- * Returns out. */
-#define RESUME_CMD_MAX (12 * PATH_MAX + 96)
-static const char *resume_command(const run_state *s, char *out, size_t n)
+const char *cli_run_resume_command(char *out, size_t n, const char *spec, const char *db,
+                                   const char *shard_dir)
 {
     char qs[4 * PATH_MAX + 3], qd[4 * PATH_MAX + 3], qh[4 * PATH_MAX + 3] = "";
-    if (s->a.shard_dir)
-        ccs_shquote(qh, sizeof qh, s->a.shard_dir);
-    snprintf(out, n, "ccsweep run %s --db %s --resume%s%s", ccs_shquote(qs, sizeof qs, s->a.spec),
-             ccs_shquote(qd, sizeof qd, s->shown), *qh ? " --shard-dir " : "", qh);
+    if (shard_dir)
+        ccs_shquote(qh, sizeof qh, shard_dir);
+    snprintf(out, n, "ccsweep run %s --db %s --resume%s%s", ccs_shquote(qs, sizeof qs, spec),
+             ccs_shquote(qd, sizeof qd, db), *qh ? " --shard-dir " : "", qh);
     return out;
 }
+
+/* The command that finishes this run: DB the user's file, not a staged copy,
+ * with the run's --shard-dir when it had one (the shards a failed merge left
+ * there are merged only by a resume that looks there). */
+static const char *resume_command(const run_state *s, char *out, size_t n)
+{
+    return cli_run_resume_command(out, n, s->a.spec, s->shown, s->a.shard_dir);
+}
+
+/* Rank 0: the run's summary line, resource use and how to resume. */
 
 static void run_summary(const run_state *s, int status, const store_counts *fin,
                         const dist_stats *ds)
@@ -604,7 +614,7 @@ static void run_summary(const run_state *s, int status, const store_counts *fin,
         fprintf(stderr, "ccsweep: rank 0 writer thread CPU %.3f s (of the above)\n",
                 ds->writer_cpu);
     if (status == STORE_INTERRUPTED) {
-        char cmd[RESUME_CMD_MAX];
+        char cmd[CLI_RESUME_CMD_MAX];
         printf("ccsweep run: interrupted by signal %d; committed rows are kept, finish with: %s\n",
                ds->signal, resume_command(s, cmd, sizeof cmd));
     }
@@ -633,7 +643,7 @@ static int run_finish(run_state *s, int rc, const dist_stats *ds)
         status = STORE_FAILED;
     }
     if (store_disk_full(s->st)) {
-        char cmd[RESUME_CMD_MAX];
+        char cmd[CLI_RESUME_CMD_MAX];
         cli_fail("run",
                  "the disk holding %s is full: free space (or move the database to a larger "
                  "disk), then finish the run with: %s",

@@ -188,8 +188,9 @@ void dist_test_load_delay(void)
 }
 
 /* Test hook: CCSWEEP_TEST_CHUNK_DELAY_US=N makes every rank wait N us before
- * each chunk it computes, so that the signal tests stop a sweep mid-way
- * however fast the machine is. Unset (always, outside the tests): no wait. */
+ * each chunk it computes (a serving run: before each job), so that the signal
+ * and concurrency tests stop or meet a sweep mid-way however fast the machine
+ * is. Unset (always, outside the tests): no wait. */
 void dist_test_chunk_delay(void)
 {
     static long us = -1;

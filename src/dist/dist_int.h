@@ -33,10 +33,6 @@ typedef struct up_hdr {
     int64_t lo, hi;
 } up_hdr;
 
-/* Test hook: CCSWEEP_TEST_CHUNK_DELAY_US=N sleeps N microseconds (at most 1 s)
- * per chunk, so that signal tests find a sweep still running. */
-void dist_test_chunk_delay(void);
-
 /* A worker's sweep (dist_worker.c): chunks from rank 0 until it answers stop.
  * Returns CCS_OK, DIST_INTERRUPTED or CCS_EINPUT (the where-filter undefined;
  * rank 0 was told). */

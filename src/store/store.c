@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 int sti_fail_db(ccs_store *st, ccs_err *err, const char *what)
 {
@@ -86,6 +87,17 @@ static const char *not_regular(const char *path)
                                   : "not a regular file";
 }
 
+int store_writable(const char *path)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    return access(path, W_OK) == 0 && access(dir, W_OK) == 0;
+}
+
 /* 1 when the file has tables already (a between() test of sti_begin_polling). */
 static int schema_exists(ccs_store *st, ccs_err *err)
 {
@@ -160,7 +172,27 @@ ccs_store *store_open(const char *path, int locking, int *rc, ccs_err *err)
         store_close(st);
         return NULL;
     }
+    /* SQLite opens a file it may not write read-only, and fails at the first
+     * write ("attempt to write a readonly database"); a directory it may not
+     * write fails at the journal ("unable to open database file") */
+    if (sqlite3_db_readonly(st->db, "main") == 1 || !store_writable(path)) {
+        ccs_err_set(err,
+                    "%s: read-only (its permissions, its directory's or its filesystem's): a "
+                    "run writes into its --db file, and SQLite creates its -wal and -shm "
+                    "files beside it: give a writable file (or copy this one somewhere "
+                    "writable)",
+                    path);
+        *rc = CCS_EINPUT;
+        store_close(st);
+        return NULL;
+    }
     sqlite3_busy_timeout(st->db, 10000);
+    /* Closing the last connection of a WAL file checkpoints it and deletes
+     * the WAL: not while another process holds the writer row, which may
+     * take no locks (--db-locking none) and keep appending to that WAL (a
+     * process it refused would delete it under it). store_close allows it
+     * once no writer row is left. */
+    sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
     /* A small fixed page cache (2 MiB, about SQLite's default) keeps the
      * writer's memory independent of the database size: inserts append to the
      * table and to the (run_id, idx) index, so a larger cache measured no
@@ -180,9 +212,12 @@ ccs_store *store_open(const char *path, int locking, int *rc, ccs_err *err)
      * Commits stay as durable as before (synchronous = NORMAL: a commit in
      * the WAL survives a crash of the process; a power loss can lose the
      * latest ones, never corrupt the file). */
-    if (sti_exec(st, "PRAGMA cache_size = -2048", err) ||
-        (locking != STORE_LOCK_NORMAL && sti_exec(st, "PRAGMA locking_mode = EXCLUSIVE", err)) ||
-        wal_mode(st, err) || sti_exec(st, "PRAGMA synchronous = NORMAL", err)) {
+    /* The locking mode first: any statement that reads the schema (cache_size
+     * does) opens the WAL, which without locks (unix-none) needs the
+     * exclusive mode already set (its index then lives in this process). */
+    if ((locking != STORE_LOCK_NORMAL && sti_exec(st, "PRAGMA locking_mode = EXCLUSIVE", err)) ||
+        sti_exec(st, "PRAGMA cache_size = -2048", err) || wal_mode(st, err) ||
+        sti_exec(st, "PRAGMA synchronous = NORMAL", err)) {
         /* "file is not a database" shows up here */
         *rc = CCS_EINPUT;
         store_close(st);
@@ -269,6 +304,9 @@ void store_close(ccs_store *st)
     if (st->db && !sqlite3_get_autocommit(st->db))
         sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
     sti_release_writer(st);
+    /* the checkpoint on close (see store_open), unless a writer is there */
+    if (st->db && sti_query_int(st, "SELECT count(*) FROM writer", 1) == 0)
+        sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, NULL);
     sqlite3_finalize(st->ins);
     sqlite3_finalize(st->ins_many);
     sqlite3_finalize(st->put_group);

@@ -80,11 +80,11 @@ _Static_assert(CCS_RG_N <= 62, "region_rows.present holds a bit per region in an
  *   g == NULL, !locked, !in_tx, !migrating. created is 1 when this store_open
  *   made the schema (store_prepare_run then skips the quick_check); a created
  *   file is never migrated.
- * MIGRATING: inside sti_migrate (store_open, a file of an older version): its
- *   BEGIN IMMEDIATE transaction is open and migrating is 1, so that
- *   sti_check_writer neither announces nor takes over a stale writer row.
- *   g == NULL, !locked, !in_tx, !created. Back to OPEN when it commits or
- *   rolls back.
+ * MIGRATING: inside sti_migrate (store_open, a file of an older version): a
+ *   BEGIN IMMEDIATE transaction is open (the claim of the writer row, then
+ *   the migration, which drops the row) and migrating is 1. g == NULL,
+ *   !locked, !in_tx, !created. Back to OPEN when the last commits or rolls
+ *   back.
  * CLAIMING: inside store_prepare_run, from sti_begin_claim to its COMMIT: g is
  *   set, a write transaction holds the file while sti_claim_writer writes the
  *   writer row and the run is registered or found; locked is still 0 (the row
@@ -137,7 +137,7 @@ struct ccs_store {
     int locked;             /* this process holds the writer row */
     int full;               /* a write failed because the disk (or quota) is full */
     int created;            /* store_open created the schema: nothing to check */
-    int migrating;          /* store_open is migrating the file: a stale writer row stays */
+    int migrating;          /* store_open is migrating the file (MIGRATING) */
     int64_t tx_rows;        /* rows in the open transaction */
     int64_t tx_done;        /* scenarios of chunks completed in the open transaction */
     store_counts tx;        /* rows by status in the open transaction */
@@ -164,6 +164,7 @@ struct ccs_store {
     sqlite3_stmt *serve_ins;
     int64_t serve_tx;
     store_counts serve_batch; /* rows of the open batch by status */
+    double serve_at;          /* s, monotonic: the last commit (or the run's start) */
 };
 
 /* The checks of the state note; returns 1 so that it is called as
@@ -253,6 +254,9 @@ int sti_begin_claim(ccs_store *st, ccs_err *err);
 int sti_claim_writer(ccs_store *st, ccs_err *err);
 /* Drop this process's writer row when it holds it (locked -> 0). */
 int sti_release_writer(ccs_store *st);
+/* The claim's transaction has committed: the writer row is this process's
+ * (locked -> 1; store_close drops it). */
+void sti_writer_claimed(ccs_store *st);
 
 /* ---- store_run.c -------------------------------------------------------------- */
 
@@ -271,10 +275,26 @@ int sti_record_inputs(ccs_store *st, int64_t run_id, const sti_input *v, size_t 
  * the inputs in[0..n_in), else STORE_NEW; a negative status with err. */
 int sti_find_complete(ccs_store *st, const char *sha, const sti_input *in, size_t n_in,
                       int64_t *run_id, ccs_err *err);
+/* CCS_EINPUT with err unless PRAGMA quick_check finds the file intact. */
+int sti_check_integrity(ccs_store *st, ccs_err *err);
+/* --resume: the latest unfinished run of spec sha (STORE_RESUMED, *run_id),
+ * else this spec's latest complete one (STORE_NOTHING, *run_id), else
+ * STORE_NEW; CCS_EINPUT with err when the latest unfinished run is of another
+ * spec (resuming this one would leave that one behind). */
+int sti_find_resume(ccs_store *st, const char *sha, int64_t *run_id, ccs_err *err);
+/* CCS_EINPUT with err naming the first difference unless run run_id read
+ * exactly the inputs v[0..n) (a resumed run must read what it read before). */
+int sti_check_inputs(ccs_store *st, int64_t run_id, const sti_input *v, size_t n, ccs_err *err);
+/* Bind environment variable name (NULL when unset or empty; an integer when
+ * as_int) to parameter i of s: the SLURM_* provenance of runs and sessions. */
+void sti_bind_env(sqlite3_stmt *s, int i, const char *name, int as_int);
+/* A sessions row for this process's part of run run_id (st->session its
+ * number), in the caller's transaction. */
+int sti_insert_session(ccs_store *st, int64_t run_id, int ranks, const char *argv, ccs_err *err);
 /* Rebuild todo from the chunks table, removing rows of chunks cut short. */
 int sti_compute_todo(ccs_store *st, ccs_err *err);
-/* The run's committed counts from its runs row. */
-int sti_count_rows(ccs_store *st, store_counts *c, ccs_err *err);
+/* Run run_id's committed counts from its runs row. */
+int sti_count_rows(ccs_store *st, int64_t run_id, store_counts *c, ccs_err *err);
 
 /* ---- store_write.c ------------------------------------------------------------ */
 

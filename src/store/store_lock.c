@@ -100,16 +100,20 @@ int sti_check_writer(ccs_store *st, ccs_err *err)
         int64_t pstart = sqlite3_column_int64(s, 2), run = sqlite3_column_int64(s, 4);
         int here = !strcmp(h, host);
         if (here && !holder_alive(pid, pstart)) {
-            if (!st->migrating)
-                fprintf(stderr,
-                        "ccsweep: %s: taking over the writer lock of pid %ld on %s (since %s), "
-                        "which is no longer running\n",
-                        st->path, pid, h, started);
+            fprintf(stderr,
+                    "ccsweep: %s: taking over the writer lock of pid %ld on %s (since %s), "
+                    "which is no longer running\n",
+                    st->path, pid, h, started);
         } else {
+            char what[48];
+            if (sqlite3_column_type(s, 4) == SQLITE_NULL) /* a migration's (sti_migrate) */
+                snprintf(what, sizeof what, "migrating its schema");
+            else
+                snprintf(what, sizeof what, "run %lld", (long long)run);
             ccs_err_set(err,
                         "%s: another ccsweep is writing to this database: pid %ld on host %s, "
-                        "since %s (run %lld); wait for it to end%s",
-                        st->path, pid, h, started, (long long)run,
+                        "since %s (%s); wait for it to end%s",
+                        st->path, pid, h, started, what,
                         here ? ""
                              : ", or if that process is gone, remove its lock with "
                                "sqlite3 DB 'DELETE FROM writer'");
@@ -128,12 +132,14 @@ int sti_begin_claim(ccs_store *st, ccs_err *err)
     return sti_begin_polling(st, "starting the run", sti_check_writer, err);
 }
 
-/* Claim the writer row inside the open write transaction (see sti_check_writer):
- * CLAIMING, the row is this process's once the caller commits (locked). */
+/* Claim the writer row inside the open write transaction (see sti_check_writer)
+ * of a training run (store_prepare_run), a serving run (store_serve_begin) or
+ * a migration (sti_migrate): CLAIMING, the row is this process's once the
+ * caller commits (a run: sti_writer_claimed). */
 int sti_claim_writer(ccs_store *st, ccs_err *err)
 {
     assert(assert_store_state(st));
-    assert(st->g && !st->locked && !sqlite3_get_autocommit(st->db));
+    assert(!st->locked && !st->serve_run && !sqlite3_get_autocommit(st->db));
     char host[256] = "", now[32];
     gethostname(host, sizeof host - 1);
     sti_now_iso(now, sizeof now);
@@ -154,6 +160,12 @@ int sti_claim_writer(ccs_store *st, ccs_err *err)
     rc = sti_step_done(st, s, err, "taking the writer lock");
     sqlite3_finalize(s);
     return rc;
+}
+
+void sti_writer_claimed(ccs_store *st)
+{
+    assert(!st->locked && sqlite3_get_autocommit(st->db));
+    st->locked = 1;
 }
 
 /* Drop this process's writer row (in the caller's transaction, or alone). */

@@ -387,7 +387,7 @@ int store_absorb_shards(ccs_store *st, const char *dir, const char *db, FILE *lo
     if (sti_exec(st, "BEGIN IMMEDIATE", err))
         return CCS_EIO;
     st->n_todo = 0;
-    if (sti_compute_todo(st, err) || sti_count_rows(st, &st->base, err)) {
+    if (sti_compute_todo(st, err) || sti_count_rows(st, st->run_id, &st->base, err)) {
         sti_exec(st, "ROLLBACK", NULL);
         return CCS_EIO;
     }

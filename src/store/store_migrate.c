@@ -4,7 +4,10 @@
 #include "store_int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 /* Version 5, 6, 7, 8, 9, 10 or 11 to 12 in place, in one transaction (all of
  * it or nothing). From 5, first to 6: the new columns with the values version 5
@@ -20,8 +23,26 @@
  * views, empty. Then to 12: the views recreated (results names its codes,
  * result_codes is the id-level view results was). No value is removed or
  * changed otherwise. A process writing
- * the file (an older ccsweep) is waited for, not raced. OPEN -> MIGRATING
- * (from its BEGIN IMMEDIATE to the COMMIT or ROLLBACK) -> OPEN. */
+ * the file (an older ccsweep) is waited for, not raced; one that holds the
+ * writer row is named (CCS_EINPUT). The migration holds the writer row itself,
+ * committed before the migration's transaction and dropped in it, so that a
+ * process without file locks stays out too. OPEN -> MIGRATING (from the first
+ * BEGIN IMMEDIATE to the last COMMIT or ROLLBACK) -> OPEN. */
+/* Test hook: CCSWEEP_TEST_MIGRATE_DELAY_US=N holds the migration's
+ * transaction open N us (at most 60 s) once it has begun, after a line that
+ * tells the test so, so that a concurrency test starts a second writer while
+ * it is held. Unset (always, outside the tests): nothing. */
+static void test_migrate_delay(void)
+{
+    const char *v = getenv("CCSWEEP_TEST_MIGRATE_DELAY_US");
+    long us = v ? strtol(v, NULL, 10) : 0;
+    if (us <= 0 || us > 60000000)
+        return;
+    fprintf(stderr, "ccsweep: test hook: holding the migration\n");
+    struct timespec d = {us / 1000000, (us % 1000000) * 1000};
+    nanosleep(&d, NULL);
+}
+
 int sti_migrate(ccs_store *st, int64_t from, ccs_err *err)
 {
     assert(assert_store_state(st));
@@ -41,39 +62,60 @@ int sti_migrate(ccs_store *st, int64_t from, ccs_err *err)
             snprintf(fill + strlen(fill), sizeof fill - strlen(fill), ", %s = 0",
                      ccs_outputs[k].name);
     strcat(fill, " WHERE sr & 3 != 1"); /* invalid rows keep NULL timings */
-    char pragma[64];
+    char pragma[64], drop[96];
     snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", CCS_STORE_SCHEMA);
+    snprintf(drop, sizeof drop, "DELETE FROM writer WHERE pid = %lld", (long long)getpid());
+    /* The writer row first, committed: a process that takes no file locks
+     * (--db-locking none) cannot see this one's transaction, only the row;
+     * it then stays out, as from a run's file. */
     if (sti_exec(st, "BEGIN IMMEDIATE", err))
         return CCS_EIO;
-    st->migrating = 1; /* sti_check_writer: a stale writer row is left as it is */
+    st->migrating = 1;
     int rc = sti_check_writer(st, err);
     /* another process may have migrated it while this one waited */
-    if (rc == CCS_OK && sti_query_int(st, "PRAGMA user_version", -1) == from) {
-        if (from == 5 &&
-            (sti_exec(st, drop_views, err) || sti_v6_columns(st, err) || sti_exec(st, fill, err)))
-            rc = CCS_EIO;
-        if (rc == CCS_OK && from <= 6 && sti_v7_tables(st, err))
-            rc = CCS_EIO;
-        if (rc == CCS_OK && from <= 7 && sti_v8_regions(st, err))
-            rc = CCS_EIO;
-        /* to 10: the plans' stack (NULL: the default, every older plan's) */
-        if (rc == CCS_OK && from <= 9 && sti_v10_columns(st, err))
-            rc = CCS_EIO;
-        /* to 9: the views that derive five outputs and the band's ends when
-         * a row leaves them NULL (stored rows keep their values); to 12: the
-         * views of names over result_codes */
-        if (rc == CCS_OK && (sti_exec(st, drop_views_if, err) || sti_create_views(st, err)))
-            rc = CCS_EIO;
-        /* to 11: runs.workload and the serving tables, empty */
-        if (rc == CCS_OK && from <= 10 && sti_serve_tables(st, err))
-            rc = CCS_EIO;
-        if (rc == CCS_OK && sti_exec(st, pragma, err))
-            rc = CCS_EIO;
-    }
+    int todo = rc == CCS_OK && sti_query_int(st, "PRAGMA user_version", -1) == from;
+    if (todo)
+        rc = sti_claim_writer(st, err);
     if (rc == CCS_OK && sti_exec(st, "COMMIT", err))
         rc = CCS_EIO;
-    if (rc != CCS_OK)
-        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    if (rc != CCS_OK || !todo) {
+        if (!sqlite3_get_autocommit(st->db))
+            sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+        st->migrating = 0;
+        return rc;
+    }
+    /* then the migration, and the row dropped with it, in one transaction */
+    if (sti_exec(st, "BEGIN IMMEDIATE", err))
+        rc = CCS_EIO;
+    if (rc == CCS_OK)
+        test_migrate_delay();
+    if (rc == CCS_OK && from == 5 &&
+        (sti_exec(st, drop_views, err) || sti_v6_columns(st, err) || sti_exec(st, fill, err)))
+        rc = CCS_EIO;
+    if (rc == CCS_OK && from <= 6 && sti_v7_tables(st, err))
+        rc = CCS_EIO;
+    if (rc == CCS_OK && from <= 7 && sti_v8_regions(st, err))
+        rc = CCS_EIO;
+    /* to 10: the plans' stack (NULL: the default, every older plan's) */
+    if (rc == CCS_OK && from <= 9 && sti_v10_columns(st, err))
+        rc = CCS_EIO;
+    /* to 9: the views that derive five outputs and the band's ends when
+     * a row leaves them NULL (stored rows keep their values); to 12: the
+     * views of names over result_codes */
+    if (rc == CCS_OK && (sti_exec(st, drop_views_if, err) || sti_create_views(st, err)))
+        rc = CCS_EIO;
+    /* to 11: runs.workload and the serving tables, empty */
+    if (rc == CCS_OK && from <= 10 && sti_serve_tables(st, err))
+        rc = CCS_EIO;
+    if (rc == CCS_OK && (sti_exec(st, pragma, err) || sti_exec(st, drop, err)))
+        rc = CCS_EIO;
+    if (rc == CCS_OK && sti_exec(st, "COMMIT", err))
+        rc = CCS_EIO;
+    if (rc != CCS_OK) {
+        if (!sqlite3_get_autocommit(st->db))
+            sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+        sqlite3_exec(st->db, drop, NULL, NULL, NULL); /* else the next writer finds it stale */
+    }
     st->migrating = 0;
     return rc;
 }

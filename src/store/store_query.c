@@ -7,9 +7,11 @@
 #include <errno.h>
 #include <math.h>
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* 'ccsw': the application id store.c gives every database it creates. */
 #define STOREQ_APP_ID 0x63637377
@@ -17,6 +19,7 @@
 struct storeq_db {
     sqlite3 *db;
     char *path;
+    char *copy; /* a migrated copy read in place of a read-only path, or NULL */
 };
 
 struct storeq_row {
@@ -38,11 +41,12 @@ static int64_t pragma_int(sqlite3 *db, const char *sql, int64_t def, int *ok)
     return v;
 }
 
-/* Open q->path read-only into q->db; *rc and err on failure. */
+/* Open q->path (its migrated copy, once made) read-only into q->db; *rc and
+ * err on failure. */
 static int open_ro(storeq_db *q, int *rc, ccs_err *err)
 {
-    if (sqlite3_open_v2(q->path, &q->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
-        SQLITE_OK) {
+    if (sqlite3_open_v2(q->copy ? q->copy : q->path, &q->db,
+                        SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         ccs_err_set(err, "%s: cannot open: %s", q->path,
                     q->db ? sqlite3_errmsg(q->db) : "out of memory");
         *rc = q->db ? CCS_EINPUT : CCS_ENOMEM;
@@ -51,6 +55,54 @@ static int open_ro(storeq_db *q, int *rc, ccs_err *err)
     /* a sweep may be writing (WAL): wait for its checkpoints rather than fail */
     sqlite3_busy_timeout(q->db, 10000);
     return 0;
+}
+
+/* q->path, of schema version ver, cannot be written: copy it (SQLite's backup
+ * API, which reads a consistent snapshot) to a new file in $TMPDIR (q->copy,
+ * removed by storeq_close) and migrate the copy, so that the file itself is
+ * never written. CCS_OK, or a status with err saying what to do. */
+static int migrate_copy(storeq_db *q, int64_t ver, ccs_err *err)
+{
+    const char *tmp = getenv("TMPDIR");
+    size_t n = strlen(tmp && *tmp ? tmp : "/tmp") + 32;
+    if (!(q->copy = malloc(n))) {
+        ccs_err_set(err, "%s: out of memory", q->path);
+        return CCS_ENOMEM;
+    }
+    snprintf(q->copy, n, "%s/ccsweep-migrate-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    int fd = mkstemp(q->copy);
+    sqlite3 *dst = NULL;
+    int rc = fd < 0 ? SQLITE_CANTOPEN : SQLITE_OK;
+    if (fd >= 0)
+        close(fd);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_open_v2(q->copy, &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+    sqlite3_backup *b = rc == SQLITE_OK ? sqlite3_backup_init(dst, "main", q->db, "main") : NULL;
+    if (b) {
+        rc = sqlite3_backup_step(b, -1);
+        rc = sqlite3_backup_finish(b) == SQLITE_OK && rc == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+    } else if (rc == SQLITE_OK) {
+        rc = SQLITE_ERROR;
+    }
+    char why[256];
+    ccs_strlcpy(why,
+                fd < 0 ? strerror(errno)
+                : dst  ? sqlite3_errmsg(dst)
+                       : "out of memory",
+                sizeof why);
+    sqlite3_close(dst);
+    sqlite3_close(q->db);
+    q->db = NULL;
+    if (rc != SQLITE_OK) {
+        ccs_err_set(err,
+                    "%s: read-only, and of schema version %lld, which this ccsweep reads once "
+                    "migrated to version %d; copying it to migrate the copy failed (%s: %s): "
+                    "make the file and its directory writable (it is then migrated in place), "
+                    "or set TMPDIR to a directory with room for a copy",
+                    q->path, (long long)ver, CCS_STORE_SCHEMA, q->copy, why);
+        return CCS_EIO;
+    }
+    return store_upgrade(q->copy, err);
 }
 
 storeq_db *storeq_open(const char *path, int *rc, ccs_err *err)
@@ -97,10 +149,19 @@ storeq_db *storeq_open(const char *path, int *rc, ccs_err *err)
     }
     if (ver >= CCS_STORE_MIGRATE_FROM && ver < CCS_STORE_SCHEMA) {
         /* an older schema store_open migrates: once, in place, then read as
-         * this version (the migration only adds columns and views) */
-        sqlite3_close(q->db);
-        q->db = NULL;
-        int urc = store_upgrade(path, err);
+         * this version (the migration only adds columns and views); a file
+         * that cannot be written is read through a migrated copy */
+        int ro = !store_writable(path);
+        if (!ro) {
+            sqlite3_close(q->db);
+            q->db = NULL;
+        }
+        int urc = ro ? migrate_copy(q, ver, err) : store_upgrade(path, err);
+        if (ro && urc == CCS_OK)
+            fprintf(stderr,
+                    "ccsweep: %s is read-only, of schema version %lld: reading a migrated copy "
+                    "(schema version %d), the file is left as it is\n",
+                    path, (long long)ver, CCS_STORE_SCHEMA);
         if (urc != CCS_OK || open_ro(q, rc, err)) {
             if (urc != CCS_OK)
                 *rc = urc;
@@ -127,6 +188,9 @@ void storeq_close(storeq_db *q)
     if (!q)
         return;
     sqlite3_close(q->db);
+    if (q->copy)
+        store_remove_file(q->copy);
+    free(q->copy);
     free(q->path);
     free(q);
 }

@@ -23,7 +23,7 @@ static void bind_text_or_null(sqlite3_stmt *s, int i, const char *v)
         sqlite3_bind_null(s, i);
 }
 
-static void bind_env(sqlite3_stmt *s, int i, const char *name, int as_int)
+void sti_bind_env(sqlite3_stmt *s, int i, const char *name, int as_int)
 {
     const char *v = getenv(name);
     if (v && *v && as_int)
@@ -57,9 +57,9 @@ static int insert_run(ccs_store *st, const store_run_info *info, ccs_err *err)
     sqlite3_bind_text(s, 6, CCS_GIT_REV, -1, SQLITE_STATIC);
     bind_text_or_null(s, 7, host);
     sqlite3_bind_int(s, 8, info->ranks);
-    bind_env(s, 9, "SLURM_JOB_ID", 0);
-    bind_env(s, 10, "SLURM_JOB_NODELIST", 0);
-    bind_env(s, 11, "SLURM_RESTART_COUNT", 1);
+    sti_bind_env(s, 9, "SLURM_JOB_ID", 0);
+    sti_bind_env(s, 10, "SLURM_JOB_NODELIST", 0);
+    sti_bind_env(s, 11, "SLURM_RESTART_COUNT", 1);
     bind_text_or_null(s, 12, info->argv);
     bind_text_or_null(s, 13, ev ? ev->name : NULL);
     bind_text_or_null(s, 14, spec_where_text(sp));
@@ -80,7 +80,7 @@ static int insert_run(ccs_store *st, const store_run_info *info, ccs_err *err)
     return rc;
 }
 
-static int insert_session(ccs_store *st, const store_run_info *info, ccs_err *err)
+int sti_insert_session(ccs_store *st, int64_t run_id, int ranks, const char *argv, ccs_err *err)
 {
     char host[256] = "", now[32];
     gethostname(host, sizeof host - 1);
@@ -92,13 +92,13 @@ static int insert_session(ccs_store *st, const store_run_info *info, ccs_err *er
         "0) + 1 FROM sessions WHERE run_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running')";
     if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
         return sti_fail_db(st, err, "recording the session");
-    sqlite3_bind_int64(s, 1, st->run_id);
+    sqlite3_bind_int64(s, 1, run_id);
     bind_text_or_null(s, 2, host);
-    sqlite3_bind_int(s, 3, info->ranks);
-    bind_env(s, 4, "SLURM_JOB_ID", 0);
-    bind_env(s, 5, "SLURM_JOB_NODELIST", 0);
-    bind_env(s, 6, "SLURM_RESTART_COUNT", 1);
-    bind_text_or_null(s, 7, info->argv);
+    sqlite3_bind_int(s, 3, ranks);
+    sti_bind_env(s, 4, "SLURM_JOB_ID", 0);
+    sti_bind_env(s, 5, "SLURM_JOB_NODELIST", 0);
+    sti_bind_env(s, 6, "SLURM_RESTART_COUNT", 1);
+    bind_text_or_null(s, 7, argv);
     sqlite3_bind_text(s, 8, now, -1, SQLITE_TRANSIENT);
     int rc = sti_step_done(st, s, err, "recording the session");
     sqlite3_finalize(s);
@@ -106,7 +106,7 @@ static int insert_session(ccs_store *st, const store_run_info *info, ccs_err *er
         return rc;
     char sql2[160];
     snprintf(sql2, sizeof sql2, "SELECT max(session) FROM sessions WHERE run_id = %lld",
-             (long long)st->run_id);
+             (long long)run_id);
     st->session = sti_query_int(st, sql2, 1);
     return CCS_OK;
 }
@@ -386,7 +386,7 @@ int sti_compute_todo(ccs_store *st, ccs_err *err)
 
 /* The committed counts of the run, kept up to date by every commit (no
  * count over the table). */
-int sti_count_rows(ccs_store *st, store_counts *c, ccs_err *err)
+int sti_count_rows(ccs_store *st, int64_t run_id, store_counts *c, ccs_err *err)
 {
     sqlite3_stmt *s;
     memset(c, 0, sizeof *c);
@@ -394,7 +394,7 @@ int sti_count_rows(ccs_store *st, store_counts *c, ccs_err *err)
             st->db, "SELECT n_done, n_rows, n_ok, n_invalid, n_oom FROM runs WHERE run_id = ?", -1,
             &s, NULL) != SQLITE_OK)
         return sti_fail_db(st, err, "counting rows");
-    sqlite3_bind_int64(s, 1, st->run_id);
+    sqlite3_bind_int64(s, 1, run_id);
     if (sqlite3_step(s) == SQLITE_ROW) {
         c->done = sqlite3_column_int64(s, 0);
         c->rows = sqlite3_column_int64(s, 1);
@@ -411,7 +411,7 @@ int sti_count_rows(ccs_store *st, store_counts *c, ccs_err *err)
 }
 
 /* Latest unfinished run: of this spec, or (to refuse) of another. */
-static int find_resume(ccs_store *st, const char *sha, ccs_err *err)
+int sti_find_resume(ccs_store *st, const char *sha, int64_t *run_id, ccs_err *err)
 {
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(st->db,
@@ -439,7 +439,7 @@ static int find_resume(ccs_store *st, const char *sha, ccs_err *err)
     }
     sqlite3_finalize(s);
     if (same_open) {
-        st->run_id = same_open;
+        *run_id = same_open;
         return STORE_RESUMED;
     }
     if (other_open) {
@@ -451,7 +451,7 @@ static int find_resume(ccs_store *st, const char *sha, ccs_err *err)
         return CCS_EINPUT;
     }
     if (same_done) {
-        st->run_id = same_done;
+        *run_id = same_done;
         return STORE_NOTHING;
     }
     return STORE_NEW;
@@ -459,7 +459,7 @@ static int find_resume(ccs_store *st, const char *sha, ccs_err *err)
 
 /* PRAGMA quick_check before anything is appended: rows added to a damaged
  * file could not be read back reliably. */
-static int check_integrity(ccs_store *st, ccs_err *err)
+int sti_check_integrity(ccs_store *st, ccs_err *err)
 {
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(st->db, "PRAGMA quick_check(1)", -1, &s, NULL) != SQLITE_OK) {
@@ -598,18 +598,18 @@ static int inputs_differ(ccs_store *st, int64_t run_id, const sti_input *v, size
 
 /* A resumed run must read exactly what it read before: the same entries with
  * the same content. Names the first difference. */
-static int check_inputs(ccs_store *st, const sti_input *v, size_t n, ccs_err *err)
+int sti_check_inputs(ccs_store *st, int64_t run_id, const sti_input *v, size_t n, ccs_err *err)
 {
     size_t i;
     const char *why;
-    int d = inputs_differ(st, st->run_id, v, n, &i, &why, err);
+    int d = inputs_differ(st, run_id, v, n, &i, &why, err);
     if (d <= 0)
         return d;
     ccs_err_set(err,
                 "%s: --resume: run %lld was computed with other inputs: %s '%s' %s (its "
                 "content sha256 differs); resuming would mix old and new results: restore the "
                 "%s it used, or run without --resume to start a new run",
-                st->path, (long long)st->run_id, v[i].kind, v[i].name, why,
+                st->path, (long long)run_id, v[i].kind, v[i].name, why,
                 strcmp(v[i].kind, "calibration") ? "catalog entry" : "calibration profile");
     return CCS_EINPUT;
 }
@@ -699,7 +699,7 @@ static int check_run(ccs_store *st, ccs_err *err)
                     spec_path(grid_spec(g)), (long long)grid_count(g), RID_BITS);
         return CCS_EINPUT;
     }
-    if (!st->created && check_integrity(st, err))
+    if (!st->created && sti_check_integrity(st, err))
         return CCS_EINPUT;
     return CCS_OK;
 }
@@ -743,7 +743,7 @@ static int register_run(ccs_store *st, int kind, const store_run_info *info, con
         rc = CCS_EINPUT;
     }
     if (rc == CCS_OK && kind == STORE_RESUMED)
-        rc = check_inputs(st, in, n_in, err);
+        rc = sti_check_inputs(st, st->run_id, in, n_in, err);
     if (rc == CCS_OK) {
         char sql[96];
         snprintf(sql, sizeof sql, "UPDATE writer SET run_id = %lld", (long long)st->run_id);
@@ -752,7 +752,7 @@ static int register_run(ccs_store *st, int kind, const store_run_info *info, con
     if (rc == CCS_OK && kind == STORE_RESUMED)
         rc = reopen_run(st, info, err);
     if (rc == CCS_OK)
-        rc = insert_session(st, info, err);
+        rc = sti_insert_session(st, st->run_id, info->ranks, info->argv, err);
     return rc;
 }
 
@@ -768,7 +768,7 @@ static int load_run(ccs_store *st, ccs_err *err)
     if (rc == CCS_OK)
         rc = load_seen(st, err);
     if (rc == CCS_OK)
-        rc = sti_count_rows(st, &st->base, err);
+        rc = sti_count_rows(st, st->run_id, &st->base, err);
     return rc;
 }
 
@@ -803,7 +803,7 @@ int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *in
     }
     rc = sti_claim_writer(st, err);
     if (rc == CCS_OK && mode == STORE_MODE_RESUME)
-        kind = find_resume(st, spec_sha256(grid_spec(g)), err);
+        kind = sti_find_resume(st, spec_sha256(grid_spec(g)), &st->run_id, err);
     else if (rc == CCS_OK && mode == STORE_MODE_NEW)
         kind = sti_find_complete(st, spec_sha256(grid_spec(g)), in, n_in, &st->run_id, err);
     if (rc == CCS_OK && kind < 0)
@@ -811,7 +811,7 @@ int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *in
     if (rc == CCS_OK && (kind == STORE_NOTHING || kind == STORE_DONE_BEFORE)) {
         free(in);
         sti_exec(st, "ROLLBACK", NULL);
-        return sti_count_rows(st, &st->base, err) ? CCS_EIO : kind;
+        return sti_count_rows(st, st->run_id, &st->base, err) ? CCS_EIO : kind;
     }
     if (rc == CCS_OK)
         rc = register_run(st, kind, info, in, n_in, err);
@@ -824,7 +824,7 @@ int store_prepare_run(ccs_store *st, const ccs_grid *g, const store_run_info *in
     }
     if (sti_exec(st, "COMMIT", err))
         return CCS_EIO;
-    st->locked = 1; /* the writer row is this process's: store_close drops it */
+    sti_writer_claimed(st); /* store_close drops the row */
     rc = sti_prepare_writer(st, err);
     if (rc != CCS_OK)
         return rc;

@@ -4,18 +4,24 @@
  * CCS_STORE_BATCH, its end.
  *
  * A simpler path than a training run's (store_run.c, store_write.c): one
- * process writes, nothing is resumed (a serving grid of a million scenarios
- * takes seconds), no writer row is claimed. States, beside store_int.h's:
- * OPEN -> SERVING (store_serve_begin: the runs row and its run_inputs
- * committed, st->serve_run set, serve_ins prepared) -> SERVING with a batch
- * open (serve_tx > 0 rows, SQLite not in autocommit) -> DONE
- * (store_serve_finish); or OPEN -> DONE when store_serve_begin finds the same
- * sweep complete (STORE_DONE_BEFORE: serve_run names that run, serve_ins is
- * NULL, nothing was written). A batch commits with the run's counts in its
- * own transaction, only at a point the caller marks (store_serve_mark: every
- * row of the scenarios done so far is put), so that the runs row describes
- * exactly the committed rows however the run ends (a full disk sets full, as
- * in store_write.c: store_disk_full). */
+ * process writes, in index order, with no chunks table. The file is checked
+ * and claimed as for a training run (the writer row, store_lock.c), so that
+ * one process writes it at a time whatever the workloads and the locking.
+ * States, beside store_int.h's: OPEN -> SERVING (store_serve_begin: the
+ * writer row, the runs row (new or resumed), its run_inputs and a sessions
+ * row committed, locked and st->serve_run set, base its committed counts,
+ * serve_ins prepared) -> SERVING with a batch open (serve_tx > 0 rows, SQLite
+ * not in autocommit) -> DONE (store_serve_finish: the writer row dropped,
+ * locked 0); or OPEN -> DONE when store_serve_begin finds the same sweep
+ * complete (STORE_DONE_BEFORE, or STORE_NOTHING for --resume: serve_run names
+ * that run, serve_ins is NULL, nothing was written). A batch commits with the
+ * run's counts in its own transaction, only at a point the caller marks
+ * (store_serve_mark: every row of the scenarios done so far is put), so that
+ * the runs row describes exactly the committed rows however the run ends (a
+ * signal stops it at a mark, whose rows commit; a failed write drops the open
+ * batch; a full disk sets full, as in store_write.c: store_disk_full), and the
+ * committed rows are exactly those of scenarios 0 .. n_done - 1: a resumed
+ * run continues at n_done. */
 #include "store_int.h"
 #include "ccsweep/util/sha256.h"
 
@@ -23,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef CCS_GIT_REV
@@ -150,6 +157,14 @@ static sti_input *serve_inputs(const serve_grid *g, size_t *n)
     return v;
 }
 
+/* Seconds on a monotonic clock. */
+static double mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 /* The runs row of a new serving run; st->serve_run its id. */
 static int insert_serve_run(ccs_store *st, const store_serve_info *in, const char *host,
                             const char *now, const char *sha, ccs_err *err)
@@ -157,8 +172,9 @@ static int insert_serve_run(ccs_store *st, const store_serve_info *in, const cha
     sqlite3_stmt *s;
     const char *sql =
         "INSERT INTO runs (name, spec_path, spec_text, spec_sha256, version, git_rev, host, "
-        "ranks, argv, evolution, detail, started, updated, status, total, workload) VALUES "
-        "(?,?,?,?,?,?,?,?,?,?,0,?,?,'running',?,'serve')";
+        "ranks, argv, evolution, detail, started, updated, status, total, workload, "
+        "slurm_job_id, slurm_nodelist, slurm_restart_count) VALUES "
+        "(?,?,?,?,?,?,?,?,?,?,0,?,?,'running',?,'serve',?,?,?)";
     if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
         return sti_fail_db(st, err, "recording the run");
     const char *txt[] = {in->name, in->path, NULL, sha, CCS_VERSION, CCS_GIT_REV, host};
@@ -172,6 +188,9 @@ static int insert_serve_run(ccs_store *st, const store_serve_info *in, const cha
     sqlite3_bind_text(s, 11, now, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(s, 12, now, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(s, 13, in->total);
+    sti_bind_env(s, 14, "SLURM_JOB_ID", 0);
+    sti_bind_env(s, 15, "SLURM_JOB_NODELIST", 0);
+    sti_bind_env(s, 16, "SLURM_RESTART_COUNT", 1);
     int rc = sti_step_done(st, s, err, "recording the run");
     sqlite3_finalize(s);
     if (rc == CCS_OK)
@@ -198,34 +217,75 @@ static int prepare_serve_insert(ccs_store *st, ccs_err *err)
 int store_serve_begin(ccs_store *st, const store_serve_info *in, ccs_err *err)
 {
     assert(assert_store_state(st));
-    assert(!st->g && !st->serve_run && in && in->text && in->g);
-    assert(in->mode == STORE_MODE_NEW || in->mode == STORE_MODE_APPEND);
+    assert(!st->g && !st->serve_run && !st->locked && in && in->text && in->g);
+    assert(in->mode >= STORE_MODE_NEW && in->mode <= STORE_MODE_APPEND);
     char host[256] = "", now[32], sha[65];
     gethostname(host, sizeof host - 1);
     sti_now_iso(now, sizeof now);
     sha256_hex(in->text, in->len, sha);
+    /* as a training run (store_prepare_run): an intact file, one writer */
+    int rc = st->created ? CCS_OK : sti_check_integrity(st, err);
+    if (rc == CCS_OK)
+        rc = sti_check_writer(st, err);
+    if (rc == CCS_OK)
+        rc = sti_begin_claim(st, err);
+    if (rc != CCS_OK)
+        return rc;
     size_t n_in = 0;
     sti_input *inputs = serve_inputs(in->g, &n_in);
     if (!inputs) {
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
         ccs_err_set(err, "out of memory");
         return CCS_ENOMEM;
     }
-    /* the check for a complete run and the new run's rows in one transaction */
-    int rc = sti_exec(st, "BEGIN IMMEDIATE", err) ? CCS_EIO : STORE_NEW;
-    if (rc == STORE_NEW && in->mode == STORE_MODE_NEW)
-        rc = sti_find_complete(st, sha, inputs, n_in, &st->serve_run, err);
-    if (rc == STORE_NEW)
+    /* the claim, the run found or recorded, its session, in one transaction */
+    rc = sti_claim_writer(st, err);
+    int kind = STORE_NEW;
+    if (rc == CCS_OK && in->mode == STORE_MODE_RESUME)
+        kind = sti_find_resume(st, sha, &st->serve_run, err);
+    else if (rc == CCS_OK && in->mode == STORE_MODE_NEW)
+        kind = sti_find_complete(st, sha, inputs, n_in, &st->serve_run, err);
+    if (rc == CCS_OK && kind < 0)
+        rc = kind;
+    if (rc == CCS_OK && (kind == STORE_NOTHING || kind == STORE_DONE_BEFORE)) {
+        free(inputs);
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+        return kind;
+    }
+    if (rc == CCS_OK && kind == STORE_RESUMED)
+        rc = sti_check_inputs(st, st->serve_run, inputs, n_in, err);
+    if (rc == CCS_OK && kind == STORE_RESUMED) {
+        char sql[256];
+        snprintf(sql, sizeof sql,
+                 "UPDATE runs SET status = 'running', ended = NULL, updated = '%s', sessions = "
+                 "sessions + 1 WHERE run_id = %lld",
+                 now, (long long)st->serve_run);
+        rc = sti_exec(st, sql, err);
+    }
+    if (rc == CCS_OK && kind == STORE_NEW)
         rc = insert_serve_run(st, in, host, now, sha, err);
-    if (rc == STORE_NEW)
+    if (rc == CCS_OK && kind == STORE_NEW)
         rc = sti_record_inputs(st, st->serve_run, inputs, n_in, err);
+    if (rc == CCS_OK) {
+        char sql[96];
+        snprintf(sql, sizeof sql, "UPDATE writer SET run_id = %lld", (long long)st->serve_run);
+        rc = sti_exec(st, sql, err);
+    }
+    if (rc == CCS_OK)
+        rc = sti_insert_session(st, st->serve_run, in->ranks, in->argv, err);
     free(inputs);
-    if (rc != STORE_NEW) {
+    if (rc != CCS_OK) {
         sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
         return rc;
     }
     if (sti_exec(st, "COMMIT", err))
         return CCS_EIO;
-    return prepare_serve_insert(st, err);
+    sti_writer_claimed(st);
+    st->serve_at = mono_s();
+    rc = sti_count_rows(st, st->serve_run, &st->base, err);
+    if (rc == CCS_OK)
+        rc = prepare_serve_insert(st, err);
+    return rc == CCS_OK ? kind : rc;
 }
 
 int64_t store_serve_run_id(const ccs_store *st)
@@ -248,11 +308,10 @@ static int serve_failed(ccs_store *st)
 }
 
 /* Commit the open batch, and in its transaction the run's counts: done
- * scenarios, the batch's rows added. */
+ * scenarios, the batch's rows added (with no batch open, the count of done
+ * scenarios alone, whose rows are all committed). */
 static int serve_commit(ccs_store *st, int64_t done, ccs_err *err)
 {
-    if (!st->serve_tx)
-        return CCS_OK;
     const store_counts *b = &st->serve_batch;
     char now[32], sql[512];
     sti_now_iso(now, sizeof now);
@@ -262,10 +321,11 @@ static int serve_commit(ccs_store *st, int64_t done, ccs_err *err)
              "n_rows - %lld WHERE run_id = %lld",
              now, (long long)done, (long long)b->rows, (long long)b->ok, (long long)b->invalid,
              (long long)b->oom, (long long)done, (long long)b->rows, (long long)st->serve_run);
-    if (sti_exec(st, sql, err) || sti_exec(st, "COMMIT", err))
+    if (sti_exec(st, sql, err) || (st->serve_tx && sti_exec(st, "COMMIT", err)))
         return serve_failed(st);
     st->serve_tx = 0;
     memset(&st->serve_batch, 0, sizeof st->serve_batch);
+    st->serve_at = mono_s();
     return CCS_OK;
 }
 
@@ -309,28 +369,39 @@ int store_serve_put(ccs_store *st, const serve_record *rec, const char *model, c
 int store_serve_mark(ccs_store *st, int64_t done, ccs_err *err)
 {
     assert(st->serve_run > 0);
-    return st->serve_tx >= CCS_STORE_BATCH ? serve_commit(st, done, err) : CCS_OK;
+    /* as a training sweep's writer: a batch, or a second's rows */
+    if (st->serve_tx >= CCS_STORE_BATCH || mono_s() - st->serve_at >= 1.0)
+        return serve_commit(st, done, err);
+    return CCS_OK;
 }
 
 int store_serve_finish(ccs_store *st, int status, int64_t done, ccs_err *err)
 {
     assert(st->serve_run > 0 && status >= STORE_COMPLETE && status <= STORE_FAILED);
     static const char *const names[] = {"running", "complete", "interrupted", "failed"};
-    if (status == STORE_COMPLETE && serve_commit(st, done, err))
+    /* complete, or stopped by a signal at a mark: every row of the done
+     * scenarios is put, and committed with them; a failure drops the batch */
+    int kept = status == STORE_COMPLETE || status == STORE_INTERRUPTED;
+    if (kept && serve_commit(st, done, err))
         return CCS_EIO;
-    if (status != STORE_COMPLETE && st->serve_tx) {
+    if (!kept && st->serve_tx) {
         sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
         st->serve_tx = 0;
         memset(&st->serve_batch, 0, sizeof st->serve_batch);
     }
-    /* the counts are the committed batches'; a complete run has done them all */
-    char now[32], sql[512], counts[128] = "";
+    char now[32], sql[768];
     sti_now_iso(now, sizeof now);
-    if (status == STORE_COMPLETE)
-        snprintf(counts, sizeof counts, ", n_done = %lld, n_filtered = %lld - n_rows",
-                 (long long)done, (long long)done);
     snprintf(sql, sizeof sql,
-             "UPDATE runs SET status = '%s', ended = '%s', updated = '%s'%s WHERE run_id = %lld",
-             names[status], now, now, counts, (long long)st->serve_run);
-    return sti_exec(st, sql, err) ? CCS_EIO : CCS_OK;
+             "BEGIN IMMEDIATE; UPDATE runs SET status = '%s', ended = '%s', updated = '%s' "
+             "WHERE run_id = %lld; UPDATE sessions SET ended = '%s', status = '%s' WHERE run_id "
+             "= %lld AND session = %lld; DELETE FROM writer WHERE pid = %lld; COMMIT",
+             names[status], now, now, (long long)st->serve_run, now, names[status],
+             (long long)st->serve_run, (long long)st->session, (long long)getpid());
+    if (sti_exec(st, sql, err)) {
+        if (!sqlite3_get_autocommit(st->db))
+            sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+        return CCS_EIO; /* store_close drops the writer row */
+    }
+    st->locked = 0;
+    return CCS_OK;
 }

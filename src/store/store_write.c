@@ -443,7 +443,8 @@ int store_finish(ccs_store *st, int status, store_counts *out, ccs_err *err)
      * counts of an interrupted run describe exactly its completed chunks. */
     st->n_todo = 0;
     store_counts c;
-    if ((status != STORE_COMPLETE && sti_compute_todo(st, err)) || sti_count_rows(st, &c, err))
+    if ((status != STORE_COMPLETE && sti_compute_todo(st, err)) ||
+        sti_count_rows(st, st->run_id, &c, err))
         goto fail;
     /* A complete run needs one chunk row: collapse the list. */
     if (status == STORE_COMPLETE && c.done == grid_count(st->g)) {

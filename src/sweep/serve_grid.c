@@ -337,6 +337,11 @@ size_t serve_grid_axis_len(const serve_grid *g, int axis)
 {
     return axis >= 0 && axis < SERVE_AX_N ? g->n[axis] : 0;
 }
+int32_t serve_grid_axis_value(const serve_grid *g, int axis, size_t i)
+{
+    assert(axis >= SERVE_AX_DEVICES && axis < SERVE_AX_N && i < g->n[axis]);
+    return g->ax[axis][i];
+}
 const ccs_model *serve_grid_model(const serve_grid *g, size_t i)
 {
     return &g->models[i];

@@ -167,6 +167,9 @@ expect "a file of serving runs only" "no training run to compare (runs in the da
     $BIN compare --db "$TMP/sv.db" --db "$B"
 expect "one stored run" "give two or more" $BIN compare --db "$A"
 expect "--run before any --db" "after the --db it belongs to" $BIN compare --run 1 --db "$A" --db "$B"
+# a run id past 2^63 - 1 is an error naming what was typed, not clamped to 2^63 - 1
+expect "a 20-digit --run" "--run: expected a run id (a positive integer) after the --db it belongs to, got '99999999999999999999'" \
+    $BIN compare --db "$A" --run 99999999999999999999 --db "$B"
 expect "the same run twice" "run 1 is named twice" $BIN compare --db "$B" --db "$B"
 expect "--db with a projection option" "--hw projects plans" $BIN compare --db "$A" --db "$B" --hw h100-sxm
 expect "--across without --db" "give it with --db" $BIN compare --model gpt3-175b --hw mi300x --gen 0,2 --devices 8 --across hw

@@ -361,6 +361,40 @@ new=$(q "$T/new.db" "SELECT sum(t_comm IS NULL AND comm_fraction IS NULL AND tok
     AND t_iter_lo IS NULL), count(*) FROM result_rows WHERE sr & 3 != 1")
 check "a new row stores no derived output and no band equal to t_iter ($new)" "[ '$new' = '16|16' ]"
 
+# A read-only file of an older version is never written: report reads a copy
+# migrated in $TMPDIR (removed afterwards) and says so, the file keeps its
+# version and bytes; run refuses it (exit 1, saying why). Read-only here: a
+# read-only mount when root (whom permissions do not stop), else no write
+# permission on the file and its directory.
+RO=$T/ro
+mkdir "$RO"
+ro_ok=0
+if [ "$(id -u)" = 0 ]; then
+    if mount -t tmpfs -o size=16m tmpfs "$RO" 2>/dev/null; then
+        trap '[ -n "$SLEEPER" ] && kill "$SLEEPER" 2>/dev/null; umount "$RO" 2>/dev/null; rm -rf "$T"' EXIT
+        loadv 9 "$RO/old.db" && mount -o remount,ro "$RO" 2>/dev/null && ro_ok=1
+    fi
+else
+    loadv 9 "$RO/old.db" && chmod a-w "$RO/old.db" "$RO" && ro_ok=1
+fi
+if [ $ro_ok = 1 ]; then
+    cp "$RO/old.db" "$T/old.copy"
+    mkdir "$T/tmpd"
+    TMPDIR=$T/tmpd $B report --db "$RO/old.db" --out "$T/rep.ro" >"$T/out" 2>"$T/err"; rc=$?
+    check "report on a read-only version-9 file exits 0 with report.md (rc $rc: $(head -c 300 "$T/err"))" \
+        "[ $rc -eq 0 ] && [ -s '$T/rep.ro/report.md' ] && grep -q 'read-only, of schema version 9: reading a migrated copy' '$T/err'"
+    check "and the file is left as it was, version 9, nothing beside it" \
+        "cmp -s '$RO/old.db' '$T/old.copy' && [ \"\$(ls '$RO')\" = old.db ] && [ \"\$(sqlite3 -readonly '$RO/old.db' 'PRAGMA user_version')\" = 9 ]"
+    check "the report names the file, not the copy, and the copy is removed" \
+        "grep -q '$RO/old.db' '$T/rep.ro/report.md' && ! grep -q 'ccsweep-migrate' '$T/rep.ro/report.md' '$T/out' && [ -z \"\$(ls -A '$T/tmpd')\" ]"
+    $B run tests/data/schema5.yaml --db "$RO/old.db" --quiet >/dev/null 2>"$T/err"; rc=$?
+    check "run into the read-only file exits 1 saying it is read-only (rc $rc: $(head -c 300 "$T/err"))" \
+        "[ $rc -eq 1 ] && grep -q 'old.db: .*read-only' '$T/err' && cmp -s '$RO/old.db' '$T/old.copy'"
+    if [ "$(id -u)" = 0 ]; then umount "$RO"; else chmod u+w "$RO" "$RO/old.db"; fi
+else
+    echo "SKIP: a read-only old file (no read-only mount or permission here)"
+fi
+
 # older versions keep their error
 load "$T/e.db"
 q "$T/e.db" "PRAGMA user_version = 4"

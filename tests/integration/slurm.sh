@@ -6,14 +6,15 @@
 # mid-sweep (TERM, as scancel or preemption sends it) leaves a consistent,
 # interrupted run that a resubmitted job completes; a time-limit warning
 # (USR1) makes the job requeue itself and finish; a step whose ranks die in
-# MPI start-up is launched again, a step that fails on bad input is not. When
+# MPI start-up is launched again, a step that fails on bad input is not; a
+# job of a serving spec (workload: serve) runs to a complete run. When
 # Slurm cannot run here (not root, binaries missing, a daemon does not start)
 # each check prints "SKIP: ... (why)". CCSWEEP=path tests another binary.
 cd "$(dirname "$0")/../.." || exit 1
 REPO=$PWD
 CCS=${CCSWEEP:-$REPO/ccsweep}
 SBATCH_T=$REPO/tools/slurm/ccsweep.sbatch
-CHECKS="sweep job completes|signalled job resumes on resubmit|time-limit warning requeues and completes|a step that dies in MPI start-up is launched again|a bad option is not launched again"
+CHECKS="sweep job completes|signalled job resumes on resubmit|time-limit warning requeues and completes|a step that dies in MPI start-up is launched again|a bad option is not launched again|serving job completes"
 
 skip_all() {
     printf '%s\n' "$CHECKS" | tr '|' '\n' | while read -r c; do echo "SKIP: slurm: $c ($1)"; done
@@ -327,4 +328,27 @@ launched=$(grep -c '^ccsweep.sbatch: job .*: srun ' "$log6")
 check "bad option: job $j6 $(job_field "$j6" JobState) $(job_field "$j6" ExitCode), launched $launched time(s), no 'launching it again'" \
     "[ '$(job_field "$j6" JobState)' = FAILED ] && [ '$(job_field "$j6" ExitCode)' = 1:0 ] && [ '$launched' = 1 ] && ! grep -q 'launching it again' '$log6'"
 elapsed "start-up crash + bad option"
+
+# ---- 5. a serving spec -------------------------------------------------------
+# The template passes --resume (or --new-run), as for a training spec: the
+# job's run is new, complete, every scenario a row, the job recorded in runs
+# and sessions.
+t0=$(date +%s)
+cat >"$T/work/serve.yaml" <<'EOF'
+name: slurm-serve
+workload: serve
+models: [llama3-70b, mixtral-8x22b]
+hardware: [h100-sxm, b200]
+serve: {isl: 1000, osl: [200, 1000], concurrency: [1, 16, max], weight_dtype: fp8}
+plan: {devices: 8, tp: [1, 2, 4, 8], pp: [1, 2], ep: [1, 2, 8]}
+EOF
+SERVE=$((2 * 2 * 2 * 3 * 4 * 2 * 3))
+DB6=$T/work/serve.db
+j7=$(submit "$DB6" --wait -n 2 -t 5 "$SBATCH_T" serve.yaml); rc=$?
+[ $rc -eq 0 ] || { bad "sbatch --wait of the serving job exited $rc"; show_log "$j7"; }
+st=$(q "$DB6" "SELECT count(*) || ' ' || group_concat(workload || ':' || status || ':' || n_rows || ':' || slurm_job_id) || ' ' || (SELECT count(*) FROM serve_results) FROM runs;")
+ss=$(q "$DB6" "SELECT group_concat(slurm_job_id || ':' || status) FROM sessions;")
+check "serving job $j7 $(job_field "$j7" JobState) $(job_field "$j7" ExitCode): one run, complete, one row per scenario ($st of $SERVE), its session ($ss)" \
+    "[ '$(job_field "$j7" JobState)' = COMPLETED ] && [ '$st' = '1 serve:complete:$SERVE:$j7 $SERVE' ] && [ '$ss' = '$j7:complete' ]"
+elapsed "the serving job"
 exit 0

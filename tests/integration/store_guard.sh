@@ -179,3 +179,58 @@ if mount -t tmpfs -o size=8m tmpfs "$TMP/mnt" 2>/dev/null; then
 else
     skip "disk full (cannot mount a small tmpfs here: needs root with CAP_SYS_ADMIN)"
 fi
+
+# 8. one writer per file whatever the workload: a serving run beside a
+#    training run is refused, here beside one without file locks
+#    (--db-locking none), where only the writer row stands between them; and a
+#    training run beside a serving run. The holder completes with every row,
+#    the file intact. Each job of the serving run and each chunk of the
+#    training run waits 50 ms (CCSWEEP_TEST_CHUNK_DELAY_US): both last seconds.
+#    The file is polled read-only: a read-write sqlite3 would checkpoint the
+#    WAL on close under the lock-free writer.
+cat >"$TMP/serve.yaml" <<'YAML'
+name: guard-serve
+workload: serve
+models: [llama3-8b, llama3-70b]
+hardware: [h100-sxm, b200]
+serve: {isl: [500, 1000], osl: [100, 200, 400, 800, 1600], concurrency: [16, max]}
+plan: {devices: 8, tp: [1, 2, 4, 8]}
+YAML
+qr() { sqlite3 -readonly -batch "$1" "$2"; }
+wait_writer_ro() {
+    i=0
+    while [ $i -lt 600 ]; do
+        [ "$(qr "$1" "SELECT count(*) FROM writer" 2>/dev/null)" = 1 ] && return 0
+        sleep 0.05
+        i=$((i + 1))
+    done
+    return 1
+}
+CCSWEEP_TEST_CHUNK_DELAY_US=50000 $BIN run tests/data/sweep_medium.yaml --db "$TMP/mix.db" \
+    --db-locking none --chunk 4000 --quiet >"$TMP/a.out" 2>&1 &
+a=$!
+if wait_writer_ro "$TMP/mix.db"; then
+    $BIN run "$TMP/serve.yaml" --db "$TMP/mix.db" --quiet >"$TMP/b.out" 2>&1; rcb=$?
+    wait $a; rca=$?
+    check "a serving run beside a --db-locking none training run exits 1 naming it (rc $rcb), the training run completes (rc $rca)" \
+        sh -c "[ $rca -eq 0 -a $rcb -eq 1 ] && grep -q 'another ccsweep is writing to this database: pid $a on host' '$TMP/b.out'"
+    check "after it: integrity_check ok, one run, complete with every row, no serving row" \
+        [ "$(q "$TMP/mix.db" "SELECT (SELECT group_concat(integrity_check) FROM pragma_integrity_check) || ' ' || count(*) || ' ' || status || ' ' || ((SELECT count(*) FROM results) = total) || ' ' || (SELECT count(*) FROM serve_results) FROM runs")" = "ok 1 complete 1 0" ]
+else
+    kill $a 2>/dev/null; wait $a
+    fail "no writer row of the training run appeared within 30 s"
+fi
+CCSWEEP_TEST_CHUNK_DELAY_US=50000 $BIN run "$TMP/serve.yaml" --db "$TMP/mix2.db" --quiet \
+    >"$TMP/a.out" 2>&1 &
+a=$!
+if wait_writer_ro "$TMP/mix2.db"; then
+    $BIN run $SMALL --db "$TMP/mix2.db" --quiet >"$TMP/b.out" 2>&1; rcb=$?
+    wait $a; rca=$?
+    check "a training run beside a serving run exits 1 naming it (rc $rcb), the serving run completes (rc $rca)" \
+        sh -c "[ $rca -eq 0 -a $rcb -eq 1 ] && grep -q 'another ccsweep is writing to this database: pid $a on host' '$TMP/b.out'"
+    check "after it: integrity_check ok, the serving run complete with every row, no training row, no writer row" \
+        [ "$(q "$TMP/mix2.db" "SELECT (SELECT group_concat(integrity_check) FROM pragma_integrity_check) || ' ' || group_concat(workload || ':' || status) || ' ' || ((SELECT count(*) FROM serve_results) = sum(total)) || ' ' || (SELECT count(*) FROM result_rows) || ' ' || (SELECT count(*) FROM writer) FROM runs")" = "ok serve:complete 1 0 0" ]
+else
+    kill $a 2>/dev/null; wait $a
+    fail "no writer row of the serving run appeared within 30 s"
+fi

@@ -8,6 +8,7 @@
 #include "ccsweep/cost/timeline.h"
 #include "ccsweep/cli/cli_opt.h"
 
+#include <limits.h>
 #include <stdio.h>
 
 int cli_project(int argc, char **argv);  /* cli_project.c: one scenario */
@@ -122,6 +123,7 @@ typedef struct cli_serve_run {
     const ccs_catalog *cat;
     const char *db, *db_shown, *argv; /* the file, its name in messages, the command line */
     int locking, resume, new_run, detail, quiet, ranks;
+    const char *shards; /* a shard option given ("--writers", ...), or NULL */
 } cli_serve_run;
 /* The option rows of the serving formats and prefill mode, shared by 'serve'
  * and 'search --serve': T the args struct, P its ccs_serve_plan field, NC
@@ -136,6 +138,13 @@ typedef struct cli_serve_run {
 /* clang-format on */
 /* Run it on rank 0 (other ranks return 0); the exit status. */
 int cli_run_serve(const cli_serve_run *a);
+/* The command that finishes an unfinished run, each word quoted for the
+ * shell so that it pastes as it is: "ccsweep run SPEC --db DB --resume", with
+ * --shard-dir DIR when shard_dir is not NULL (a failed merge left shards
+ * there). Returns out (CLI_RESUME_CMD_MAX bytes hold any). */
+#define CLI_RESUME_CMD_MAX (12 * PATH_MAX + 96)
+const char *cli_run_resume_command(char *out, size_t n, const char *spec, const char *db,
+                                   const char *shard_dir);
 /* 'run' found run run_id of the spec complete with the same inputs in the
  * database (shown as db_shown) and added nothing: says so, naming --new-run,
  * for a training and a serving spec alike. Returns 1, the exit status. */

@@ -47,6 +47,10 @@ void dist_catch_signals(void);
 int dist_signal(void);
 /* Test hook (CCSWEEP_TEST_LOAD_DELAY_US): wait while a run loads; no-op when unset. */
 void dist_test_load_delay(void);
+/* Test hook: CCSWEEP_TEST_CHUNK_DELAY_US=N sleeps N microseconds (at most 1 s)
+ * per chunk of a training sweep and per serving job of a serving run, so that
+ * signal and concurrency tests find a sweep still running; no-op when unset. */
+void dist_test_chunk_delay(void);
 
 typedef struct dist_opts {
     int64_t chunk;   /* fixed chunk size, 0 = adaptive */

@@ -194,6 +194,10 @@ int store_absorb_shards(ccs_store *st, const char *dir, const char *db, FILE *lo
  * journal, so that it is one self-contained file that rank 0 can attach
  * without shared memory (network filesystems). */
 int store_seal(ccs_store *st, ccs_err *err);
+/* 1 when this process may write the file at path and create files beside
+ * it (SQLite's journal, -wal and -shm): by its permissions and its
+ * filesystem's (a read-only mount), else 0. */
+int store_writable(const char *path);
 /* Remove a database file with its -wal and -shm companions. */
 void store_remove_file(const char *path);
 
@@ -207,16 +211,26 @@ typedef struct store_serve_info {
     int ranks;
     int64_t total;       /* scenarios in the grid */
     const serve_grid *g; /* its models and hardware: the run's inputs */
-    int mode;            /* STORE_MODE_NEW or STORE_MODE_APPEND (no resume) */
+    int mode;            /* STORE_MODE_NEW, _RESUME or _APPEND */
 } store_serve_info;
 
 /* Record a serving run in st (a store_open'ed file with no training run
  * prepared), with the content hash of every model and hardware entry it
- * reads (table run_inputs), and prepare its row INSERT. One process writes;
- * there is no resume. As for a training run, mode STORE_MODE_NEW starts a
- * run only when no complete run of the same spec (sha256) read the same
- * inputs: else it returns STORE_DONE_BEFORE, store_serve_run_id that run, and
- * writes nothing. Returns STORE_NEW, STORE_DONE_BEFORE, or CCS_EIO with err. */
+ * reads (table run_inputs) and a sessions row, and prepare its row INSERT.
+ * As store_prepare_run, first checks the file (PRAGMA quick_check) and claims
+ * it (the writer row: one process writes runs into a file at a time, training
+ * or serving); store_serve_finish (or store_close) drops the row. As for a
+ * training run, mode STORE_MODE_NEW starts a run only when no complete run of
+ * the same spec (sha256) read the same inputs: else it returns
+ * STORE_DONE_BEFORE, store_serve_run_id that run, and writes nothing.
+ * STORE_MODE_RESUME continues the latest unfinished run of the same spec (its
+ * inputs must match), whose committed rows are exactly those of its first
+ * n_done scenarios (store_counts_get: where to go on); it returns
+ * STORE_NOTHING when this spec's latest run is complete, and starts a new run
+ * when there is none. Returns STORE_NEW, STORE_RESUMED, STORE_NOTHING,
+ * STORE_DONE_BEFORE, or a negative status with err (CCS_EINPUT: the file is
+ * damaged, another process is writing to it, the latest unfinished run is of
+ * another spec or its inputs changed; nothing was written). */
 int store_serve_begin(ccs_store *st, const store_serve_info *in, ccs_err *err);
 int64_t store_serve_run_id(const ccs_store *st);
 /* Add one serve_results row (model and hw: the names, borrowed) to the open
@@ -225,14 +239,17 @@ int64_t store_serve_run_id(const ccs_store *st);
 int store_serve_put(ccs_store *st, const serve_record *rec, const char *model, const char *hw,
                     ccs_err *err);
 /* The first done scenarios are evaluated and every row of theirs is put:
- * once the open batch holds CCS_STORE_BATCH rows it commits here, with the
- * run's counts (n_done = done, n_rows, n_ok, n_invalid, n_oom of its rows
- * added, n_filtered = n_done - n_rows) in its transaction. Batches commit
- * only at these marks, so the runs row always describes the committed rows. */
+ * once the open batch holds CCS_STORE_BATCH rows, or a second has passed
+ * since the last commit, it commits here, with the run's counts (n_done =
+ * done, n_rows, n_ok, n_invalid, n_oom of its rows added, n_filtered = n_done
+ * - n_rows) in its transaction. Batches commit only at these marks, so the
+ * runs row always describes the committed rows. */
 int store_serve_mark(ccs_store *st, int64_t done, ccs_err *err);
-/* STORE_COMPLETE: commit the open batch with the counts (done scenarios, all
- * of the grid's) and mark the run complete. Otherwise roll the open batch back
- * and record the status: the counts stay the committed batches'. */
+/* STORE_COMPLETE (done: all of the grid's scenarios) or STORE_INTERRUPTED
+ * (a signal, at a mark: done scenarios have every row put): commit the open
+ * batch with the counts and record the status; --resume goes on from done.
+ * STORE_FAILED: roll the open batch back and record the status: the counts
+ * stay the committed batches'. The writer row is dropped. */
 int store_serve_finish(ccs_store *st, int status, int64_t done, ccs_err *err);
 
 #endif

@@ -3,7 +3,9 @@
  * that includes sqlite3.h. A database opened here is read-only and refused
  * unless it carries the ccsweep application id and the schema version this
  * build writes (CCS_STORE_SCHEMA, store.h); a file of an older version that
- * store_open migrates is migrated once (store_upgrade) before it is read. */
+ * store_open migrates is migrated once (store_upgrade) before it is read, or,
+ * when this process cannot write it (permissions, a read-only filesystem), a
+ * migrated copy of it in $TMPDIR is read instead: the file is never written. */
 #ifndef CCSWEEP_STORE_QUERY_H
 #define CCSWEEP_STORE_QUERY_H
 

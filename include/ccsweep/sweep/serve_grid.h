@@ -56,6 +56,9 @@ int64_t serve_grid_count(const serve_grid *g);
 int64_t serve_grid_plan_n(const serve_grid *g); /* scenarios per group */
 const serve_keep *serve_grid_keep(const serve_grid *g);
 size_t serve_grid_axis_len(const serve_grid *g, int axis);
+/* Value i of a value axis (SERVE_AX_DEVICES and later; 0 <= i < its length):
+ * devices 0 when derived from the plan, concurrency 0 for `max`. */
+int32_t serve_grid_axis_value(const serve_grid *g, int axis, size_t i);
 const ccs_model *serve_grid_model(const serve_grid *g, size_t i);
 /* Hardware i at generation index gen_i, evolved. */
 const ccs_hw *serve_grid_hw(const serve_grid *g, size_t i, size_t gen_i);
