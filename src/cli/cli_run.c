@@ -452,6 +452,11 @@ static int run_open(run_state *s)
                                              : s->a.new_run ? STORE_MODE_APPEND
                                                             : STORE_MODE_NEW,
                                              &s->err);
+        /* failed before its claim: another live writer is the reason where
+         * there is one (store_writer_holds) */
+        if (rc < 0 && (rc != CCS_EINPUT || !strstr(s->err.msg, "another ccsweep is writing")) &&
+            store_writer_holds(s->a.db, &s->err))
+            rc = CCS_EINPUT;
         /* shards an earlier session left (killed, or killed while merging) */
         int merged = 0;
         if (rc >= 0 && s->kind != STORE_NOTHING && s->kind != STORE_DONE_BEFORE &&

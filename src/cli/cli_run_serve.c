@@ -135,6 +135,8 @@ int cli_run_serve(const cli_serve_run *a)
     int orc;
     ccs_store *st = store_open(a->db, a->locking, &orc, &err);
     if (!st) {
+        if (store_writer_holds(a->db, &err))
+            orc = CCS_EINPUT;
         cli_fail("run", "%s", err.msg);
         serve_grid_free(g);
         return orc == CCS_EINPUT ? 1 : 2;
@@ -166,6 +168,9 @@ int cli_run_serve(const cli_serve_run *a)
         return rc;
     }
     if (rc < 0) { /* another writer, a damaged file: nothing was written */
+        if (rc != CCS_EINPUT || !strstr(err.msg, "another ccsweep is writing"))
+            if (store_writer_holds(a->db, &err))
+                rc = CCS_EINPUT;
         cli_fail("run", "%s", err.msg);
         store_close(st);
         serve_grid_free(g);

@@ -296,6 +296,36 @@ int store_upgrade(const char *path, ccs_err *err)
     return rc;
 }
 
+int store_writer_holds(const char *path, ccs_err *err)
+{
+    ccs_store st;
+    memset(&st, 0, sizeof st);
+    ccs_strlcpy(st.path, path, sizeof st.path);
+    if (sqlite3_open_v2(path, &st.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK) {
+        sqlite3_close(st.db);
+        return 0;
+    }
+    sqlite3_busy_timeout(st.db, 1000);
+    int held = 0;
+    /* a few reads: a lock-free writer's pages can read torn for a moment */
+    for (int tries = 0; tries < 10 && !held; tries++) {
+        ccs_err e;
+        int rc = sti_check_writer(&st, &e);
+        if (rc == CCS_OK)
+            break;
+        if (rc == CCS_EINPUT) {
+            held = 1;
+            *err = e;
+        } else {
+            struct timespec d = {0, 50 * 1000 * 1000};
+            nanosleep(&d, NULL);
+        }
+    }
+    sqlite3_close(st.db);
+    return held;
+}
+
 void store_close(ccs_store *st)
 {
     if (!st)

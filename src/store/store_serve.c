@@ -223,10 +223,12 @@ int store_serve_begin(ccs_store *st, const store_serve_info *in, ccs_err *err)
     gethostname(host, sizeof host - 1);
     sti_now_iso(now, sizeof now);
     sha256_hex(in->text, in->len, sha);
-    /* as a training run (store_prepare_run): an intact file, one writer */
-    int rc = st->created ? CCS_OK : sti_check_integrity(st, err);
-    if (rc == CCS_OK)
-        rc = sti_check_writer(st, err);
+    /* as a training run (store_prepare_run): one writer, an intact file; a
+     * live writer is named first (a file it writes without locks can read
+     * torn meanwhile: store_writer_holds) */
+    int rc = sti_check_writer(st, err);
+    if (rc == CCS_OK && !st->created)
+        rc = sti_check_integrity(st, err);
     if (rc == CCS_OK)
         rc = sti_begin_claim(st, err);
     if (rc != CCS_OK)

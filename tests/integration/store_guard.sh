@@ -214,6 +214,7 @@ if wait_writer_ro "$TMP/mix.db"; then
     wait $a; rca=$?
     check "a serving run beside a --db-locking none training run exits 1 naming it (rc $rcb), the training run completes (rc $rca)" \
         sh -c "[ $rca -eq 0 -a $rcb -eq 1 ] && grep -q 'another ccsweep is writing to this database: pid $a on host' '$TMP/b.out'"
+    grep -q "pid $a on host" "$TMP/b.out" || sed "s/^/  b: /" "$TMP/b.out"
     check "after it: integrity_check ok, one run, complete with every row, no serving row" \
         [ "$(q "$TMP/mix.db" "SELECT (SELECT group_concat(integrity_check) FROM pragma_integrity_check) || ' ' || count(*) || ' ' || status || ' ' || ((SELECT count(*) FROM results) = total) || ' ' || (SELECT count(*) FROM serve_results) FROM runs")" = "ok 1 complete 1 0" ]
 else
@@ -228,6 +229,7 @@ if wait_writer_ro "$TMP/mix2.db"; then
     wait $a; rca=$?
     check "a training run beside a serving run exits 1 naming it (rc $rcb), the serving run completes (rc $rca)" \
         sh -c "[ $rca -eq 0 -a $rcb -eq 1 ] && grep -q 'another ccsweep is writing to this database: pid $a on host' '$TMP/b.out'"
+    grep -q "pid $a on host" "$TMP/b.out" || sed "s/^/  b: /" "$TMP/b.out"
     check "after it: integrity_check ok, the serving run complete with every row, no training row, no writer row" \
         [ "$(q "$TMP/mix2.db" "SELECT (SELECT group_concat(integrity_check) FROM pragma_integrity_check) || ' ' || group_concat(workload || ':' || status) || ' ' || ((SELECT count(*) FROM serve_results) = sum(total)) || ' ' || (SELECT count(*) FROM result_rows) || ' ' || (SELECT count(*) FROM writer) FROM runs")" = "ok serve:complete 1 0 0" ]
 else

@@ -85,6 +85,15 @@ int store_upgrade(const char *path, ccs_err *err);
 /* Close; an open transaction is rolled back (its chunks are redone on resume). */
 void store_close(ccs_store *st);
 
+/* 1 when another live process holds the writer row of the database at path
+ * (read in a read-only connection of its own, a few times), with err naming
+ * it as a refused run's error does; 0 otherwise (no row, a stale one, or a
+ * file that cannot be read). For a run that failed before it claimed the
+ * row: a file another process writes without locks (--db-locking none) can
+ * read torn ("malformed", a failing quick_check) while it changes, and the
+ * writer is then the reason to give. */
+int store_writer_holds(const char *path, ccs_err *err);
+
 /* Start a new run of grid g (borrowed; must outlive the store), or with
  * mode STORE_MODE_RESUME continue the latest unfinished run of the same spec
  * (same sha256). STORE_MODE_NEW starts one only when no complete run of the
