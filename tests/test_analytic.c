@@ -74,15 +74,7 @@ static void test_layer_flops_gqa_gated(void **state)
 static void test_layer_flops_head_dim(void **state)
 {
     (void)state;
-    ccs_model m = {.layers = 40,
-                   .hidden = 5120,
-                   .heads = 32,
-                   .kv_heads = 8,
-                   .head_dim = 128,
-                   .ffn = 14336,
-                   .vocab = 131072,
-                   .gated = 1};
-    model_fill_defaults(&m);
+    ccs_model m = test_mistral_nemo();
     double s = 4096, h = 5120, q = 4096, kv = 1024, f = 14336;
     double expect = 2 * s * h * (q + 2 * kv) + 4 * s * s * q + 2 * s * q * h + 3 * 2 * s * h * f;
     assert_rel(analytic_layer_fwd_flops(&m, 1, s), expect, 1e-12);

@@ -86,16 +86,7 @@ static void test_activation_equations(void **state)
 static void test_head_dim_activations(void **state)
 {
     (void)state;
-    ccs_model m = {.name = "nemo",
-                   .layers = 40,
-                   .hidden = 5120,
-                   .heads = 32,
-                   .kv_heads = 8,
-                   .head_dim = 128,
-                   .ffn = 14336,
-                   .vocab = 131072,
-                   .gated = 1};
-    model_fill_defaults(&m);
+    ccs_model m = test_mistral_nemo();
     ccs_plan p = plan(1, 1, 1, 1, 1, 0, CCS_RECOMPUTE_NONE);
     p.seq = 4096;
     p.flash_attn = 0;
@@ -236,6 +227,27 @@ static void test_zero_sharding(void **state)
         }
 }
 
+/* Activations one Llama 3 8B layer keeps at seq 8192 (mbs 1, tp 1, flash
+ * attention, bf16) for recompute mode rc under a stack with the default's
+ * figures but eager and sac_op. */
+static double llama8b_act_layer(int rc, int eager, int sac_op)
+{
+    const ccs_model *m = catalog_model(test_cat(), "llama3-8b");
+    assert_non_null(m);
+    ccs_plan p = plan(1, 1, 1, 1, 1, 0, rc);
+    p.seq = 8192;
+    p.flash_attn = 1;
+    ccs_stack st;
+    stack_default(&st);
+    st.eager = (int8_t)eager;
+    st.sac_op = (int8_t)sac_op;
+    ccs_oplist ops;
+    ccs_memory mem;
+    regions_build_stack(m, &p, 8, &st, &ops);
+    memory_footprint(m, &p, &ops, &mem);
+    return mem.act_layer;
+}
+
 /* What autograd keeps when a stack runs a Llama 3 8B block eagerly (h 4096,
  * 8 of 32 heads for keys and values, SwiGLU f 14336), seq 8192, mbs 1, tp 1,
  * bf16, no recompute, flash attention: each of the two RMSNorms keeps its
@@ -246,21 +258,9 @@ static void test_zero_sharding(void **state)
 static void test_eager_memory(void **state)
 {
     (void)state;
-    const ccs_model *m = catalog_model(test_cat(), "llama3-8b");
-    assert_non_null(m);
-    ccs_plan p = plan(1, 1, 1, 1, 1, 0, CCS_RECOMPUTE_NONE);
-    p.seq = 8192;
-    p.flash_attn = 1;
-    ccs_stack st;
-    stack_default(&st);
-    ccs_oplist ops;
-    ccs_memory fused, eager;
-    regions_build_stack(m, &p, 8, &st, &ops);
-    memory_footprint(m, &p, &ops, &fused);
-    st.eager = 1;
-    regions_build_stack(m, &p, 8, &st, &ops);
-    memory_footprint(m, &p, &ops, &eager);
-    assert_rel(eager.act_layer - fused.act_layer, 8192.0 * 73728, 1e-12);
+    assert_rel(llama8b_act_layer(CCS_RECOMPUTE_NONE, 1, 0) -
+                   llama8b_act_layer(CCS_RECOMPUTE_NONE, 0, 0),
+               8192.0 * 73728, 1e-12);
 }
 
 /* The per-op selective policy's activations (selective: op; regions.c), by
@@ -272,22 +272,8 @@ static void test_eager_memory(void **state)
 static void test_sac_op_memory(void **state)
 {
     (void)state;
-    const ccs_model *m = catalog_model(test_cat(), "llama3-8b");
-    assert_non_null(m);
-    ccs_plan p = plan(1, 1, 1, 1, 1, 0, CCS_RECOMPUTE_SELECTIVE);
-    p.seq = 8192;
-    p.flash_attn = 1;
-    ccs_stack st;
-    stack_default(&st);
-    st.sac_op = 1;
-    for (int eager = 0; eager <= 1; eager++) {
-        st.eager = (int8_t)eager;
-        ccs_oplist ops;
-        ccs_memory mem;
-        regions_build_stack(m, &p, 8, &st, &ops);
-        memory_footprint(m, &p, &ops, &mem);
-        assert_rel(mem.act_layer, 8192.0 * 63616, 1e-12);
-    }
+    for (int eager = 0; eager <= 1; eager++)
+        assert_rel(llama8b_act_layer(CCS_RECOMPUTE_SELECTIVE, eager, 1), 8192.0 * 63616, 1e-12);
 }
 
 /* DeepSeek-V3 on 2048 H800 as it was trained (arXiv 2412.19437, Sec. 3.2: PP

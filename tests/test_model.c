@@ -73,17 +73,7 @@ static void test_megatron_1t_params(void **state)
  *   40 x 272,640,000 + 2 x 131072 x 5120 + 5120 = 12,247,782,400 */
 static ccs_model nemo(void)
 {
-    ccs_model m = {.name = "nemo",
-                   .layers = 40,
-                   .hidden = 5120,
-                   .heads = 32,
-                   .kv_heads = 8,
-                   .head_dim = 128,
-                   .ffn = 14336,
-                   .vocab = 131072,
-                   .gated = 1};
-    model_fill_defaults(&m);
-    return m;
+    return test_mistral_nemo();
 }
 
 static void test_head_dim(void **state)

@@ -113,6 +113,25 @@ static inline int test_catalog_teardown(void **state)
 }
 
 /* Project model m with plan p on catalog hardware hw at generation 0. */
+/* Mistral NeMo 12B as its config.json gives it (Mistral-Nemo-Base-2407:
+ * hidden 5120, 40 layers, 32 query heads of head_dim 128, 8 key-value heads,
+ * SwiGLU 14336, vocabulary 131072, untied): its query width 4096 is not the
+ * hidden size, the case head_dim exists for. */
+static inline ccs_model test_mistral_nemo(void)
+{
+    ccs_model m = {.name = "nemo",
+                   .layers = 40,
+                   .hidden = 5120,
+                   .heads = 32,
+                   .kv_heads = 8,
+                   .head_dim = 128,
+                   .ffn = 14336,
+                   .vocab = 131072,
+                   .gated = 1};
+    model_fill_defaults(&m);
+    return m;
+}
+
 /* DeepSeek-V3's training plan (DeepSeek-AI 2024, arXiv 2412.19437): 2048
  * H800 (Sec. 3.1), 16-way pipeline parallelism (DualPipe), 64-way expert
  * parallelism over 8 nodes, ZeRO-1 data parallelism, no tensor parallelism
