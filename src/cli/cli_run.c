@@ -454,8 +454,7 @@ static int run_open(run_state *s)
                                              &s->err);
         /* failed before its claim: another live writer is the reason where
          * there is one (store_writer_holds) */
-        if (rc < 0 && (rc != CCS_EINPUT || !strstr(s->err.msg, "another ccsweep is writing")) &&
-            store_writer_holds(s->a.db, &s->err))
+        if (rc < 0 && store_writer_holds(s->a.db, &s->err))
             rc = CCS_EINPUT;
         /* shards an earlier session left (killed, or killed while merging) */
         int merged = 0;

@@ -168,9 +168,8 @@ int cli_run_serve(const cli_serve_run *a)
         return rc;
     }
     if (rc < 0) { /* another writer, a damaged file: nothing was written */
-        if (rc != CCS_EINPUT || !strstr(err.msg, "another ccsweep is writing"))
-            if (store_writer_holds(a->db, &err))
-                rc = CCS_EINPUT;
+        if (store_writer_holds(a->db, &err))
+            rc = CCS_EINPUT;
         cli_fail("run", "%s", err.msg);
         store_close(st);
         serve_grid_free(g);

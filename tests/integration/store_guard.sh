@@ -11,16 +11,6 @@ MEDIUM="$TMP/long.yaml"
 # the medium grid with four generations: a few seconds, long enough to overlap
 sed 's/^generations: .*/generations: [0, 1, 2, 3]/' tests/data/sweep_medium.yaml >"$MEDIUM"
 
-# wait_writer DB: wait (up to 30 s) until a process holds the writer row
-wait_writer() {
-    i=0
-    while [ $i -lt 600 ]; do
-        [ "$(q "$1" "SELECT count(*) FROM writer" 2>/dev/null)" = 1 ] && return 0
-        sleep 0.05
-        i=$((i + 1))
-    done
-    return 1
-}
 
 # 1. two new sweeps into one new file: one writer, the other names it
 $BIN run "$MEDIUM" --db "$TMP/new.db" --quiet >"$TMP/a.out" 2>&1 &
@@ -196,20 +186,10 @@ hardware: [h100-sxm, b200]
 serve: {isl: [500, 1000], osl: [100, 200, 400, 800, 1600], concurrency: [16, max]}
 plan: {devices: 8, tp: [1, 2, 4, 8]}
 YAML
-qr() { sqlite3 -readonly -batch "$1" "$2"; }
-wait_writer_ro() {
-    i=0
-    while [ $i -lt 600 ]; do
-        [ "$(qr "$1" "SELECT count(*) FROM writer" 2>/dev/null)" = 1 ] && return 0
-        sleep 0.05
-        i=$((i + 1))
-    done
-    return 1
-}
 CCSWEEP_TEST_CHUNK_DELAY_US=50000 $BIN run tests/data/sweep_medium.yaml --db "$TMP/mix.db" \
     --db-locking none --chunk 4000 --quiet >"$TMP/a.out" 2>&1 &
 a=$!
-if wait_writer_ro "$TMP/mix.db"; then
+if wait_writer "$TMP/mix.db"; then
     $BIN run "$TMP/serve.yaml" --db "$TMP/mix.db" --quiet >"$TMP/b.out" 2>&1; rcb=$?
     wait $a; rca=$?
     check "a serving run beside a --db-locking none training run exits 1 naming it (rc $rcb), the training run completes (rc $rca)" \
@@ -224,7 +204,7 @@ fi
 CCSWEEP_TEST_CHUNK_DELAY_US=50000 $BIN run "$TMP/serve.yaml" --db "$TMP/mix2.db" --quiet \
     >"$TMP/a.out" 2>&1 &
 a=$!
-if wait_writer_ro "$TMP/mix2.db"; then
+if wait_writer "$TMP/mix2.db"; then
     $BIN run $SMALL --db "$TMP/mix2.db" --quiet >"$TMP/b.out" 2>&1; rcb=$?
     wait $a; rca=$?
     check "a training run beside a serving run exits 1 naming it (rc $rcb), the serving run completes (rc $rca)" \

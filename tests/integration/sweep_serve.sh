@@ -141,16 +141,6 @@ YAML
 sed 's/^plan:/keep: {best: 1}\nplan:/' "$TMP/slow.yaml" >"$TMP/slowk.yaml"
 $BIN run "$TMP/slow.yaml" --db "$TMP/slow-ref.db" --quiet
 $BIN run "$TMP/slowk.yaml" --db "$TMP/slowk-ref.db" --quiet
-# wait_writer DB: wait (up to 30 s) until a process holds the writer row
-wait_writer() {
-    i=0
-    while [ $i -lt 600 ]; do
-        [ "$(q "$1" "SELECT count(*) FROM writer" 2>/dev/null)" = 1 ] && return 0
-        sleep 0.05
-        i=$((i + 1))
-    done
-    return 1
-}
 # stopped WAIT SPEC DB SIG LAUNCH...: run SPEC into DB slowly; once WAIT DB
 # returns (wait_writer or wait_done), send SIG when the runs row says running
 # (early=0; early=1: the run had ended, or committed nothing until its end);
